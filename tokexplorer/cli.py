@@ -1,0 +1,147 @@
+"""The `tokexplorer` command: no arguments opens the main window; sub-commands use the core.
+
+Human tables by default, JSON with `--json`; text comes from an argument, `--file PATH` or `-`
+(stdin). Bad input exits 1 with one line on stderr and no traceback; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Callable, Sequence
+
+from .core.tokenizer import TokexplorerError, parse_allowed_special
+
+# Sub-command name -> module in tokexplorer.commands that defines add_parser(subparsers) and run(args).
+COMMANDS = {
+    "list": "listing",
+    "encode": "encoding",
+    "decode": "encoding",
+    "split": "encoding",
+    "compare": "encoding",
+    "inspect": "inspecting",
+    "bench": "benchmarks",
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import commands
+
+    parser = argparse.ArgumentParser(
+        prog="tokexplorer",
+        description="Explore how LLM tokenizers turn text into tokens. "
+        "With no command, opens the main window.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in dict.fromkeys(COMMANDS.values()):
+        commands.load(module).add_parsers(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+        return _run_gui(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        return handler(args) or 0
+    except TokexplorerError as exc:
+        print(f"tokexplorer: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tokexplorer: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def _run_gui(argv: list[str]) -> int:
+    try:
+        from .gui.app import run_gui
+    except ImportError as exc:
+        print(f"tokexplorer: the desktop app cannot start: {exc}", file=sys.stderr)
+        return 2
+    return run_gui(argv)
+
+
+# --- shared helpers for sub-commands ------------------------------------------------------------
+
+
+def add_text_arguments(p: argparse.ArgumentParser) -> None:
+    """TEXT | --file PATH | - (stdin), with --encoding for files that are not UTF-8."""
+    p.add_argument("text", nargs="?", help="the text; '-' reads stdin")
+    p.add_argument("--file", "-f", metavar="PATH", help="read the text from a file")
+    p.add_argument("--encoding", help="the file's encoding when it is not UTF-8 (e.g. latin-1)")
+
+
+def read_text_argument(args: argparse.Namespace) -> str:
+    from .core.textfile import decode_text, read_text_file
+
+    if args.file is not None:
+        if args.text is not None:
+            raise TokexplorerError("give the text either as an argument or with --file, not both")
+        return read_text_file(args.file, encoding=args.encoding)
+    if args.text is None or args.text == "-":
+        if args.text is None and sys.stdin.isatty():
+            raise TokexplorerError("no text: give it as an argument, with --file PATH, or on stdin with '-'")
+        return decode_text(sys.stdin.buffer.read(), source="stdin", encoding=args.encoding)
+    return args.text
+
+
+def add_special_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--allowed-special",
+        metavar="all|none|TOKEN,...",
+        help="special tokens to encode as such: all, none (encode their text as plain text), or a "
+        "list; by default text that spells a special token is refused",
+    )
+
+
+def allowed_special(args: argparse.Namespace):
+    return parse_allowed_special(args.allowed_special)
+
+
+def print_json(value: object) -> None:
+    json.dump(value, sys.stdout, ensure_ascii=False, indent=1)
+    sys.stdout.write("\n")
+
+
+def visible(text: str) -> str:
+    """Text for a table cell: quotes kept off, controls and invisibles escaped.
+
+    >>> visible("a\\tb\\n")
+    'a\\\\tb\\\\n'
+    """
+    out = []
+    for ch in text:
+        if ch == " " or (ch.isprintable() and ch not in "\\"):
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1] if ch != "\\" else "\\\\")
+    return "".join(out)
+
+
+def print_table(headers: list[str], rows: list[list[object]], *, right: set[int] = frozenset()) -> None:
+    """A plain aligned table on stdout."""
+    cells = [[str(c) for c in row] for row in rows]
+    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+
+    def fmt(row: list[str]) -> str:
+        return "  ".join(
+            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
+        ).rstrip()
+
+    print(fmt(headers))
+    print("  ".join("-" * w for w in widths))
+    for row in cells:
+        print(fmt(row))
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

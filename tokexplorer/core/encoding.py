@@ -1,0 +1,208 @@
+"""The result of encoding a text: ids, each token's bytes, spans and flags.
+
+An `Encoding` is built by a tokenizer backend from three things it knows cheaply: the ids, each
+token's bytes, and where each token starts and ends in the text's UTF-8 bytes. Everything a view
+needs beyond that (code-point spans, flags, the regex pre-split chunks) is derived here, vectorised
+with numpy and computed on first use, so encoding a book stays close to the library's own speed.
+
+This module does not tokenize anything and knows no tokenizer family.
+
+subtle: byte-level tokenizers can cut a multi-byte UTF-8 character between two tokens (an emoji is
+four bytes; GPT-2 may emit it as two tokens). Such a token is flagged PARTIAL and its code-point span
+covers every character it touches, so neighbouring spans may overlap by one character.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Callable, Iterator, NamedTuple, Sequence
+
+import numpy as np
+
+
+class TokenFlag(enum.IntFlag):
+    """Per-token flags, combined bitwise."""
+
+    NONE = 0
+    SPECIAL = 1  # a special token such as <|endoftext|>, from the special-token policy
+    BYTE_FALLBACK = 2  # a SentencePiece byte piece such as <0xF0>
+    PARTIAL = 4  # the token's bytes start or end inside a multi-byte UTF-8 character
+
+
+class Token(NamedTuple):
+    """One token of an Encoding, for tables, tooltips and JSON."""
+
+    index: int
+    id: int
+    bytes: bytes
+    start: int  # code-point span in the text, end exclusive
+    end: int
+    flags: TokenFlag
+
+    @property
+    def text(self) -> str:
+        """The token's bytes as text; a partial character shows as U+FFFD."""
+        return self.bytes.decode("utf-8", errors="replace")
+
+
+ChunkFinder = Callable[[str], list[tuple[int, int]]]
+
+
+@dataclass(frozen=True, eq=False)
+class Encoding:
+    """Ids of a text and everything needed to show them.
+
+    >>> enc = Encoding.from_byte_lengths("hi 👋", [1, 2, 3], [b"h", b"i \\xf0", b"\\x9f\\x91\\x8b"])
+    >>> enc.spans
+    [(0, 1), (1, 4), (3, 4)]
+    >>> [bool(f & TokenFlag.PARTIAL) for f in enc.flags]
+    [False, True, True]
+    """
+
+    text: str
+    ids: list[int]
+    token_bytes: list[bytes]
+    byte_starts: np.ndarray  # int64 [n]: where each token starts in text.encode("utf-8")
+    byte_ends: np.ndarray  # int64 [n]: where it ends (exclusive)
+    special_mask: np.ndarray = field(default=None)  # bool [n] or None
+    byte_fallback_mask: np.ndarray = field(default=None)  # bool [n] or None
+    chunk_finder: ChunkFinder | None = field(default=None, repr=False)
+
+    @classmethod
+    def from_byte_lengths(
+        cls,
+        text: str,
+        ids: Sequence[int],
+        token_bytes: list[bytes],
+        *,
+        special_mask: np.ndarray | None = None,
+        byte_fallback_mask: np.ndarray | None = None,
+        chunk_finder: ChunkFinder | None = None,
+        lead: int = 0,
+    ) -> "Encoding":
+        """Build from tokens whose bytes concatenate to the text's UTF-8 (after `lead` extra bytes,
+        such as SentencePiece's dummy-prefix space, which belong to no character)."""
+        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
+        ends = np.cumsum(lengths) - lead
+        starts = ends - lengths
+        np.clip(starts, 0, None, out=starts)
+        np.clip(ends, 0, None, out=ends)
+        return cls(
+            text,
+            list(ids),
+            token_bytes,
+            starts,
+            ends,
+            special_mask,
+            byte_fallback_mask,
+            chunk_finder,
+        )
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    # --- derived, computed once on first use -------------------------------------------------
+
+    @cached_property
+    def _lead_prefix(self) -> np.ndarray:
+        """prefix[k] = number of UTF-8 lead bytes in text_bytes[:k], i.e. code points started."""
+        raw = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8)
+        lead = (raw & 0xC0) != 0x80
+        out = np.zeros(len(raw) + 2, dtype=np.int64)
+        np.cumsum(lead, out=out[1 : len(raw) + 1])
+        out[len(raw) + 1] = out[len(raw)]
+        self.__dict__["_n_text_bytes"] = len(raw)
+        self.__dict__["_is_lead"] = np.concatenate([lead, [True, True]])
+        return out
+
+    @cached_property
+    def starts(self) -> np.ndarray:
+        """Code-point start of each token (int64 array); a partial token starts at the character it
+        begins inside."""
+        prefix = self._lead_prefix
+        return np.maximum(prefix[self.byte_starts + 1] - 1, 0)
+
+    @cached_property
+    def ends(self) -> np.ndarray:
+        """Code-point end (exclusive) of each token (int64 array)."""
+        ends = self._lead_prefix[self.byte_ends]
+        return np.maximum(ends, self.starts + (self.byte_ends > self.byte_starts))
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int]]:
+        """(start, end) in code points for every token."""
+        return list(zip(self.starts.tolist(), self.ends.tolist()))
+
+    @cached_property
+    def flags(self) -> np.ndarray:
+        """TokenFlag bits per token (uint8 array)."""
+        self._lead_prefix  # noqa: B018 (fills _is_lead)
+        is_lead = self.__dict__["_is_lead"]
+        empty = self.byte_ends <= self.byte_starts
+        partial = (~is_lead[self.byte_starts] | ~is_lead[self.byte_ends]) & ~empty
+        flags = np.where(partial, np.uint8(TokenFlag.PARTIAL), np.uint8(0)).astype(np.uint8)
+        if self.special_mask is not None:
+            flags |= np.where(self.special_mask, np.uint8(TokenFlag.SPECIAL), np.uint8(0))
+        if self.byte_fallback_mask is not None:
+            flags |= np.where(self.byte_fallback_mask, np.uint8(TokenFlag.BYTE_FALLBACK), np.uint8(0))
+        return flags
+
+    @cached_property
+    def chunks(self) -> list[tuple[int, int]] | None:
+        """The pre-tokenizer's regex chunks as code-point spans, or None when the family has no
+        regex split (SentencePiece)."""
+        if self.chunk_finder is None:
+            return None
+        return self.chunk_finder(self.text)
+
+    # --- access --------------------------------------------------------------------------
+
+    def token(self, index: int) -> Token:
+        """The index-th token with its bytes, span and flags."""
+        return Token(
+            index,
+            self.ids[index],
+            self.token_bytes[index],
+            int(self.starts[index]),
+            int(self.ends[index]),
+            TokenFlag(int(self.flags[index])),
+        )
+
+    def __iter__(self) -> Iterator[Token]:
+        starts, ends, flags = self.starts.tolist(), self.ends.tolist(), self.flags.tolist()
+        for i, (tid, tb) in enumerate(zip(self.ids, self.token_bytes)):
+            yield Token(i, tid, tb, starts[i], ends[i], TokenFlag(flags[i]))
+
+    def token_index_at(self, position: int) -> int | None:
+        """Index of the token covering code point `position`, or None past the end."""
+        ends = self.ends
+        i = int(np.searchsorted(ends, position, side="right"))
+        if i < len(self.ids) and self.starts[i] <= position < ends[i]:
+            return i
+        return None
+
+    def token_range(self, start: int, end: int) -> range:
+        """Indices of the tokens that overlap the code-point range [start, end)."""
+        first = int(np.searchsorted(self.ends, start, side="right"))
+        last = int(np.searchsorted(self.starts, end, side="left"))
+        return range(first, max(first, last))
+
+    @property
+    def n_bytes(self) -> int:
+        """Length of the text in UTF-8 bytes."""
+        self._lead_prefix  # noqa: B018
+        return self.__dict__["_n_text_bytes"]
+
+    def stats(self) -> dict[str, float]:
+        """Counts shown in the status bar and by `compare`."""
+        n = len(self.ids)
+        return {
+            "tokens": n,
+            "chars": len(self.text),
+            "bytes": self.n_bytes,
+            "bytes_per_token": self.n_bytes / n if n else 0.0,
+            "chars_per_token": len(self.text) / n if n else 0.0,
+        }
+

@@ -1,0 +1,94 @@
+"""Pre-tokenizer split patterns: GPT-2, GPT-4 (cl100k) and o200k, plus any custom regex.
+
+The patterns are the ones the encodings really use (tiktoken's, with possessive quantifiers that
+split every corpus file identically to the lecture's forms). `split` runs a pattern with the `regex`
+module and returns code-point spans; a pattern that runs pathologically long is stopped.
+
+This module does not encode; it only finds the chunks that BPE then encodes one by one.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import regex
+
+from .tokenizer import TokexplorerError
+
+GPT2_SPLIT_PATTERN = (
+    r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
+)
+GPT4_SPLIT_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+    r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+)
+O200K_SPLIT_PATTERN = "|".join(
+    [
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?""",
+        r"""\p{N}{1,3}""",
+        r""" ?[^\s\p{L}\p{N}]+[\r\n/]*""",
+        r"""\s*[\r\n]+""",
+        r"""\s+(?!\S)""",
+        r"""\s+""",
+    ]
+)
+
+NAMED_PATTERNS = {
+    "gpt2": GPT2_SPLIT_PATTERN,
+    "gpt4": GPT4_SPLIT_PATTERN,
+    "cl100k": GPT4_SPLIT_PATTERN,
+    "o200k": O200K_SPLIT_PATTERN,
+}
+
+# Seconds a split may take per megabyte of text (plus a floor) before it counts as pathological.
+SPLIT_TIMEOUT_FLOOR = 2.0
+SPLIT_TIMEOUT_PER_MB = 10.0
+
+
+def resolve_pattern(name_or_regex: str) -> str:
+    """A named pattern's regex, or the argument itself if it is a valid regex.
+
+    >>> resolve_pattern("gpt2") == GPT2_SPLIT_PATTERN
+    True
+    """
+    pattern = NAMED_PATTERNS.get(name_or_regex.lower(), name_or_regex)
+    compile_pattern(pattern)
+    return pattern
+
+
+@functools.lru_cache(maxsize=32)
+def compile_pattern(pattern: str) -> regex.Pattern:
+    """Compile with the `regex` module; a bad pattern is a TokexplorerError."""
+    if not pattern:
+        raise TokexplorerError("the split pattern is empty; use gpt2, gpt4, o200k or a regex")
+    try:
+        compiled = regex.compile(pattern)
+    except regex.error as exc:
+        raise TokexplorerError(f"invalid split pattern {pattern!r}: {exc}") from None
+    return compiled
+
+
+def split(text: str, pattern: str) -> list[tuple[int, int]]:
+    """The chunks of `text` under `pattern`, as code-point spans, empty matches dropped.
+
+    Text between matches (which a pattern may skip) is not a chunk: BPE never sees it, as in
+    tiktoken and minbpe.
+
+    >>> [("hello world"[a:b]) for a, b in split("hello world", GPT2_SPLIT_PATTERN)]
+    ['hello', ' world']
+    """
+    compiled = compile_pattern(pattern)
+    timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
+    try:
+        return [m.span() for m in compiled.finditer(text, timeout=timeout) if m.end() > m.start()]
+    except TimeoutError:
+        raise TokexplorerError(
+            f"the split pattern took more than {timeout:.0f} s on {len(text)} characters "
+            "(catastrophic backtracking?); simplify the pattern"
+        ) from None
+
+
+def split_texts(text: str, pattern: str) -> list[str]:
+    """The chunks as strings."""
+    return [text[a:b] for a, b in split(text, pattern)]

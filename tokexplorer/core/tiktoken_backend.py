@@ -1,0 +1,250 @@
+"""tiktoken encodings as Tokenizers: GPT-2, cl100k_base, o200k_base and any `.tiktoken` file.
+
+Encoding runs in tiktoken's own Rust core; this adapter adds what a view needs (token bytes, spans,
+flags, chunks) and reads vocabulary files from disk, never from the network: `.tiktoken` files
+(one "base64(token) rank" per line) and GPT-2's `encoder.json` + `vocab.bpe` pair.
+
+It does not know where the built-in files live (see `registry`) and does not train.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import threading
+from pathlib import Path
+
+import numpy as np
+import regex
+import tiktoken
+
+from .encoding import Encoding
+from .patterns import split
+from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+
+
+class TiktokenTokenizer:
+    """A tiktoken `Encoding` behind the Tokenizer protocol.
+
+    >>> tok = TiktokenTokenizer.from_ranks("toy", {bytes([b]): b for b in range(256)}, r"\\S+|\\s+")
+    >>> tok.encode("hi").ids
+    [104, 105]
+    """
+
+    family = "tiktoken"
+
+    def __init__(self, encoding: tiktoken.Encoding, *, source: str = "", description: str = ""):
+        self.name = encoding.name
+        self.source = source
+        self.description = description
+        self._enc = encoding
+        self._special_ids = np.array(sorted(encoding._special_tokens.values()), dtype=np.int64)
+        self._lock = threading.Lock()
+        self._valid_ids: frozenset[int] | None = None
+
+    @classmethod
+    def from_ranks(
+        cls,
+        name: str,
+        mergeable_ranks: dict[bytes, int],
+        pattern: str,
+        special_tokens: dict[str, int] | None = None,
+        **kwargs,
+    ) -> "TiktokenTokenizer":
+        """Build from ranks (token bytes -> rank), a split pattern and special tokens."""
+        enc = tiktoken.Encoding(
+            name,
+            pat_str=pattern,
+            mergeable_ranks=mergeable_ranks,
+            special_tokens=dict(special_tokens or {}),
+        )
+        return cls(enc, **kwargs)
+
+    # --- the protocol -------------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return self._enc.n_vocab
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._enc._special_tokens)
+
+    @property
+    def split_pattern(self) -> str:
+        return self._enc._pat_str
+
+    @property
+    def mergeable_ranks(self) -> dict[bytes, int]:
+        """Token bytes -> rank, the merge order of byte-level BPE."""
+        return self._enc._mergeable_ranks
+
+    @property
+    def tiktoken_encoding(self) -> tiktoken.Encoding:
+        """The underlying tiktoken Encoding (for benchmarks and the fast path)."""
+        return self._enc
+
+    def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
+        """Ids only, at tiktoken's speed."""
+        text = clean_text(text)
+        allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
+        return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        text = clean_text(text)
+        allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
+        ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+        token_bytes = self._enc.decode_tokens_bytes(ids)
+        special_mask = None
+        if allowed and len(self._special_ids):
+            special_mask = np.isin(np.asarray(ids, dtype=np.int64), self._special_ids)
+        return Encoding.from_byte_lengths(
+            text,
+            ids,
+            token_bytes,
+            special_mask=special_mask,
+            chunk_finder=_ChunkFinder(self._enc._pat_str, frozenset(allowed)),
+        )
+
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        self._check_ids(ids)
+        return self._enc.decode_bytes(ids)
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of the ids; bytes that are not valid UTF-8 become U+FFFD (errors='replace')."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        self._check_ids([token_id])
+        return self._enc.decode_single_token_bytes(token_id)
+
+    def _check_ids(self, ids: list[int]) -> None:
+        if self._valid_ids is None:
+            with self._lock:
+                if self._valid_ids is None:
+                    self._valid_ids = frozenset(self._enc._mergeable_ranks.values()) | frozenset(
+                        self._enc._special_tokens.values()
+                    )
+        for i in ids:
+            if i not in self._valid_ids:
+                raise TokexplorerError(
+                    f"token id {i} is not in {self.name} (valid ids: 0..{self.n_vocab - 1}"
+                    + (", with gaps" if len(self._valid_ids) < self.n_vocab else "")
+                    + ")"
+                )
+
+
+class _ChunkFinder:
+    """The pre-split as tiktoken does it: allowed special tokens first, the regex in between."""
+
+    def __init__(self, pattern: str, allowed_special: frozenset[str]):
+        self.pattern = pattern
+        self.allowed_special = allowed_special
+
+    def __call__(self, text: str) -> list[tuple[int, int]]:
+        if not self.allowed_special:
+            return split(text, self.pattern)
+        special_re = regex.compile("|".join(regex.escape(t) for t in sorted(self.allowed_special)))
+        chunks: list[tuple[int, int]] = []
+        pos = 0
+        for m in special_re.finditer(text):
+            chunks += [(a + pos, b + pos) for a, b in split(text[pos : m.start()], self.pattern)]
+            chunks.append(m.span())
+            pos = m.end()
+        chunks += [(a + pos, b + pos) for a, b in split(text[pos:], self.pattern)]
+        return chunks
+
+
+# --- files ------------------------------------------------------------------------------------
+
+
+def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, int]:
+    """Parse a `.tiktoken` file's bytes: one "base64(token) rank" per line.
+
+    >>> parse_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
+    {b'a': 0, b'b': 1}
+    """
+    ranks: dict[bytes, int] = {}
+    for lineno, line in enumerate(data.splitlines(), 1):
+        if not line.strip():
+            continue
+        parts = line.split()
+        try:
+            if len(parts) != 2:
+                raise ValueError
+            token, rank = base64.b64decode(parts[0], validate=True), int(parts[1])
+        except (ValueError, binascii.Error):
+            raise TokexplorerError(
+                f"{source}: line {lineno} is not 'base64-token rank'; "
+                "is this a .tiktoken file? (it may be truncated or of another format)"
+            ) from None
+        ranks[token] = rank
+    if not ranks:
+        raise TokexplorerError(f"{source}: no tokens found; is this a .tiktoken file?")
+    return ranks
+
+
+def gpt2_byte_decoder() -> dict[str, int]:
+    """GPT-2's printable stand-ins for bytes in encoder.json / vocab.bpe: character -> byte.
+
+    Printable Latin-1 bytes stand for themselves; the other 68 bytes are shifted to U+0100 onwards
+    in byte order, so 'Ġ' (U+0120) is the space byte 0x20.
+
+    >>> gpt2_byte_decoder()["Ġ"]
+    32
+    """
+    printable = [b for b in range(256) if chr(b).isprintable() and chr(b) != " "]
+    mapping = {chr(b): b for b in printable}
+    shifted = [b for b in range(256) if b not in mapping.values()]
+    for n, b in enumerate(shifted):
+        mapping[chr(256 + n)] = b
+    return mapping
+
+
+def parse_gpt2_files(
+    encoder_json: bytes, vocab_bpe: bytes, *, source: str = "encoder.json"
+) -> tuple[dict[bytes, int], dict[str, int]]:
+    """Ranks and special tokens from GPT-2's encoder.json and vocab.bpe.
+
+    The ranks are the encoder's ids; vocab.bpe is checked against them (merge i makes rank 256+i),
+    since tiktoken assumes ranks are merge priorities.
+    """
+    decoder = gpt2_byte_decoder()
+
+    def to_bytes(s: str) -> bytes:
+        try:
+            return bytes(decoder[c] for c in s)
+        except KeyError:
+            raise TokexplorerError(f"{source}: {s!r} is not in GPT-2's byte alphabet") from None
+
+    try:
+        encoder = json.loads(encoder_json)
+        if not isinstance(encoder, dict):
+            raise ValueError
+    except (ValueError, UnicodeDecodeError):
+        raise TokexplorerError(
+            f"{source}: not a GPT-2 encoder.json (a JSON object of token -> id)"
+        ) from None
+    special = {k: v for k, v in encoder.items() if k.startswith("<|") and k.endswith("|>")}
+    ranks = {to_bytes(k): v for k, v in encoder.items() if k not in special}
+    try:
+        lines = vocab_bpe.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        raise TokexplorerError(f"{source}: vocab.bpe is not UTF-8 text") from None
+    merges = [line.split() for line in lines[1:] if line.strip()]
+    for i, pair in enumerate(merges):
+        if len(pair) != 2 or ranks.get(to_bytes(pair[0]) + to_bytes(pair[1])) != 256 + i:
+            raise TokexplorerError(
+                f"{source}: vocab.bpe line {i + 2} does not match encoder.json "
+                "(merge i must make token 256+i); are the two files from the same tokenizer?"
+            )
+    return ranks, special
+
+
+def load_tiktoken_file(path: Path, pattern: str, *, name: str | None = None) -> TiktokenTokenizer:
+    """A user's `.tiktoken` file with the given split pattern and no special tokens."""
+    ranks = parse_tiktoken_bpe(path.read_bytes(), source=str(path))
+    return TiktokenTokenizer.from_ranks(
+        name or path.stem, ranks, pattern, source=str(path), description="tiktoken file"
+    )

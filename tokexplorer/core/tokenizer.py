@@ -1,0 +1,112 @@
+"""The Tokenizer protocol every family satisfies, the special-token policy, and the core's errors.
+
+Families live in their own modules (`tiktoken_backend`, `sentencepiece_backend`, and the byte-level
+BPE trained here); each satisfies `Tokenizer`. Views and the command line only use this protocol.
+"""
+
+from __future__ import annotations
+
+from typing import AbstractSet, Literal, Protocol, Union, runtime_checkable
+
+from .encoding import Encoding
+
+AllowedSpecial = Union[Literal["all", "none"], AbstractSet[str]]
+
+
+class TokexplorerError(ValueError):
+    """A user error: the message says what is wrong and how to fix it."""
+
+
+class DisallowedSpecialError(TokexplorerError):
+    """The text spells a special token that the policy does not allow."""
+
+    def __init__(self, token: str, position: int):
+        self.token = token
+        self.position = position
+        super().__init__(
+            f"the text contains the special token {token!r} at character {position}; "
+            "to encode it as the special token use --allowed-special all (or "
+            f"--allowed-special {token!r}), to encode it as plain text use --allowed-special none"
+        )
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """What every tokenizer family offers. Options are keyword-only."""
+
+    name: str
+    family: str  # "tiktoken", "sentencepiece", "bpe"
+
+    @property
+    def n_vocab(self) -> int: ...
+
+    @property
+    def special_tokens(self) -> dict[str, int]: ...
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        """Encode; allowed_special None refuses text that spells a special token."""
+        ...
+
+    def decode(self, ids: list[int]) -> str: ...
+
+    def decode_bytes(self, ids: list[int]) -> bytes: ...
+
+    def token_bytes(self, token_id: int) -> bytes: ...
+
+
+def clean_text(text: str) -> str:
+    """Replace lone surrogates (which UTF-8 cannot encode) by U+FFFD, as tiktoken does.
+
+    >>> clean_text("a\\ud83db")
+    'a\\ufffdb'
+    """
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+
+
+def parse_allowed_special(value: str | None) -> AllowedSpecial | None:
+    """The command line's --allowed-special: 'all', 'none', or a comma-separated list.
+
+    >>> sorted(parse_allowed_special("<|a|>,<|b|>"))
+    ['<|a|>', '<|b|>']
+    """
+    if value is None:
+        return None
+    if value in ("all", "none"):
+        return value
+    return frozenset(t for t in value.split(",") if t)
+
+
+def resolve_special(
+    special_tokens: dict[str, int], allowed_special: AllowedSpecial | None, text: str
+) -> set[str]:
+    """The set of special tokens to encode as such; raise if the text spells a refused one.
+
+    Policy, as tiktoken: None allows none and refuses text that spells any special token;
+    "none" allows none and encodes such text as ordinary text; "all" allows every one;
+    a set allows those, refuses the others.
+    """
+    if allowed_special == "all":
+        return set(special_tokens)
+    if allowed_special == "none":
+        return set()
+    allowed = set(allowed_special or ())
+    unknown = allowed - set(special_tokens)
+    if unknown:
+        known = ", ".join(sorted(special_tokens)) or "none"
+        raise TokexplorerError(
+            f"unknown special token(s) {', '.join(sorted(unknown))}; this tokenizer has: {known}"
+        )
+    first: tuple[int, str] | None = None
+    for token in special_tokens:
+        if token in allowed:
+            continue
+        pos = text.find(token)
+        if pos >= 0 and (first is None or pos < first[0]):
+            first = (pos, token)
+    if first is not None:
+        raise DisallowedSpecialError(first[1], first[0])
+    return allowed
