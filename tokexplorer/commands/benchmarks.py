@@ -1,16 +1,27 @@
-"""`tokexplorer bench`: the performance table, each measurement beside its peer in the same run."""
+"""`tokexplorer bench`: the performance table, each measurement beside its peer in the same run.
+
+Each section is a module in `tokexplorer.bench` with `run(args) -> dict` returning
+{"title", "headers", "rows", "notes"}; `--NAME` picks sections, none picks every default one.
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from ..cli import print_json, print_table
+
+# flag -> (module in tokexplorer.bench, runs when no flag is given)
+SECTIONS: dict[str, tuple[str, bool]] = {
+    "encode": ("encoding", True),
+}
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("bench", help="performance against the libraries, side by side",
                        description="Measure tokexplorer beside its peers in one run.")
-    p.add_argument("--encode", action="store_true", help="encoding throughput and cold start")
+    for flag, (module, _) in SECTIONS.items():
+        p.add_argument(f"--{flag}", action="store_true", help=f"run the {module} benchmarks")
     p.add_argument("--corpus", metavar="PATH", help="text to measure on (default tinyshakespeare)")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -18,17 +29,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..bench import encoding as encoding_bench
-
-    sections = []
-    if args.encode or not any([args.encode]):
-        sections.append(encoding_bench.run(args))
+    chosen = [flag for flag in SECTIONS if getattr(args, flag)]
+    if not chosen:
+        chosen = [flag for flag, (_, default) in SECTIONS.items() if default]
+    results = []
+    for flag in chosen:
+        module = importlib.import_module(f"tokexplorer.bench.{SECTIONS[flag][0]}")
+        section = module.run(args)
+        results.append(section)
+        if not args.json:
+            print(f"\n== {section['title']} ==")
+            print_table(section["headers"], section["rows"],
+                        right=set(range(1, len(section["headers"]))))
+            for note in section.get("notes", []):
+                print(note)
     if args.json:
-        print_json(sections)
-        return 0
-    for section in sections:
-        print(f"\n== {section['title']} ==")
-        print_table(section["headers"], section["rows"], right=set(range(1, len(section["headers"]))))
-        for note in section.get("notes", []):
-            print(note)
+        print_json(results)
     return 0
