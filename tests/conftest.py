@@ -1,0 +1,50 @@
+"""Shared test fixtures: where the corpora are, and the built-in tokenizers loaded once."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+
+def _find_corpora() -> Path | None:
+    if os.environ.get("TOKEXPLORER_CORPORA"):
+        return Path(os.environ["TOKEXPLORER_CORPORA"])
+    for parent in Path(__file__).resolve().parents:
+        candidate = parent / "shared" / "corpora"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+CORPORA = _find_corpora()
+BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+
+
+@pytest.fixture(scope="session")
+def corpora() -> Path:
+    """The shared corpora folder; CI sets TOKEXPLORER_REQUIRE_CORPORA so a missing one fails."""
+    if CORPORA is None or not CORPORA.is_dir():
+        if os.environ.get("TOKEXPLORER_REQUIRE_CORPORA"):
+            pytest.fail("the corpora folder ../shared/corpora is missing (set TOKEXPLORER_CORPORA)")
+        pytest.skip("the corpora folder ../shared/corpora is missing")
+    return CORPORA
+
+
+@pytest.fixture(scope="session")
+def tricky_strings(corpora) -> list[tuple[str, str]]:
+    """(name, text) of the hand-made hard cases and of the big list of naughty strings."""
+    items = [(d["name"], d["text"]) for d in json.loads((corpora / "unicode/tricky_handmade.json").read_text("utf-8"))]
+    naughty = json.loads((corpora / "unicode/blns.json").read_text("utf-8"))
+    items += [(f"blns_{i}", s) for i, s in enumerate(naughty)]
+    return items
+
+
+@pytest.fixture(scope="session", params=BUILTINS)
+def builtin(request):
+    """Each built-in tokenizer, loaded once per session."""
+    from tokexplorer.core.registry import get_builtin
+
+    return get_builtin(request.param)

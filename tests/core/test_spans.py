@@ -1,0 +1,127 @@
+"""Token spans and flags against a slow, obviously correct reference, for all four built-ins."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokexplorer.core.encoding import Encoding, TokenFlag
+from tokexplorer.core.registry import get_builtin
+
+from ..conftest import BUILTINS
+from .library_peers import sentencepiece_processor
+
+
+def reference_spans(text: str, token_bytes: list[bytes], lead: int) -> list[tuple[int, int, bool]]:
+    """(start, end, partial) per token, walking the bytes one by one.
+
+    `lead` bytes at the front of the token stream belong to no character (SentencePiece's dummy
+    prefix). A token covers every character one of its bytes belongs to.
+    """
+    owner: list[int] = []  # byte offset -> index of the character it belongs to
+    first: list[bool] = []  # byte offset -> is the first byte of its character
+    for i, ch in enumerate(text):
+        n = len(ch.encode("utf-8"))
+        owner += [i] * n
+        first += [True] + [False] * (n - 1)
+    assert b"".join(token_bytes)[lead:] == text.encode("utf-8")
+    out = []
+    pos = -lead
+    for tb in token_bytes:
+        start, end = max(pos, 0), pos + len(tb)
+        pos = end
+        if end <= start:  # SentencePiece's lone dummy-prefix '▁': covers no character
+            at = owner[start] if start < len(owner) else len(text)
+            out.append((at, at, False))
+            continue
+        partial = not first[start] or (end < len(owner) and not first[end])
+        out.append((owner[start], owner[end - 1] + 1, partial))
+    return out
+
+
+def check(tok, text: str, allowed_special="none") -> Encoding:
+    enc = tok.encode(text, allowed_special=allowed_special)
+    lead = 1 if tok.family == "sentencepiece" and text else 0
+    expected = reference_spans(enc.text, enc.token_bytes, lead)
+    got = [(s, e, bool(f & TokenFlag.PARTIAL)) for (s, e), f in zip(enc.spans, enc.flags)]
+    assert got == expected
+    return enc
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_spans_and_partial_flags_on_tricky_strings(name, tricky_strings):
+    tok = get_builtin(name)
+    for label, text in tricky_strings:
+        if tok.family == "sentencepiece":
+            text = text.replace("\u2581", "")
+        check(tok, text)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(max_size=40))
+def test_spans_on_generated_text(text):
+    for name in BUILTINS:
+        tok = get_builtin(name)
+        check(tok, text.replace("\u2581", "") if tok.family == "sentencepiece" else text)
+
+
+def test_sentencepiece_spans_agree_with_its_own_offsets(tricky_strings):
+    """Whole-character tokens: our spans equal sentencepiece's own byte offsets."""
+    sp = sentencepiece_processor()
+    tok = get_builtin("llama-sp")
+    for label, text in tricky_strings:
+        text = text.replace("\u2581", "")
+        enc = tok.encode(text, allowed_special="none")
+        proto = sp.encode(text, out_type="proto")
+        raw = text.encode("utf-8")
+        for (s, e), f, piece in zip(enc.spans, enc.flags, proto.pieces):
+            if f & TokenFlag.PARTIAL or piece.begin == piece.end:
+                continue
+            assert (s, e) == (len(raw[: piece.begin].decode("utf-8")), len(raw[: piece.end].decode("utf-8"))), label
+
+
+def test_emoji_split_across_gpt2_tokens_is_partial():
+    enc = get_builtin("gpt2").encode("hi 👋")
+    assert enc.spans == [(0, 2), (2, 4), (3, 4)]
+    assert [bool(f & TokenFlag.PARTIAL) for f in enc.flags] == [False, True, True]
+
+
+def test_byte_fallback_pieces_are_flagged():
+    enc = get_builtin("llama-sp").encode("👋")
+    byte_pieces = [bool(f & TokenFlag.BYTE_FALLBACK) for f in enc.flags]
+    assert byte_pieces.count(True) == 4  # F0 9F 91 8B, one piece each
+    assert all(enc.token_bytes[i] in (b"\xf0", b"\x9f", b"\x91", b"\x8b") for i, b in enumerate(byte_pieces) if b)
+    assert all(span == (0, 1) for span, b in zip(enc.spans, byte_pieces) if b)
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_special_tokens_flagged_and_spanned(name):
+    tok = get_builtin(name)
+    special = "<|endoftext|>" if tok.family == "tiktoken" else "</s>"
+    text = f"a 👋{special}b"
+    enc = tok.encode(text, allowed_special="all")
+    i = enc.ids.index(tok.special_tokens[special])
+    assert enc.spans[i] == (3, 3 + len(special))
+    assert enc.spans[i + 1:] == [(len(text) - 1, len(text))]
+    if tok.family == "tiktoken":
+        check(tok, text, allowed_special="all")
+    else:
+        # subtle: SentencePiece encodes the text after a special token as a new sentence, with
+        # its own dummy-prefix space (Hugging Face calls this the "legacy" behaviour).
+        assert enc.token_bytes[i + 1] == b" b"
+    assert enc.flags[i] & TokenFlag.SPECIAL
+    assert sum(bool(f & TokenFlag.SPECIAL) for f in enc.flags) == 1
+
+
+def test_chunks_are_the_regex_split_with_special_tokens_alone():
+    enc = get_builtin("cl100k_base").encode("Hello  world<|endoftext|>!!", allowed_special="all")
+    assert [enc.text[a:b] for a, b in enc.chunks] == ["Hello", " ", " world", "<|endoftext|>", "!!"]
+    assert get_builtin("llama-sp").encode("Hello").chunks is None
+
+
+def test_token_lookup_by_position():
+    enc = get_builtin("cl100k_base").encode("Hello world")
+    assert enc.token_index_at(0) == 0 and enc.token_index_at(7) == 1
+    assert enc.token_index_at(11) is None
+    assert list(enc.token_range(3, 7)) == [0, 1]
