@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable, Iterator, NamedTuple, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence, overload
 
 import numpy as np
 
@@ -50,6 +50,47 @@ class Token(NamedTuple):
 ChunkFinder = Callable[[str], list[tuple[int, int]]]
 
 
+class LazyTokenBytes(Sequence[bytes]):
+    """Each token's bytes, looked up only when first read (a list after that).
+
+    subtle: building 300,000 bytes objects costs as much as tiktoken's whole encode, and most
+    views read only the visible tokens' bytes, or none.
+    """
+
+    def __init__(self, ids: list[int], bytes_of: Callable[[list[int]], list[bytes]]):
+        self._ids = ids
+        self._bytes_of = bytes_of
+        self._list: list[bytes] | None = None
+
+    def _materialise(self) -> list[bytes]:
+        if self._list is None:
+            self._list = self._bytes_of(self._ids)
+        return self._list
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+    def __getitem__(self, index):
+        if self._list is None and isinstance(index, int):
+            return self._bytes_of([self._ids[index]])[0]
+        return self._materialise()[index]
+
+    def __len__(self) -> int:
+        return len(self._ids)
+
+    def __iter__(self) -> Iterator[bytes]:
+        return iter(self._materialise())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (list, LazyTokenBytes)):
+            return self._materialise() == list(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"LazyTokenBytes({len(self)} tokens)"
+
+
 @dataclass(frozen=True, eq=False)
 class Encoding:
     """Ids of a text and everything needed to show them.
@@ -63,7 +104,7 @@ class Encoding:
 
     text: str
     ids: list[int]
-    token_bytes: list[bytes]
+    token_bytes: Sequence[bytes]  # a list, or LazyTokenBytes
     byte_starts: np.ndarray  # int64 [n]: where each token starts in text.encode("utf-8")
     byte_ends: np.ndarray  # int64 [n]: where it ends (exclusive)
     special_mask: np.ndarray = field(default=None)  # bool [n] or None
@@ -75,16 +116,21 @@ class Encoding:
         cls,
         text: str,
         ids: Sequence[int],
-        token_bytes: list[bytes],
+        token_bytes: Sequence[bytes],
         *,
+        lengths: np.ndarray | None = None,
         special_mask: np.ndarray | None = None,
         byte_fallback_mask: np.ndarray | None = None,
         chunk_finder: ChunkFinder | None = None,
         lead: int = 0,
     ) -> "Encoding":
         """Build from tokens whose bytes concatenate to the text's UTF-8 (after `lead` extra bytes,
-        such as SentencePiece's dummy-prefix space, which belong to no character)."""
-        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
+        such as SentencePiece's dummy-prefix space, which belong to no character).
+
+        `lengths` (each token's byte length) saves reading `token_bytes` when it is lazy.
+        """
+        if lengths is None:
+            lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
         ends = np.cumsum(lengths) - lead
         starts = ends - lengths
         np.clip(starts, 0, None, out=starts)
@@ -132,7 +178,7 @@ class Encoding:
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
-        """(start, end) in code points for every token."""
+        """(start, end) in code points for every token, as a list (`starts` / `ends` are cheaper)."""
         return list(zip(self.starts.tolist(), self.ends.tolist()))
 
     @cached_property

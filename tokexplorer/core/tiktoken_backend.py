@@ -19,7 +19,7 @@ import numpy as np
 import regex
 import tiktoken
 
-from .encoding import Encoding
+from .encoding import Encoding, LazyTokenBytes
 from .patterns import split
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
@@ -42,6 +42,12 @@ class TiktokenTokenizer:
         self._special_ids = np.array(sorted(encoding._special_tokens.values()), dtype=np.int64)
         self._lock = threading.Lock()
         self._valid_ids: frozenset[int] | None = None
+        # Byte length of every id, so spans need no bytes objects (see LazyTokenBytes).
+        self._lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
+        for token, rank in encoding._mergeable_ranks.items():
+            self._lengths[rank] = len(token)
+        for token, rank in encoding._special_tokens.items():
+            self._lengths[rank] = len(token.encode("utf-8"))
 
     @classmethod
     def from_ranks(
@@ -95,14 +101,15 @@ class TiktokenTokenizer:
         text = clean_text(text)
         allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
         ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
-        token_bytes = self._enc.decode_tokens_bytes(ids)
+        ids_array = np.asarray(ids, dtype=np.int64)
         special_mask = None
         if allowed and len(self._special_ids):
-            special_mask = np.isin(np.asarray(ids, dtype=np.int64), self._special_ids)
+            special_mask = np.isin(ids_array, self._special_ids)
         return Encoding.from_byte_lengths(
             text,
             ids,
-            token_bytes,
+            LazyTokenBytes(ids, self._enc.decode_tokens_bytes),
+            lengths=self._lengths[ids_array],
             special_mask=special_mask,
             chunk_finder=_ChunkFinder(self._enc._pat_str, frozenset(allowed)),
         )

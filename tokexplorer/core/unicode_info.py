@@ -195,8 +195,8 @@ def graphemes(text: str) -> list[tuple[int, int]]:
 def normal_forms(text: str) -> dict[str, str]:
     """NFC / NFD / NFKC / NFKD of the text, only those that differ from it.
 
-    >>> normal_forms("é")
-    {'NFD': 'é'}
+    >>> {form: [hex(ord(c)) for c in text] for form, text in normal_forms("\u00e9").items()}
+    {'NFD': ['0x65', '0x301'], 'NFKD': ['0x65', '0x301']}
     """
     try:
         text.encode("utf-8")
