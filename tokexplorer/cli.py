@@ -127,15 +127,33 @@ def visible(text: str) -> str:
     return "".join(out)
 
 
+def display_width(text: str) -> int:
+    """Terminal columns: wide (CJK, emoji) characters take two, combining marks none.
+
+    >>> display_width("a語👋\u0301")
+    5
+    """
+    import unicodedata
+
+    return sum(
+        0 if unicodedata.combining(c) or unicodedata.category(c) in ("Mn", "Me", "Cf")
+        else 2 if unicodedata.east_asian_width(c) in ("W", "F")
+        else 1
+        for c in text
+    )
+
+
 def print_table(headers: list[str], rows: list[list[object]], *, right: set[int] = frozenset()) -> None:
     """A plain aligned table on stdout."""
     cells = [[str(c) for c in row] for row in rows]
-    widths = [max([len(h)] + [len(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    widths = [max([display_width(h)] + [display_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
 
     def fmt(row: list[str]) -> str:
-        return "  ".join(
-            c.rjust(w) if i in right else c.ljust(w) for i, (c, w) in enumerate(zip(row, widths))
-        ).rstrip()
+        padded = []
+        for i, (c, w) in enumerate(zip(row, widths)):
+            pad = " " * (w - display_width(c))
+            padded.append(pad + c if i in right else c + pad)
+        return "  ".join(padded).rstrip()
 
     print(fmt(headers))
     print("  ".join("-" * w for w in widths))

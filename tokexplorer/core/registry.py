@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import importlib.resources
+import importlib.util
 import os
 import threading
 from dataclasses import dataclass
@@ -35,9 +35,12 @@ class DataFile:
 
     def read(self) -> bytes:
         try:
-            resource = importlib.resources.files(self.package).joinpath(self.path)
-            data = resource.read_bytes()
-        except (ModuleNotFoundError, FileNotFoundError, OSError):
+            # subtle: importlib.resources.files() imports the package, and these packages' code
+            # is slow to import (mistral_common pulls in pydantic); find its folder without it.
+            spec = importlib.util.find_spec(self.package)
+            folder = Path(next(iter(spec.submodule_search_locations)))
+            data = (folder / self.path).read_bytes()
+        except (ModuleNotFoundError, AttributeError, TypeError, StopIteration, OSError):
             raise TokexplorerError(
                 f"the vocabulary file {self.path} of the package {self.package} is missing; "
                 f"reinstall tokexplorer (pip install --force-reinstall {self.package})"
