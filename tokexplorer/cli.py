@@ -107,6 +107,29 @@ def allowed_special(args: argparse.Namespace):
     return parse_allowed_special(args.allowed_special)
 
 
+def add_tokenizer_extension_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--add-special", action="append", default=[], metavar="TOKEN[=ID]",
+        help="add a special token to a tiktoken tokenizer, e.g. '<|im_start|>=100264' "
+        "(without =ID it takes the next free id); repeat for more",
+    )
+
+
+def extend_tokenizer(tok, args: argparse.Namespace):
+    """The tokenizer with the special tokens of --add-special, if any."""
+    if not args.add_special:
+        return tok
+    if not hasattr(tok, "with_special_tokens"):
+        raise TokexplorerError(f"--add-special works with tiktoken tokenizers, not {tok.name}")
+    extra: dict[str, int | None] = {}
+    for item in args.add_special:
+        token, sep, number = item.rpartition("=")
+        if not sep or not number.isdigit():
+            token, number = item, ""
+        extra[token] = int(number) if number else None
+    return tok.with_special_tokens(extra)
+
+
 def print_json(value: object) -> None:
     json.dump(value, sys.stdout, ensure_ascii=False, indent=1)
     sys.stdout.write("\n")

@@ -195,3 +195,12 @@ def test_no_traceback_from_the_real_command():
     proc = subprocess.run([sys.executable, "-m", "tokexplorer", "decode", "-t", "gpt2", "999999"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 1 and "Traceback" not in proc.stderr and proc.stderr.count("\n") == 1
+
+
+def test_adding_chat_special_tokens_as_in_the_lecture(capsys):
+    out = run(capsys, "encode", "--add-special", "<|im_start|>=100264", "--add-special", "<|im_end|>=100265",
+              "--allowed-special", "all", "--ids-only", "<|im_start|>user hi<|im_end|>")[1]
+    ids = list(map(int, out.split()))
+    assert ids[0] == 100264 and ids[-1] == 100265
+    assert "already <|endoftext|>" in one_line_error(capsys, "encode", "--add-special", "<|im_start|>=100257", "x")
+    assert "not llama-sp" in one_line_error(capsys, "encode", "-t", "llama-sp", "--add-special", "<|x|>", "x")

@@ -9,7 +9,9 @@ import sys
 from ..cli import (
     add_special_argument,
     add_text_arguments,
+    add_tokenizer_extension_argument,
     allowed_special,
+    extend_tokenizer,
     print_json,
     print_table,
     read_text_argument,
@@ -27,6 +29,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _add_tokenizer_argument(p)
     add_text_arguments(p)
     add_special_argument(p)
+    add_tokenizer_extension_argument(p)
     p.add_argument("--ids-only", action="store_true", help="print only the ids, space-separated")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_encode)
@@ -76,7 +79,7 @@ def encoding_json(name: str, enc: Encoding) -> dict:
 
 
 def run_encode(args: argparse.Namespace) -> int:
-    tok = load_tokenizer(args.tokenizer)
+    tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
     text = read_text_argument(args)
     enc = tok.encode(text, allowed_special=allowed_special(args))
     if args.json:

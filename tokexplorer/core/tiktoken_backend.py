@@ -67,6 +67,44 @@ class TiktokenTokenizer:
         )
         return cls(enc, **kwargs)
 
+    def with_special_tokens(self, extra: dict[str, int | None]) -> "TiktokenTokenizer":
+        """A new tokenizer with more special tokens (as one adds <|im_start|> for chat).
+
+        An id of None takes the next free id. Ids must not collide with a rank or another token.
+
+        >>> tok = TiktokenTokenizer.from_ranks("toy", {bytes([b]): b for b in range(256)}, r"\S+|\s+")
+        >>> tok.with_special_tokens({"<|im_start|>": None}).special_tokens
+        {'<|im_start|>': 256}
+        """
+        specials = dict(self._enc._special_tokens)
+        taken = {**{r: repr(t) for t, r in self._enc._mergeable_ranks.items()},
+                 **{i: t for t, i in specials.items()}}
+        next_id = self._enc.max_token_value + 1
+        for token, token_id in extra.items():
+            if not token:
+                raise TokexplorerError("a special token cannot be empty")
+            if token_id is None:
+                token_id = next_id
+            if specials.get(token) == token_id:
+                continue
+            if token in specials:
+                raise TokexplorerError(
+                    f"{token!r} is already a special token of {self.name} with id {specials[token]}"
+                )
+            if token_id in taken:
+                raise TokexplorerError(
+                    f"id {token_id} for {token!r} is already {taken[token_id]} in {self.name}; "
+                    f"choose a free id (the next one is {next_id})"
+                )
+            specials[token] = token_id
+            taken[token_id] = token
+            next_id = max(next_id, token_id + 1)
+        names = "+".join(t.strip("<|>") for t in extra)
+        return TiktokenTokenizer.from_ranks(
+            f"{self.name}+{names}", self._enc._mergeable_ranks, self._enc._pat_str, specials,
+            source=self.source, description=f"{self.description}, with added special tokens",
+        )
+
     # --- the protocol -------------------------------------------------------------------
 
     @property
