@@ -146,6 +146,44 @@ class Encoding:
             chunk_finder,
         )
 
+    @classmethod
+    def from_parts(
+        cls,
+        text: str,
+        ids: list[int],
+        token_bytes: Sequence[bytes],
+        byte_starts: np.ndarray,
+        byte_ends: np.ndarray,
+        *,
+        special_mask: np.ndarray | None,
+        byte_fallback_mask: np.ndarray | None,
+        starts: np.ndarray,
+        ends: np.ndarray,
+        flags: np.ndarray,
+        n_bytes: int,
+        chunk_spans: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> "Encoding":
+        """Build with the derived values already known, so none is recomputed over the whole text.
+
+        For incremental re-tokenization, which splices them from the previous Encoding. The caller
+        guarantees they equal what the properties would compute. `chunk_spans` (code-point start
+        and end arrays) makes `chunks` read them instead of running a regex over the text.
+
+        >>> enc = Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"])
+        >>> again = Encoding.from_parts("ab", enc.ids, enc.token_bytes, enc.byte_starts,
+        ...     enc.byte_ends, special_mask=None, byte_fallback_mask=None, starts=enc.starts,
+        ...     ends=enc.ends, flags=enc.flags, n_bytes=2, chunk_spans=(enc.starts, enc.ends))
+        >>> again.chunks
+        [(0, 1), (1, 2)]
+        """
+        enc = cls(text, ids, token_bytes, byte_starts, byte_ends, special_mask, byte_fallback_mask)
+        # subtle: cached_property keeps its value in the instance __dict__, so filling it here is
+        # what computing it on first use would have done (the dataclass being frozen does not matter).
+        enc.__dict__.update(starts=starts, ends=ends, flags=flags, _n_text_bytes=n_bytes)
+        if chunk_spans is not None:
+            enc.__dict__["_chunk_spans"] = chunk_spans
+        return enc
+
     def __len__(self) -> int:
         return len(self.ids)
 
@@ -199,6 +237,9 @@ class Encoding:
     def chunks(self) -> list[tuple[int, int]] | None:
         """The pre-tokenizer's regex chunks as code-point spans, or None when the family has no
         regex split (SentencePiece)."""
+        known = self.__dict__.get("_chunk_spans")
+        if known is not None:
+            return list(zip(known[0].tolist(), known[1].tolist()))
         if self.chunk_finder is None:
             return None
         return self.chunk_finder(self.text)
@@ -238,7 +279,8 @@ class Encoding:
     @property
     def n_bytes(self) -> int:
         """Length of the text in UTF-8 bytes."""
-        self._lead_prefix  # noqa: B018
+        if "_n_text_bytes" not in self.__dict__:
+            self._lead_prefix  # noqa: B018 (fills _n_text_bytes)
         return self.__dict__["_n_text_bytes"]
 
     def stats(self) -> dict[str, float]:

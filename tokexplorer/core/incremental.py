@@ -1,0 +1,561 @@
+"""Incremental re-tokenization: after an edit, re-encode only a window around it.
+
+An `IncrementalEncoder` holds a tokenizer, a special-token policy and the Encoding of the current
+text. `edit(start, removed, inserted)` (or `update(new_text)`, which finds the edit itself) returns
+the Encoding of the new text, exactly what a full encode gives (ids, token bytes, spans, flags,
+chunks), and the code-point range of the new text whose tokens changed, so an editor repaints only
+that. The work is a small window around the edit plus numpy splicing of the per-token arrays.
+
+Two locality rules, each used only where it is provably exact:
+
+- Regex pre-split (tiktoken; any tokenizer with a `tiktoken_encoding` and one of `LOCAL_PATTERNS`):
+  chunks are BPE-encoded independently, and the pattern has no lookbehind, so the matches after a
+  chunk boundary depend only on the text after it. Re-splitting restarts at an old boundary far
+  enough before the edit that no earlier match looked at the edited text, and stops at the first
+  new chunk that equals an old one (shifted) after the edit: every later chunk is then unchanged.
+- SentencePiece BPE with byte fallback and identity normalisation, when no piece contains "\\n":
+  a newline is always its own byte piece, so no merge crosses it and each line is encoded on its
+  own; a line after a newline is encoded without the dummy-prefix space (a second processor).
+
+Any other tokenizer (custom patterns, unigram or normalising SentencePiece models) is re-encoded
+whole on every edit: correct, not fast. Not thread-safe: one worker owns an encoder.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from dataclasses import dataclass
+from typing import Iterator, Sequence
+
+import numpy as np
+import regex
+
+from .encoding import Encoding, LazyTokenBytes
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern
+from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
+
+# minbpe's spellings of the GPT-2 and GPT-4 patterns (karpathy/minbpe, minbpe/regex.py).
+MINBPE_GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
+MINBPE_GPT4_PATTERN = (
+    r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]++[\r\n]*"""
+    r"""|\s*[\r\n]|\s+(?!\S)|\s+"""
+)
+# Patterns whose matches tile the text and look at most LOOKAHEAD characters past their end,
+# except across a whitespace run that starts in the match (scanned to its end by `\s+(?!\S)`,
+# `\s++$`, `\s*[\r\n]`). An arbitrary regex can look arbitrarily far (`a(?=.*z)`), so it gets no
+# fast path.
+LOCAL_PATTERNS = frozenset(
+    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
+)
+LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
+
+# Reverse match from a position: the whitespace run that ends there.
+_WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
+
+Changed = tuple[int, int]  # (start, end) code points of the new text whose tokens changed
+
+
+class IncrementalEncoder:
+    """The Encoding of an edited text, re-encoding only around each edit.
+
+    >>> from tokexplorer.core.registry import get_builtin
+    >>> inc = IncrementalEncoder(get_builtin("gpt2"), "hello world")
+    >>> enc, changed = inc.edit(5, 0, ",")
+    >>> enc.text, enc.ids == get_builtin("gpt2").encode("hello, world").ids, changed
+    ('hello, world', True, (5, 6))
+    """
+
+    def __init__(self, tokenizer: Tokenizer, text: str = "", *, allowed_special: AllowedSpecial | None = None):
+        self.tokenizer = tokenizer
+        self.allowed_special = allowed_special
+        self._local = _local_rule(tokenizer)
+        self._state = self._full(text)
+
+    @property
+    def encoding(self) -> Encoding:
+        """The Encoding of the current text."""
+        return self._state.enc
+
+    @property
+    def text(self) -> str:
+        return self._state.enc.text
+
+    @property
+    def is_incremental(self) -> bool:
+        """Whether edits re-encode a window (True) or the whole text (False) for this tokenizer."""
+        return self._local is not None
+
+    def reset(self, text: str) -> Encoding:
+        """Encode `text` whole and make it the current text.
+
+        Raises DisallowedSpecialError (state unchanged) if the policy refuses the text.
+        """
+        self._state = self._full(text)
+        return self._state.enc
+
+    def edit(self, start: int, removed: int, inserted: str) -> tuple[Encoding, Changed]:
+        """Replace `removed` code points at `start` by `inserted`; return the new Encoding and the
+        code-point range of the new text whose tokens differ from before (it always contains the
+        inserted text; tokens outside it are unchanged, only shifted).
+
+        Lone surrogates in `inserted` become U+FFFD, as in a full encode: the Encoding's text is
+        the truth. Raises DisallowedSpecialError (state unchanged) if the new text spells a special
+        token the policy refuses.
+        """
+        old = self._state.enc.text
+        if not (0 <= start <= len(old) and 0 <= removed <= len(old) - start):
+            raise TokexplorerError(
+                f"edit out of range: removing {removed} characters at {start} in a text of "
+                f"{len(old)} characters (positions are code points, not UTF-16 units)"
+            )
+        inserted = clean_text(inserted)
+        new = old[:start] + inserted + old[start + removed :]
+        allowed = resolve_special(self.tokenizer.special_tokens, self.allowed_special, new)
+        result = None
+        if self._local is not None:
+            result = self._local.edit(self._state, start, removed, inserted, new, allowed)
+        if result is None:  # no locality rule, or the window could not be proved exact
+            state = self._full(new)
+            changed = _changed_tokens(self._state.enc, state.enc, start, start + len(inserted))
+            result = state, changed
+        self._state = result[0]
+        return result[0].enc, result[1]
+
+    def update(self, text: str) -> tuple[Encoding, Changed]:
+        """Make `text` the current text, as the one edit that keeps the common prefix and suffix.
+
+        For an editor that knows only the new text (or coalesced several edits).
+        """
+        return self.edit(*text_edit(self._state.enc.text, clean_text(text)))
+
+    def _full(self, text: str) -> "_State":
+        enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
+        if self._local is None:
+            return _State(enc)
+        return self._local.full(enc, resolve_special(self.tokenizer.special_tokens, self.allowed_special, enc.text))
+
+
+@dataclass(frozen=True)
+class _State:
+    """An Encoding and, for the regex rule, its chunks: code-point spans and first token index."""
+
+    enc: Encoding
+    chunk_starts: np.ndarray | None = None  # int64 [m]
+    chunk_ends: np.ndarray | None = None  # int64 [m]
+    chunk_tokens: np.ndarray | None = None  # int64 [m]: index of each chunk's first token
+
+
+def text_edit(old: str, new: str) -> tuple[int, int, str]:
+    """The edit (start, removed, inserted) that turns `old` into `new`, keeping the longest common
+    prefix, then the longest common suffix of what is left.
+
+    >>> text_edit("hello world", "hello, world")
+    (5, 0, ',')
+    >>> text_edit("aaa", "aa")
+    (2, 1, '')
+    """
+    limit = min(len(old), len(new))
+    prefix = _common_run(old, new, limit, from_end=False)
+    suffix = _common_run(old, new, limit - prefix, from_end=True)
+    return prefix, len(old) - prefix - suffix, new[prefix : len(new) - suffix]
+
+
+def _common_run(a: str, b: str, limit: int, *, from_end: bool) -> int:
+    """Length (at most `limit`) of the common prefix, or suffix, of a and b.
+
+    Compares galloping slices, so the work is C-speed copying proportional to the answer.
+    """
+
+    def part(s: str, lo: int, hi: int) -> str:  # characters lo..hi counted from the chosen end
+        return s[len(s) - hi : len(s) - lo] if from_end else s[lo:hi]
+
+    lo, step = 0, 1024
+    while lo < limit:
+        hi = min(lo + step, limit)
+        if part(a, lo, hi) != part(b, lo, hi):
+            break
+        lo, step = hi, step * 2
+    else:
+        return limit
+    while hi - lo > 1:  # invariant: equal before lo, a difference in [lo, hi)
+        mid = (lo + hi) // 2
+        if part(a, lo, mid) == part(b, lo, mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+# --- splicing ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Window:
+    """The new tokens of a re-encoded window [start, end) of the new text (offsets absolute)."""
+
+    start: int
+    end: int
+    ids: list[int]
+    token_bytes: list[bytes]
+    byte_starts: np.ndarray
+    byte_ends: np.ndarray
+    special_mask: np.ndarray | None
+    byte_fallback_mask: np.ndarray | None
+
+
+def _splice(
+    enc: Encoding, t0: int, t1: int, win: _Window, new_text: str, byte_start: int, byte_delta: int,
+    edit: tuple[int, int], lazy_bytes, chunk_spans=None,
+) -> tuple[Encoding, Changed]:
+    """The new Encoding: old tokens [0, t0), the window's, old tokens [t1, n) shifted; and the
+    code-point range whose tokens changed.
+
+    `byte_start` is where the window starts in the text's UTF-8 (the same in old and new text);
+    `edit` is (start, end of the inserted text) in code points of the new text.
+    """
+    delta = len(new_text) - len(enc.text)
+    # The window's own Encoding gives its spans and flags: it starts and ends on character
+    # boundaries, so they are the whole text's, shifted by the window start.
+    local = Encoding(
+        new_text[win.start : win.end], win.ids, win.token_bytes,
+        win.byte_starts - byte_start, win.byte_ends - byte_start,
+        win.special_mask, win.byte_fallback_mask,
+    )
+    ids = enc.ids[:t0] + win.ids + enc.ids[t1:]
+
+    def join(old: np.ndarray, mid: np.ndarray, shift: int = 0) -> np.ndarray:
+        return np.concatenate([old[:t0], mid, old[t1:] + shift] if shift else [old[:t0], mid, old[t1:]])
+
+    def join_mask(old: np.ndarray | None, mid: np.ndarray | None) -> np.ndarray | None:
+        # The policy is fixed, so an old mask is None only where the new one is, or (byte
+        # fallback) where the old text had no tokens: then the window is everything.
+        if mid is None:
+            return None
+        return mid if old is None else join(old, mid)
+
+    if lazy_bytes is not None:
+        token_bytes = lazy_bytes(ids)
+    else:
+        token_bytes = enc.token_bytes[:t0] + win.token_bytes + enc.token_bytes[t1:]
+    new = Encoding.from_parts(
+        new_text, ids, token_bytes,
+        join(enc.byte_starts, win.byte_starts, byte_delta), join(enc.byte_ends, win.byte_ends, byte_delta),
+        special_mask=join_mask(enc.special_mask, win.special_mask),
+        byte_fallback_mask=join_mask(enc.byte_fallback_mask, win.byte_fallback_mask) if ids else None,
+        starts=join(enc.starts, local.starts + win.start, delta),
+        ends=join(enc.ends, local.ends + win.start, delta),
+        flags=join(enc.flags, local.flags),
+        n_bytes=enc.n_bytes + byte_delta,
+        chunk_spans=chunk_spans,
+    )
+    edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
+    edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
+    i, j = _differing(
+        enc.ids[t0:t1], enc.byte_starts[t0:t1], enc.byte_ends[t0:t1],
+        win.ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
+    )
+    return new, _changed_range(new, i + t0, j + t0, *edit)
+
+
+def _differing(old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edit: tuple[int, int, int]) -> tuple[int, int]:
+    """[i, j): the new tokens left after removing the common prefix (same id and place, wholly
+    before the edit) and the common suffix (same id, place shifted, wholly after the edit).
+
+    `edit` is (where the edit starts, where the inserted text ends, the length change), in bytes
+    of the new text. subtle: a token of the same id at the shifted place can still be new (delete
+    "<s>3" from "3<s>31": "31" now starts at the first "3"), hence "wholly before / after".
+    """
+    edit_start, edit_end, byte_delta = edit
+    old_ids, new_ids = np.asarray(old_ids, dtype=np.int64), np.asarray(new_ids, dtype=np.int64)
+    n = min(len(old_ids), len(new_ids))
+    same = (old_ids[:n] == new_ids[:n]) & (old_starts[:n] == new_starts[:n]) & (new_ends[:n] <= edit_start)
+    i = n if same.all() else int(np.argmin(same))
+    m = n - i  # the suffix may not overlap the prefix
+    tail_o, tail_n = slice(len(old_ids) - m, len(old_ids)), slice(len(new_ids) - m, len(new_ids))
+    same = (old_ids[tail_o] == new_ids[tail_n]) & (old_ends[tail_o] + byte_delta == new_ends[tail_n])
+    # subtle: compare starts too: SentencePiece's dummy-prefix space makes a token's byte span
+    # shorter than its bytes, so the same id can end at the same place and start elsewhere.
+    same &= (old_starts[tail_o] + byte_delta == new_starts[tail_n]) & (new_starts[tail_n] >= edit_end)
+    same = same[::-1]
+    k = m if same.all() else int(np.argmin(same))
+    return i, len(new_ids) - k
+
+
+def _changed_range(enc: Encoding, first: int, last: int, edit_start: int, edit_end: int) -> Changed:
+    """Code points covered by tokens [first, last) of `enc`, and by the inserted text."""
+    if first >= last:
+        return edit_start, edit_end
+    return min(edit_start, int(enc.starts[first])), max(edit_end, int(enc.ends[last - 1]))
+
+
+def _changed_tokens(old: Encoding, new: Encoding, edit_start: int, edit_end: int) -> Changed:
+    """The changed range after a full re-encode, from the common prefix and suffix of the tokens."""
+    byte_start = len(new.text[:edit_start].encode("utf-8"))
+    byte_end = byte_start + len(new.text[edit_start:edit_end].encode("utf-8"))
+    i, j = _differing(
+        old.ids, old.byte_starts, old.byte_ends, new.ids, new.byte_starts, new.byte_ends,
+        (byte_start, byte_end, new.n_bytes - old.n_bytes),
+    )
+    return _changed_range(new, i, j, edit_start, edit_end)
+
+
+# --- the locality rules --------------------------------------------------------------------------
+
+
+def _next_special(text: str, pos: int, end: int, order: Sequence[str]) -> tuple[int, str | None]:
+    """The leftmost allowed special token in text[pos:end], ties to the earliest in `order` (as a
+    regex alternation in that order finds it): (start, token), or (end, None)."""
+    best, found = end, None
+    for token in order:
+        at = text.find(token, pos, end)
+        if 0 <= at < best:
+            best, found = at, token
+    return best, found
+
+
+class _RegexRule:
+    """Specials first, then regex chunks, each chunk BPE-encoded alone (tiktoken's encode)."""
+
+    def __init__(self, tokenizer):
+        self._enc = tokenizer.tiktoken_encoding
+        self._regex = compile_pattern(tokenizer.split_pattern)
+        self._special_ids = tokenizer.special_tokens
+        self._special_id_set = frozenset(self._special_ids.values())
+
+    def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        order = sorted(allowed)  # as the backend's chunk finder orders its alternation
+        text, starts, ends = enc.text, [], []
+        pos = 0
+        while pos < len(text):
+            at, special = _next_special(text, pos, len(text), order)
+            if at > pos:
+                # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
+                # so the lengths alone give the spans.
+                lengths = np.fromiter(map(len, self._regex.findall(text, pos, at)), dtype=np.int64)
+                ends.append(pos + np.cumsum(lengths))
+                starts.append(ends[-1] - lengths)
+            if special is not None:
+                starts.append(np.array([at], dtype=np.int64))
+                ends.append(np.array([at + len(special)], dtype=np.int64))
+                at += len(special)
+            pos = at
+        cs = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
+        ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        # A chunk's first token starts at the chunk's first character; earlier tokens start before it.
+        ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
+        full = Encoding.from_parts(
+            text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
+            special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
+            starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
+        )
+        return _State(full, cs, ce, ct)
+
+    def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
+        """(start, end, special token or None) of every chunk from `pos`, which must be a chunk
+        boundary of the whole text's split."""
+        while pos < len(text):
+            at, special = _next_special(text, pos, len(text), order)
+            for m in self._regex.finditer(text, pos, at):
+                if m.end() > m.start():
+                    yield m.start(), m.end(), None
+            if special is not None:
+                yield at, at + len(special), special
+                at += len(special)
+            pos = at
+
+    def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
+        enc, cs, ce, ct = state.enc, state.chunk_starts, state.chunk_ends, state.chunk_tokens
+        old, n_tok, n_chunks = enc.text, len(enc.ids), len(cs)
+        delta = len(inserted) - removed
+        # Restart point. A match ending at e read characters up to e + LOOKAHEAD, or to the end of
+        # a whitespace run it started in; and whether a position ends a segment depends on the
+        # special token starting there (longest L). So matches ending at or before `bound` read
+        # nothing the edit changed: they stay, and the split restarts at the last such end.
+        longest = max(map(len, allowed), default=0)
+        q = max(p - longest, 0)
+        bound = min(q - LOOKAHEAD - 1, _WS_RUN_BEFORE.match(old, 0, q).start())
+        k = int(np.searchsorted(ce, bound, side="right"))  # chunks [0, k) are kept
+        a = int(ce[k - 1]) if k else 0
+        edit_end = p + len(inserted)  # new[edit_end:] == old[p + removed:]
+
+        window: list[tuple[int, int, str | None]] = []
+        j = n_chunks  # old chunks [j, m) are kept, shifted by delta
+        jj = -1
+        for s, e, special in self._chunks(new, a, sorted(allowed)):
+            if s >= edit_end:
+                # subtle: from here the text is the old text shifted; once a chunk equals an old one
+                # (same span, same kind) the split continues from the same place in the same text
+                # with the same segment end (the next special after it), so all later chunks agree.
+                if jj < 0:
+                    jj = int(np.searchsorted(cs, s - delta, side="left"))
+                while jj < n_chunks and cs[jj] < s - delta:
+                    jj += 1
+                if jj < n_chunks and cs[jj] == s - delta and ce[jj] == e - delta and self._is_special(state, jj) == (special is not None):
+                    j = jj
+                    break
+            window.append((s, e, special))
+        t0 = int(ct[k]) if k < n_chunks else n_tok
+        t1 = int(ct[j]) if j < n_chunks else n_tok
+        b = window[-1][1] if window else a
+        byte_a = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
+
+        ids: list[int] = []
+        counts = []
+        for s, e, special in window:
+            chunk_ids = [self._special_ids[special]] if special else self._enc._encode_single_piece(new[s:e])
+            ids += chunk_ids
+            counts.append(len(chunk_ids))
+        token_bytes = self._enc.decode_tokens_bytes(ids)
+        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
+        byte_ends = byte_a + np.cumsum(lengths)
+        old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
+        byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
+        special_mask = None  # as the backend: a mask only when special tokens can occur
+        if allowed and self._special_id_set:
+            special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
+        win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
+
+        count_arr = np.asarray(counts, dtype=np.int64)
+        tok_delta = len(ids) - (t1 - t0)
+        cs_new = np.concatenate([cs[:k], np.array([w[0] for w in window], dtype=np.int64), cs[j:] + delta])
+        ce_new = np.concatenate([ce[:k], np.array([w[1] for w in window], dtype=np.int64), ce[j:] + delta])
+        ct_new = np.concatenate([ct[:k], t0 + np.cumsum(count_arr) - count_arr, ct[j:] + tok_delta])
+        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._enc.decode_tokens_bytes)  # noqa: E731
+        new_enc, changed = _splice(
+            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
+        )
+        return _State(new_enc, cs_new, ce_new, ct_new), changed
+
+    def _is_special(self, state: _State, chunk: int) -> bool:
+        """Whether an old chunk is an allowed special token (one token with a special id)."""
+        t = int(state.chunk_tokens[chunk])
+        return state.enc.ids[t] in self._special_id_set if t < len(state.enc.ids) else False
+
+
+class _LineRule:
+    """SentencePiece BPE where no piece contains "\\n": each line is encoded on its own."""
+
+    def __init__(self, tokenizer, model_proto: bytes, no_prefix_proto: bytes):
+        import sentencepiece as spm
+
+        self._processors = {}
+        for dummy_prefix, proto in ((True, model_proto), (False, no_prefix_proto)):
+            sp = spm.SentencePieceProcessor()
+            sp.LoadFromSerializedProto(proto)
+            self._processors[dummy_prefix] = sp
+        sp = self._processors[True]
+        self._lock = threading.Lock()  # rules are shared by encoders; processors may not be thread-safe
+        self._token_bytes = [tokenizer.token_bytes(i) for i in range(sp.get_piece_size())]
+        self._is_byte = np.array([sp.is_byte(i) for i in range(sp.get_piece_size())], dtype=bool)
+        self._special_ids = tokenizer.special_tokens
+
+    def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        enc.starts, enc.ends, enc.flags  # noqa: B018 (computed once, spliced after)
+        return _State(enc)
+
+    def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
+        enc = state.enc
+        delta = len(inserted) - removed
+        # The lines around the edit; no special token contains "\n", so none crosses their ends.
+        w0 = new.rfind("\n", 0, p) + 1
+        newline = new.find("\n", p + len(inserted))
+        w1 = len(new) if newline < 0 else newline + 1
+        n_tok = len(enc.ids)
+        # subtle: a token starting at a line start starts exactly there (code points suffice).
+        t0 = int(np.searchsorted(enc.starts, w0, side="left"))
+        t1 = int(np.searchsorted(enc.starts, w1 - delta, side="left"))
+        byte_w0 = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
+        old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_w0
+
+        ids: list[int] = []
+        byte_starts, byte_ends = [], []
+        offset = byte_w0
+        pos = w0
+        # Special tokens split the text into parts, each encoded with the dummy prefix (as the
+        # backend does); the part a line continues is encoded without it.
+        order = sorted(allowed, key=len, reverse=True)
+        dummy_prefix = w0 == 0
+        while pos < w1:
+            at, special = _next_special(new, pos, w1, order)
+            if at > pos:
+                part = new[pos:at]
+                raw = part.encode("utf-8")
+                with self._lock:
+                    part_ids = self._processors[dummy_prefix].encode(part)
+                pieces = [self._token_bytes[i] for i in part_ids]
+                lead = 1 if dummy_prefix else 0
+                if b"".join(pieces)[lead:] != raw:  # the model changed the text: not provably local
+                    return None
+                lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+                ends = np.cumsum(lengths) - lead
+                ids += part_ids
+                byte_starts.append(offset + np.clip(ends - lengths, 0, None))
+                byte_ends.append(offset + np.clip(ends, 0, None))
+                offset += len(raw)
+            if special is not None:
+                n = len(special.encode("utf-8"))
+                ids.append(self._special_ids[special])
+                byte_starts.append(np.array([offset], dtype=np.int64))
+                byte_ends.append(np.array([offset + n], dtype=np.int64))
+                offset += n
+                at += len(special)
+            pos, dummy_prefix = at, True
+        ids_arr = np.asarray(ids, dtype=np.int64)
+        empty = np.zeros(0, dtype=np.int64)
+        win = _Window(
+            w0, w1, ids, [self._token_bytes[i] for i in ids],
+            np.concatenate(byte_starts) if byte_starts else empty,
+            np.concatenate(byte_ends) if byte_ends else empty,
+            np.isin(ids_arr, list(self._special_ids.values())) if allowed else None,
+            self._is_byte[ids_arr],
+        )
+        new_enc, changed = _splice(
+            enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)), None
+        )
+        return _State(new_enc), changed
+
+
+# --- which rule a tokenizer gets -----------------------------------------------------------------
+
+_rules: "weakref.WeakKeyDictionary[object, _RegexRule | _LineRule | None]" = weakref.WeakKeyDictionary()
+_rules_lock = threading.Lock()
+
+
+def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
+    """The tokenizer's locality rule, built once per tokenizer (SentencePiece loads two processors)."""
+    with _rules_lock:
+        if tokenizer not in _rules:
+            _rules[tokenizer] = _make_rule(tokenizer)
+        return _rules[tokenizer]
+
+
+def _make_rule(tokenizer) -> _RegexRule | _LineRule | None:
+    pattern = getattr(tokenizer, "split_pattern", None)
+    tiktoken_encoding = getattr(tokenizer, "tiktoken_encoding", None)
+    if pattern in LOCAL_PATTERNS and hasattr(tiktoken_encoding, "_encode_single_piece"):
+        if tiktoken_encoding._pat_str == pattern:
+            return _RegexRule(tokenizer)
+    proto = getattr(tokenizer, "model_proto", None)
+    if getattr(tokenizer, "family", None) == "sentencepiece" and proto is not None:
+        return _line_rule(tokenizer, proto)
+    return None
+
+
+def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
+    from sentencepiece import sentencepiece_model_pb2
+
+    model = sentencepiece_model_pb2.ModelProto()
+    model.ParseFromString(proto)
+    normalizer, trainer = model.normalizer_spec, model.trainer_spec
+    if not (
+        trainer.model_type == sentencepiece_model_pb2.TrainerSpec.BPE
+        and trainer.byte_fallback  # so "\n" is always the byte piece <0x0A>, never <unk>
+        and normalizer.name == "identity"
+        and not normalizer.remove_extra_whitespaces
+        and not trainer.treat_whitespace_as_suffix
+        and not any("\n" in piece.piece for piece in model.pieces)
+    ):
+        return None
+    normalizer.add_dummy_prefix = False
+    return _LineRule(tokenizer, proto, model.SerializeToString())
