@@ -1,0 +1,151 @@
+"""Start the desktop application: `tokexplorer` with no sub-command ends up in `run_gui`.
+
+Options: --open FILE, -t/--tokenizer NAME (repeatable: the first is shown, all join the picker),
+--screenshot PATH (wait until the text is tokenized and coloured, save a PNG of the window, exit;
+with several -t, one PNG per tokenizer named PATH-NAME.png), --settings-dir DIR (keep settings in
+DIR/tokexplorer.ini instead of the user's). --probe-startup prints when the window became visible
+and exits (for `tokexplorer bench --gui`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+SCREENSHOT_TIMEOUT_S = 120.0
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="tokexplorer", description="Open the tokexplorer window.")
+    p.add_argument("--open", metavar="FILE", help="open this text file")
+    p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="NAME",
+                   help="a built-in tokenizer or a tokenizer file; repeat to add more")
+    p.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window once coloured, then exit")
+    p.add_argument("--settings-dir", metavar="DIR", help="keep settings in DIR instead of the user's")
+    p.add_argument("--probe-startup", action="store_true", help=argparse.SUPPRESS)
+    return p.parse_args(argv)
+
+
+def screenshot_paths(path: str, names: list[str]) -> list[Path]:
+    """One PNG per tokenizer: PATH itself for one, PATH-NAME.png for several.
+
+    >>> [str(p) for p in screenshot_paths("out/a.png", ["gpt2", "llama-sp"])]
+    ['out/a-gpt2.png', 'out/a-llama-sp.png']
+    """
+    p = Path(path)
+    if len(names) <= 1:
+        return [p]
+    return [p.with_name(f"{p.stem}-{Path(n).name}{p.suffix or '.png'}") for n in names]
+
+
+def settled(window) -> bool:
+    """Nothing left to do: tokenizer loaded, text tokenized (or refused) and on-screen lines coloured."""
+    return (window.service.idle and not window.state.busy and not window.editor.isReadOnly()
+            and (window.state.result is not None or window.state.refusal is not None
+                 or window.banner.kind == "error")
+            and window.editor.format_visible() == 0 and window.chunk_view.up_to_date)
+
+
+def when_settled(window, then: Callable[[], None], timeout_s: float) -> None:
+    """Call `then` once `settled(window)`, polling from the event loop; give up after timeout_s."""
+    from PySide6.QtCore import QTimer
+
+    deadline = time.monotonic() + timeout_s
+
+    def poll() -> None:
+        if settled(window):
+            then()
+        elif time.monotonic() > deadline:
+            print("tokexplorer: error: timed out waiting for the text to be tokenized", file=sys.stderr)
+            window.app_exit(1)
+        else:
+            QTimer.singleShot(30, poll)
+
+    QTimer.singleShot(30, poll)
+
+
+def run_gui(argv: list[str]) -> int:
+    args = parse_args(argv)
+    if args.settings_dir:
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
+    from PySide6.QtCore import QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from ..core.tokenizer import TokexplorerError
+    from .main_window import MainWindow
+
+    app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "tokexplorer"])
+    app.setApplicationName("tokexplorer")
+    app.setOrganizationName("tokexplorer")
+    app.setStyle("Fusion")
+    window = MainWindow()
+    exit_code = [0]
+
+    def app_exit(code: int) -> None:
+        exit_code[0] = code
+        window.editor.document().setModified(False)  # nothing to ask about when exiting on purpose
+        window.close()
+        app.exit(code)
+
+    window.app_exit = app_exit
+    names = []
+    try:
+        for t in args.tokenizer:
+            names.append(t if t in window.state.catalog.names() else _add_tokenizer_file(window, t))
+    except TokexplorerError as exc:
+        print(f"tokexplorer: error: {exc}", file=sys.stderr)
+        return 1
+    if names:
+        window.state.set_tokenizer(names[0])
+    if args.open:
+        if not Path(args.open).is_file():
+            print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
+            return 1
+        window.open_text(Path(args.open), asked=True)
+    window.show()
+    if args.probe_startup:
+        QTimer.singleShot(0, lambda: (print(json.dumps({"visible_at": time.time()}), flush=True), app_exit(0)))
+    elif args.screenshot:
+        _take_screenshots(window, screenshot_paths(args.screenshot, names or [window.state.tokenizer]),
+                          names)
+    app.exec()
+    return exit_code[0]
+
+
+def _add_tokenizer_file(window, path: str) -> str:
+    from ..core.tokenizer import TokexplorerError
+
+    if not Path(path).is_file():
+        raise TokexplorerError(f"unknown tokenizer {path!r}: not a built-in "
+                               f"({', '.join(window.state.catalog.names())}) and not a file")
+    return window.state.add_tokenizer_file(path)
+
+
+def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
+    todo = list(zip(paths, names or [None] * len(paths)))
+
+    def next_shot() -> None:
+        if not todo:
+            window.app_exit(0)
+            return
+        path, name = todo[0]
+        if name is not None:
+            window.state.set_tokenizer(name)
+        when_settled(window, lambda: save(path), SCREENSHOT_TIMEOUT_S)
+
+    def save(path: Path) -> None:
+        todo.pop(0)
+        window.repaint()
+        if not window.grab().save(str(path), "PNG"):
+            print(f"tokexplorer: error: cannot write {path}", file=sys.stderr)
+            window.app_exit(1)
+            return
+        print(path)
+        next_shot()
+
+    next_shot()

@@ -1,0 +1,61 @@
+"""A message strip above the editor: the special-token refusal, a failed tokenization, and notes
+about how an opened file was adapted for the editor. Shows one message at a time, with buttons.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
+
+
+class Banner(QFrame):
+    """A dismissable message with optional action buttons; hidden when there is nothing to say."""
+
+    STYLES = {  # kind -> (background, text, border)
+        "refusal": ("#fff3e0", "#4e2600", "#ffb74d"),
+        "error": ("#ffebee", "#5f0000", "#e57373"),
+        "note": ("#e3f2fd", "#0d2c4a", "#90caf9"),
+    }
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setObjectName("banner")
+        self.kind = ""
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 8, 4)
+        self.label = QLabel()
+        self.label.setWordWrap(True)
+        self.label.setTextFormat(Qt.TextFormat.PlainText)
+        layout.addWidget(self.label, 1)
+        self._buttons: list[QPushButton] = []
+        self._layout = layout
+        close = QPushButton("✕")
+        close.setFlat(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.clear)
+        layout.addWidget(close)
+        self.hide()
+
+    def show_message(self, kind: str, text: str, actions: list[tuple[str, Callable[[], None]]] = ()) -> None:
+        for b in self._buttons:
+            b.deleteLater()
+        self._buttons = []
+        for label, callback in actions:
+            b = QPushButton(label)
+            b.clicked.connect(callback)
+            self._layout.insertWidget(self._layout.count() - 1, b)
+            self._buttons.append(b)
+        self.kind = kind
+        self.label.setText(text)
+        bg, fg, border = self.STYLES[kind]
+        self.setStyleSheet(f"#banner {{background:{bg}; border:1px solid {border};}}"
+                           f"#banner QLabel {{color:{fg}; border:none;}}")
+        self.show()
+
+    def clear(self, kind: str | None = None) -> None:
+        """Hide the banner (only if it shows `kind`, when given)."""
+        if kind is None or kind == self.kind:
+            self.kind = ""
+            self.hide()

@@ -1,0 +1,104 @@
+"""The chunk view: the regex pre-split of the text (tiktoken-family tokenizers split the text into
+chunks with a regex, then run BPE inside each chunk; no token crosses a chunk boundary).
+
+Chunks are computed in a worker, and only while the view is visible: splitting a 1 MB text takes
+a fifth of a second. SentencePiece tokenizers have no regex split; the view says so.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QLabel, QListView, QVBoxLayout, QWidget
+
+from ..cli import visible
+from .state import AppState
+from .tokenized import Tokenized
+from .worker import run_job
+
+
+class ChunkModel(QAbstractListModel):
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.text = ""
+        self.chunks: list[tuple[int, int]] = []
+
+    def set_chunks(self, text: str, chunks: list[tuple[int, int]]) -> None:
+        self.beginResetModel()
+        self.text, self.chunks = text, chunks
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(self.chunks)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
+            return None
+        start, end = self.chunks[index.row()]
+        return f"{index.row():>6}  {start}–{end}  “{visible(self.text[start:end])}”"
+
+
+class ChunkView(QWidget):
+    """A list of chunks with a one-line summary above it."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.setObjectName("chunks")
+        self.summary = QLabel("No text yet.")
+        self.summary.setWordWrap(True)
+        self.model = ChunkModel(self)
+        self.list = QListView()
+        self.list.setUniformItemSizes(True)  # subtle: keeps 200,000 rows cheap to lay out
+        self.list.setModel(self.model)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.addWidget(self.summary)
+        layout.addWidget(self.list)
+        self._result: Tokenized | None = None
+        self._shown_generation = -1
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(250)  # chunks are for reading, not for every keystroke
+        self._timer.timeout.connect(self._refresh)
+        state.tokenized.connect(self._on_tokenized)
+
+    @property
+    def up_to_date(self) -> bool:
+        return self._result is None or self._shown_generation == self._result.generation
+
+    def _on_tokenized(self, result: Tokenized | None) -> None:
+        self._result = result
+        if result is None:
+            self.model.set_chunks("", [])
+            self.summary.setText("No tokenization.")
+            self._shown_generation = -1
+        elif self.isVisible():
+            self._timer.start()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if not self.up_to_date:
+            self._timer.start()
+
+    def _refresh(self) -> None:
+        result = self._result
+        if result is None or not self.isVisible():
+            return
+        encoding = result.encoding
+        if encoding.chunk_finder is None:
+            self.model.set_chunks("", [])
+            self.summary.setText(f"{result.tokenizer} has no regex pre-split: SentencePiece "
+                                 "splits the text on its own (it marks spaces with ▁).")
+            self._shown_generation = result.generation
+            return
+        self.summary.setText("splitting…")
+        run_job(lambda progress: encoding.chunks,
+                on_result=lambda chunks: self._show(result, chunks),
+                on_error=lambda exc: self.summary.setText(f"cannot split: {exc}"))
+
+    def _show(self, result: Tokenized, chunks: list[tuple[int, int]]) -> None:
+        if result is not self._result:
+            return  # a newer text arrived meanwhile; its own refresh is on the way
+        self.model.set_chunks(result.encoding.text, chunks)
+        self.summary.setText(f"{len(chunks):,} chunks for {len(result):,} tokens "
+                             f"({len(result) / max(1, len(chunks)):.2f} tokens per chunk)")
+        self._shown_generation = result.generation

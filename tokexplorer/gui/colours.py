@@ -1,0 +1,108 @@
+"""Token colours and the application palettes, light and dark.
+
+A token's colour is keyed on its id, so it survives edits: inserting text recolours only the tokens
+that changed, never every later token (a scheme keyed on the token's index would). Two neighbours
+whose ids hash to the same hue are told apart by alternating a lighter and a darker shade along
+such a run; a run ends at the first different hue, so this too stays local to an edit.
+
+Special tokens, byte-fallback pieces and partial-character tokens get their own look on top of the
+hue (a strong outline colour, a dashed or wavy underline), so they read differently in both themes.
+This module computes colours and formats; it does not decide what to highlight.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat
+
+from ..core.encoding import TokenFlag
+
+N_HUES = 10
+# Hue angles spread round the wheel, ordered so that neighbouring indices are far apart.
+_HUES = [0.58, 0.08, 0.33, 0.83, 0.14, 0.47, 0.95, 0.25, 0.70, 0.40]
+
+
+def colour_indices(ids: np.ndarray) -> np.ndarray:
+    """Per token: hue index in [0, N_HUES) plus N_HUES on every other token of a same-hue run.
+
+    >>> c = colour_indices(np.array([5, 5, 5]))
+    >>> bool(c[1] == c[0] + N_HUES and c[2] == c[0])
+    True
+    """
+    ids = np.asarray(ids, dtype=np.uint64)
+    # Knuth's multiplicative hash: nearby ids (common in BPE vocabularies) get unrelated hues.
+    hue = (((ids * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16)) % np.uint64(N_HUES)
+    hue = hue.astype(np.int64)
+    if len(hue) < 2:
+        return hue
+    run_start = np.ones(len(hue), dtype=bool)
+    run_start[1:] = hue[1:] != hue[:-1]
+    start_index = np.maximum.accumulate(np.where(run_start, np.arange(len(hue)), 0))
+    parity = (np.arange(len(hue)) - start_index) & 1
+    return hue + parity * N_HUES
+
+
+class TokenFormats:
+    """QTextCharFormats for (colour index, flags), cached, for one theme."""
+
+    def __init__(self, dark: bool):
+        self.dark = dark
+        self._cache: dict[tuple[int, int], QTextCharFormat] = {}
+
+    def background(self, colour_index: int) -> QColor:
+        hue = _HUES[colour_index % N_HUES]
+        shade = colour_index // N_HUES  # 0 or 1: the alternate shade of a same-hue run
+        if self.dark:
+            return QColor.fromHslF(hue, 0.45, 0.26 + 0.08 * shade)
+        return QColor.fromHslF(hue, 0.75, 0.86 - 0.07 * shade)
+
+    def format(self, colour_index: int, flags: int) -> QTextCharFormat:
+        key = (colour_index, flags)
+        fmt = self._cache.get(key)
+        if fmt is not None:
+            return fmt
+        fmt = QTextCharFormat()
+        fmt.setBackground(self.background(colour_index))
+        if flags & TokenFlag.SPECIAL:
+            fmt.setBackground(QColor("#7b1fa2") if not self.dark else QColor("#ce93d8"))
+            fmt.setForeground(QColor("white") if not self.dark else QColor("black"))
+            fmt.setFontWeight(QFont.Weight.Bold)
+        if flags & TokenFlag.BYTE_FALLBACK:
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
+            fmt.setUnderlineColor(QColor("#e65100") if not self.dark else QColor("#ffb74d"))
+            fmt.setFontItalic(True)
+        if flags & TokenFlag.PARTIAL:
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+            fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
+        self._cache[key] = fmt
+        return fmt
+
+    def hover(self) -> QTextCharFormat:
+        """The extra format of the token under the mouse (or picked in the token-id view)."""
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#ffd54f") if not self.dark else QColor("#8d6e00"))
+        return fmt
+
+
+def application_palette(dark: bool) -> QPalette:
+    """The Fusion palette for the light or dark theme."""
+    p = QPalette()
+    if not dark:
+        return p
+    window, base, text = QColor(45, 45, 48), QColor(30, 30, 30), QColor(220, 220, 220)
+    p.setColor(QPalette.ColorRole.Window, window)
+    p.setColor(QPalette.ColorRole.WindowText, text)
+    p.setColor(QPalette.ColorRole.Base, base)
+    p.setColor(QPalette.ColorRole.AlternateBase, window)
+    p.setColor(QPalette.ColorRole.ToolTipBase, base)
+    p.setColor(QPalette.ColorRole.ToolTipText, text)
+    p.setColor(QPalette.ColorRole.Text, text)
+    p.setColor(QPalette.ColorRole.Button, window)
+    p.setColor(QPalette.ColorRole.ButtonText, text)
+    p.setColor(QPalette.ColorRole.Highlight, QColor(38, 79, 120))
+    p.setColor(QPalette.ColorRole.HighlightedText, Qt.GlobalColor.white)
+    p.setColor(QPalette.ColorRole.PlaceholderText, QColor(140, 140, 140))
+    for role in (QPalette.ColorRole.WindowText, QPalette.ColorRole.Text, QPalette.ColorRole.ButtonText):
+        p.setColor(QPalette.ColorGroup.Disabled, role, QColor(120, 120, 120))
+    return p

@@ -1,0 +1,88 @@
+"""Every question the window asks the user, in one replaceable object.
+
+The window calls `Dialogs` methods instead of building message boxes itself, so tests swap in an
+object with canned answers and never block on a modal dialog.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+
+from ..core.textfile import NotUtf8Error
+
+# Offered when a file is not UTF-8: (encoding name for Python's codecs, label).
+FALLBACK_ENCODINGS = [
+    ("cp1252", "Windows-1252 (Western European)"),
+    ("latin-1", "Latin-1 / ISO-8859-1 (every byte is a character)"),
+    ("utf-16-le", "UTF-16 little-endian, without BOM"),
+    ("utf-16-be", "UTF-16 big-endian, without BOM"),
+    ("shift_jis", "Shift JIS (Japanese)"),
+    ("gb18030", "GB 18030 (Chinese)"),
+    ("koi8-r", "KOI8-R (Russian)"),
+]
+
+TEXT_FILTER = "Text files (*.txt *.md *.py *.json *.yml *.yaml *.csv *.html *.xml);;All files (*)"
+TOKENIZER_FILTER = "Tokenizer files (*.tiktoken *.model encoder.json);;All files (*)"
+
+
+def not_utf8_message(error: NotUtf8Error) -> str:
+    """What the decoding dialog says.
+
+    >>> not_utf8_message(NotUtf8Error("a.txt", 7, 0xE9)).splitlines()[0]
+    'a.txt is not UTF-8: the byte at offset 7 is 0xE9, which cannot appear there in UTF-8.'
+    """
+    return (f"{error.path} is not UTF-8: the byte at offset {error.offset} is 0x{error.byte:02X}, "
+            "which cannot appear there in UTF-8.\n"
+            "Choose the encoding the file was written in to open it anyway. The file is not changed "
+            "unless you save it (saving writes UTF-8).")
+
+
+class Dialogs:
+    """The real, modal dialogs."""
+
+    def __init__(self, parent: QWidget):
+        self.parent = parent
+
+    def open_text_path(self, folder: str) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self.parent, "Open text", folder, TEXT_FILTER)
+        return path or None
+
+    def open_tokenizer_path(self, folder: str) -> str | None:
+        path, _ = QFileDialog.getOpenFileName(self.parent, "Open tokenizer file", folder, TOKENIZER_FILTER)
+        return path or None
+
+    def save_path(self, suggested: str) -> str | None:
+        path, _ = QFileDialog.getSaveFileName(self.parent, "Save text as", suggested, TEXT_FILTER)
+        return path or None
+
+    def ask_unsaved(self, name: str) -> str:
+        """'save', 'discard' or 'cancel'."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",
+                          f"{name} has changes that are not saved.", parent=self.parent)
+        box.setInformativeText("Save them before going on?")
+        box.setStandardButtons(QMessageBox.StandardButton.Save | QMessageBox.StandardButton.Discard
+                               | QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(QMessageBox.StandardButton.Save)
+        answer = box.exec()
+        return {QMessageBox.StandardButton.Save: "save",
+                QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
+
+    def choose_encoding(self, error: NotUtf8Error) -> str | None:
+        """An encoding from FALLBACK_ENCODINGS, or None to give up."""
+        labels = [label for _, label in FALLBACK_ENCODINGS]
+        label, ok = QInputDialog.getItem(self.parent, "Not UTF-8", not_utf8_message(error), labels, 0, False)
+        if not ok:
+            return None
+        return dict((lab, enc) for enc, lab in FALLBACK_ENCODINGS)[label]
+
+    def show_error(self, title: str, message: str) -> None:
+        QMessageBox.warning(self.parent, title, message)
+
+    def show_info(self, title: str, rich_text: str) -> None:
+        QMessageBox.about(self.parent, title, rich_text)
+
+
+def display_name(path: Path | None) -> str:
+    return path.name if path is not None else "Untitled"

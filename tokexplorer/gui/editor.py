@@ -1,0 +1,289 @@
+"""The editor pane: a QPlainTextEdit that colours its text token by token.
+
+How highlighting stays cheap on a book-length text:
+- Formats are set per block (line) with `QTextLayout.setFormats`, only for blocks that are on
+  screen, just before they are painted. Each block remembers (in its user state) the result epoch it
+  was formatted for; a new tokenization result bumps the epoch, so only what is visible is redone
+  now and the rest when it scrolls into view. No QSyntaxHighlighter: it would run Python for every
+  block of a newly loaded document.
+- Between an edit and the tokenization of the new text, the edited lines are coloured with the
+  previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
+  result then replaces them. Colours are keyed on token ids, so unchanged tokens keep their colour.
+
+Whitespace markers are Qt's own (QTextOption ShowTabsAndSpaces and ShowLineAndParagraphSeparators):
+they are painted, never inserted, so the text does not change.
+
+subtle: Qt positions are UTF-16 code units; every position handled here is one, and the tokens'
+spans come converted by the worker (`Tokenized.starts16`). Code points appear only in tooltips.
+"""
+
+from __future__ import annotations
+
+import html
+
+from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
+from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
+from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
+
+from ..cli import visible
+from ..core.encoding import TokenFlag
+from .colours import TokenFormats
+from .positions import Edit
+from .state import AppState
+from .tokenized import Tokenized
+
+LOAD_SLICE = 1 << 18  # characters inserted per event-loop turn when loading a big text
+
+
+def describe_token(result: Tokenized, index: int) -> str:
+    """Rich-text tooltip of one token: index, id, bytes in hex, rendered text, span, flags."""
+    tok = result.encoding.token(index)
+    flags = [f.name.lower().replace("_", "-") for f in TokenFlag if f and tok.flags & f]
+    rows = [
+        ("token", f"#{tok.index} of {len(result)}"),
+        ("id", str(tok.id)),
+        ("bytes", tok.bytes.hex(" ") or "(none)"),
+        ("text", f"“{visible(tok.text)}”"),
+        ("span", f"characters {tok.start}–{tok.end}"),
+    ]
+    if flags:
+        rows.append(("flags", ", ".join(flags)))
+    body = "".join(f"<tr><td><b>{k}</b></td><td>{html.escape(v)}</td></tr>" for k, v in rows)
+    return f"<table>{body}</table>"
+
+
+class TokenEditor(QPlainTextEdit):
+    """Plain-text editor with token colours, whitespace markers, token tooltips and hover."""
+
+    text_edited = Signal()  # the user changed the text (not emitted while a file loads)
+    load_progress = Signal(int, int)  # UTF-16 units inserted so far, total
+    loaded = Signal()  # load_text finished
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("editor")
+        self.setPlaceholderText("Type or paste text, or drop a file here, to see its tokens.")
+        self._formats = TokenFormats(state.dark)
+        self._result: Tokenized | None = None
+        self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
+        self.edit_count = 0  # edits so far; a request records it as its `mark`
+        self._epoch = 0  # a block whose userState differs is formatted before it is painted
+        self._applying = False  # our own format changes also report a contents change
+        self._loading = False
+        self.formatted_blocks = 0  # blocks formatted so far (for tests and the benchmark)
+        self.document().contentsChange.connect(self._on_contents_change)
+        self.viewport().setMouseTracking(True)
+        state.tokenized.connect(self._on_tokenized)
+        state.hovered_changed.connect(self._on_hovered)
+        state.reveal_token.connect(self.show_token)
+        state.show_whitespace_changed.connect(self._on_show_whitespace)
+        state.dark_changed.connect(self._on_dark)
+
+    # --- text in and out -----------------------------------------------------------------
+
+    def plain_text(self) -> str:
+        """The text exactly as tokenized: Qt's block separators as "\\n", non-breaking spaces kept.
+
+        subtle: toPlainText() would turn U+00A0 into a space and U+2028 into "\\n".
+        """
+        return self.document().toRawText().replace("\u2029", "\n")
+
+    def load_text(self, text: str) -> None:
+        """Replace the whole text, clearing the undo history; emits `loaded` when done.
+
+        A big text goes in slices between events, so the window stays responsive and shows
+        progress (a 50 MB text takes Qt about 10 s to take in, in one piece or many).
+        """
+        self._loading = True
+        self._result, self._edits = None, []
+        self.setReadOnly(True)
+        doc = self.document()
+        doc.setUndoRedoEnabled(False)
+        if len(text) <= LOAD_SLICE:
+            self.setPlainText(text)
+            self._finish_load()
+            return
+        self.clear()
+        slices = iter(range(0, len(text), LOAD_SLICE))
+
+        def step() -> None:
+            start = next(slices, None)
+            if start is None:
+                self._finish_load()
+                return
+            cursor = QTextCursor(doc)
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText(text[start:start + LOAD_SLICE])
+            self.load_progress.emit(min(start + LOAD_SLICE, len(text)), len(text))
+            QTimer.singleShot(0, step)
+
+        step()
+
+    def _finish_load(self) -> None:
+        doc = self.document()
+        doc.setUndoRedoEnabled(True)
+        doc.setModified(False)
+        self.setReadOnly(False)
+        self.moveCursor(QTextCursor.MoveOperation.Start)
+        self._loading = False
+        self._epoch += 1
+        self.loaded.emit()
+
+    def snapshot(self) -> tuple[str, int]:
+        """(text, mark): the text and how many edits it includes."""
+        return self.plain_text(), self.edit_count
+
+    # --- formatting ----------------------------------------------------------------------
+
+    def _on_contents_change(self, position: int, removed: int, added: int) -> None:
+        if self._applying or self._loading or (removed == 0 and added == 0):
+            return
+        self.edit_count += 1
+        self._edits.append((self.edit_count, Edit(position, removed, added)))
+        doc = self.document()
+        block, last = doc.findBlock(position), doc.findBlock(position + added)
+        while block.isValid():
+            block.setUserState(-1)
+            if block == last:
+                break
+            block = block.next()
+        self.text_edited.emit()
+
+    def _on_tokenized(self, result: Tokenized | None) -> None:
+        self._result = result
+        mark = result.mark if result is not None else self.edit_count
+        self._edits = [(n, e) for n, e in self._edits if n > mark]
+        self._epoch += 1
+        self.setExtraSelections([])
+        self.viewport().update()
+
+    def _on_dark(self, dark: bool) -> None:
+        self._formats = TokenFormats(dark)
+        self._epoch += 1
+        self.viewport().update()
+
+    def _on_show_whitespace(self, on: bool) -> None:
+        option = self.document().defaultTextOption()
+        flags = QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
+        option.setFlags(option.flags() | flags if on else option.flags() & ~flags)
+        self.document().setDefaultTextOption(option)
+
+    def paintEvent(self, event) -> None:
+        self.format_visible()
+        super().paintEvent(event)
+
+    def format_visible(self) -> int:
+        """Format the on-screen blocks that are not up to date; returns how many were formatted."""
+        block = self.firstVisibleBlock()
+        offset = self.contentOffset()
+        height = self.viewport().height()
+        doc = self.document()
+        done = 0
+        first_pos = last_end = None
+        self._applying = True
+        try:
+            while block.isValid():
+                top = self.blockBoundingGeometry(block).translated(offset).top()
+                if top > height:
+                    break
+                if block.userState() != self._epoch:
+                    self._format_block(block)
+                    block.setUserState(self._epoch)
+                    done += 1
+                    if first_pos is None:
+                        first_pos = block.position()
+                    last_end = block.position() + block.length()
+                block = block.next()
+            if first_pos is not None:
+                # One relayout for all of them, as QSyntaxHighlighter does per block.
+                doc.markContentsDirty(first_pos, last_end - first_pos)
+        finally:
+            self._applying = False
+        self.formatted_blocks += done
+        return done
+
+    def _format_block(self, block) -> None:
+        pos = block.position()
+        end = pos + block.length() - 1  # without the block separator
+        ranges = []
+        result = self._result
+        if result is not None and end > pos:
+            edits = [e for _, e in self._edits]
+            lo, hi = pos, end
+            for e in reversed(edits):
+                lo, hi = e.back(lo), e.back(hi)
+            starts, ends = result.starts16, result.ends16
+            colours, flags = result.colours, result.flags
+            fmt = self._formats.format
+            for i in result.range16(lo - 1 if edits else lo, hi + 1 if edits else hi):
+                s, t = int(starts[i]), int(ends[i])
+                for e in edits:
+                    s, t = e.start(s), e.end(t)
+                s, t = max(s, pos), min(t, end)
+                if t > s:
+                    r = QTextLayout.FormatRange()
+                    r.start, r.length = s - pos, t - s
+                    r.format = fmt(int(colours[i]), int(flags[i]))
+                    ranges.append(r)
+        block.layout().setFormats(ranges)
+
+    # --- hover and tooltips --------------------------------------------------------------
+
+    def token_at(self, point: QPoint) -> int | None:
+        """Index of the token under a viewport point, if the result is current."""
+        result = self._result
+        if result is None or self._edits:
+            return None
+        cursor = self.cursorForPosition(point)
+        rect = self.cursorRect(cursor)
+        # cursorForPosition snaps to the nearest character; past a line's end there is no token.
+        if abs(rect.center().y() - point.y()) > rect.height() or point.x() > rect.right() + rect.height() * 2:
+            return None
+        p = cursor.position()
+        index = result.index_at16(p)
+        if index is None or (point.x() < rect.left() and p > 0):
+            index = result.index_at16(p - 1) if p > 0 else index
+        return index
+
+    def mouseMoveEvent(self, event) -> None:
+        super().mouseMoveEvent(event)
+        index = self.token_at(event.position().toPoint())
+        self.state.set_hovered(-1 if index is None else index)
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        self.state.set_hovered(-1)
+
+    def viewportEvent(self, event) -> bool:
+        if event.type() == QEvent.Type.ToolTip:
+            index = self.token_at(event.pos())
+            if index is None:
+                QToolTip.hideText()
+            else:
+                QToolTip.showText(event.globalPos(), describe_token(self._result, index), self.viewport())
+            return True
+        return super().viewportEvent(event)
+
+    def _on_hovered(self, index: int) -> None:
+        result = self._result
+        if result is None or index < 0 or index >= len(result) or self._edits:
+            self.setExtraSelections([])
+            return
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(int(result.starts16[index]))
+        cursor.setPosition(int(result.ends16[index]), QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        selection.format = self._formats.hover()
+        self.setExtraSelections([selection])
+
+    def show_token(self, index: int) -> None:
+        """Scroll to a token and put the cursor at its start."""
+        result = self._result
+        if result is None or not 0 <= index < len(result):
+            return
+        cursor = self.textCursor()
+        cursor.setPosition(int(result.starts16[index]))
+        self.setTextCursor(cursor)
+        self.centerCursor()

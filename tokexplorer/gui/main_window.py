@@ -1,0 +1,498 @@
+"""The main window: menus, tool bar (tokenizer picker, special-token policy), status bar counts,
+dock panels, files in and out, and the settings that persist between runs.
+
+It wires the panels to the one `AppState` and the `TokenizeService`; it holds no token logic of its
+own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
+reaches `_report` and is shown in the window, never as a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
+                               QProgressBar, QVBoxLayout, QWidget)
+
+from ..core.textfile import NotUtf8Error, decode_text, write_atomic
+from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
+from . import settings as keys
+from .banner import Banner
+from .chunks import ChunkView
+from .colours import application_palette
+from .dialogs import Dialogs, display_name
+from .editor import TokenEditor
+from .positions import EditorText, editor_text, utf16_len
+from .state import AppState
+from .token_ids import TokenTable
+from .worker import POLICIES, TokenizeService, run_job
+
+TOKENIZER_SUFFIXES = (".tiktoken", ".model")
+READ_BLOCK = 1 << 20  # bytes read per progress report
+
+SHORTCUTS = [
+    ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
+    ("Save as", QKeySequence.StandardKey.SaveAs), ("Quit", QKeySequence.StandardKey.Quit),
+    ("Undo", QKeySequence.StandardKey.Undo), ("Redo", QKeySequence.StandardKey.Redo),
+    ("Select all", QKeySequence.StandardKey.SelectAll),
+]
+
+
+def read_text(path: Path, encoding: str | None, progress) -> EditorText:
+    """Read and decode a file in a worker, reporting bytes read; raises NotUtf8Error and friends."""
+    try:
+        total = path.stat().st_size
+        parts, done = [], 0
+        with open(path, "rb") as f:
+            while block := f.read(READ_BLOCK):
+                parts.append(block)
+                done += len(block)
+                progress(done, total)
+    except OSError as exc:
+        raise TokexplorerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return editor_text(decode_text(b"".join(parts), source=str(path), encoding=encoding))
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, state: AppState | None = None, *, dialogs=None, settings=None):
+        super().__init__()
+        self.setObjectName("main_window")
+        self.state = state or AppState(self)
+        self.settings = settings if settings is not None else keys.open_settings()
+        self.dialogs = dialogs or Dialogs(self)
+        self.editor = TokenEditor(self.state)
+        self.banner = Banner()
+        central = QWidget()
+        layout = QVBoxLayout(central)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.editor)
+        self.setCentralWidget(central)
+        self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
+                                       lambda: (self.state.tokenizer, self.state.policy), parent=self)
+        self._create_actions()
+        self._create_menus()
+        self._create_tool_bars()
+        self._create_status_bar()
+        self._create_docks()
+        self._connect()
+        self._read_settings()
+        self.setAcceptDrops(True)
+        self._update_title()
+        QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
+
+    # --- construction --------------------------------------------------------------------
+
+    def _action(self, text: str, slot=None, shortcut=None, tip: str = "", checkable: bool = False) -> QAction:
+        action = QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+        action.setCheckable(checkable)
+        if slot is not None:
+            (action.toggled if checkable else action.triggered).connect(slot)
+        return action
+
+    def _create_actions(self) -> None:
+        S = QKeySequence.StandardKey
+        self.open_action = self._action("&Open Text…", self.open_text_dialog, S.Open, "Open a text file")
+        self.open_tokenizer_action = self._action(
+            "Open &Tokenizer File…", self.open_tokenizer_dialog, "Ctrl+Shift+O",
+            "Open a .tiktoken, SentencePiece .model, minbpe .model or GPT-2 encoder.json file")
+        self.save_action = self._action("&Save", self.save, S.Save, "Save the text")
+        self.save_as_action = self._action("Save &As…", self.save_as, S.SaveAs, "Save the text under a new name")
+        self.quit_action = self._action("&Quit", self.close, S.Quit, "Quit tokexplorer")
+        e = self.editor
+        self.undo_action = self._action("&Undo", e.undo, S.Undo)
+        self.redo_action = self._action("&Redo", e.redo, S.Redo)
+        self.cut_action = self._action("Cu&t", e.cut, S.Cut)
+        self.copy_action = self._action("&Copy", e.copy, S.Copy)
+        self.paste_action = self._action("&Paste", e.paste, S.Paste)
+        self.select_all_action = self._action("Select &All", e.selectAll, S.SelectAll)
+        self.undo_action.setEnabled(False)
+        self.redo_action.setEnabled(False)
+        e.undoAvailable.connect(self.undo_action.setEnabled)
+        e.redoAvailable.connect(self.redo_action.setEnabled)
+        self.whitespace_action = self._action("Show &Whitespace", self.state.set_show_whitespace, "Ctrl+Shift+W",
+                                              "Mark spaces, tabs and line ends (the text is not changed)",
+                                              checkable=True)
+        self.dark_action = self._action("&Dark Theme", self.state.set_dark, "Ctrl+Shift+D",
+                                        "Switch between the light and the dark theme", checkable=True)
+        self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, S.HelpContents)
+        self.about_action = self._action("&About tokexplorer", self.show_about)
+
+    def _create_menus(self) -> None:
+        bar = self.menuBar()
+        file_menu = bar.addMenu("&File")
+        file_menu.addActions([self.open_action, self.open_tokenizer_action])
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addSeparator()
+        file_menu.addActions([self.save_action, self.save_as_action])
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+        edit_menu = bar.addMenu("&Edit")
+        edit_menu.addActions([self.undo_action, self.redo_action])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
+        self.view_menu = bar.addMenu("&View")
+        self.view_menu.addActions([self.whitespace_action, self.dark_action])
+        self.view_menu.addSeparator()
+        help_menu = bar.addMenu("&Help")
+        help_menu.addActions([self.shortcuts_action, self.about_action])
+
+    def _create_tool_bars(self) -> None:
+        tb = self.addToolBar("Tokenizer")
+        tb.setObjectName("tokenizer_toolbar")
+        tb.addWidget(QLabel(" Tokenizer: "))
+        self.tokenizer_box = QComboBox()
+        self.tokenizer_box.setObjectName("tokenizer_picker")
+        self.tokenizer_box.setMinimumContentsLength(14)
+        self.tokenizer_box.setToolTip("The tokenizer that colours the text")
+        tb.addWidget(self.tokenizer_box)
+        tb.addWidget(QLabel("  Special tokens: "))
+        self.policy_box = QComboBox()
+        self.policy_box.setObjectName("policy_picker")
+        labels = {"refuse": "refuse (tiktoken default)", "all": "all: encode as special",
+                  "none": "none: encode as text"}
+        for policy in POLICIES:
+            self.policy_box.addItem(labels[policy], policy)
+        self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
+        tb.addWidget(self.policy_box)
+        tb.addSeparator()
+        tb.addActions([self.whitespace_action, self.dark_action])
+        self.view_menu.addAction(tb.toggleViewAction())
+        self._fill_tokenizers()
+
+    def _create_status_bar(self) -> None:
+        self.counts_label = QLabel("")
+        self.counts_label.setObjectName("counts")
+        self.busy_label = QLabel("")
+        self.busy_label.setObjectName("busy")
+        self.progress_bar = QProgressBar()
+        self.progress_bar.setMaximumWidth(200)
+        self.progress_bar.hide()
+        sb = self.statusBar()
+        sb.addPermanentWidget(self.progress_bar)
+        sb.addPermanentWidget(self.busy_label)
+        sb.addPermanentWidget(self.counts_label)
+
+    def _create_docks(self) -> None:
+        self.token_table = TokenTable(self.state)
+        self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I")
+        self.chunk_view = ChunkView(self.state)
+        self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
+        self.tabifyDockWidget(self.token_dock, self.chunk_dock)
+        self.token_dock.raise_()
+
+    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:
+        dock = QDockWidget(title, self)
+        dock.setObjectName(name)  # saveState needs it
+        dock.setWidget(widget)
+        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        toggle = dock.toggleViewAction()
+        toggle.setShortcut(QKeySequence(shortcut))
+        self.view_menu.addAction(toggle)
+        return dock
+
+    def _connect(self) -> None:
+        s = self.state
+        self.editor.text_edited.connect(self.service.schedule)
+        self.editor.document().modificationChanged.connect(s.set_modified)
+        self.editor.load_progress.connect(lambda done, total: self._progress("inserting text", done, total))
+        self.editor.loaded.connect(self._on_loaded)
+        self.service.result.connect(s.set_result)
+        self.service.refused.connect(s.set_refusal)
+        self.service.failed.connect(self._on_failed)
+        self.service.busy.connect(s.set_busy)
+        s.tokenizer_changed.connect(self._on_tokenizer_changed)
+        s.tokenizers_changed.connect(self._fill_tokenizers)
+        s.policy_changed.connect(self._on_policy_changed)
+        s.tokenized.connect(self._show_counts)
+        s.refusal_changed.connect(self._on_refusal)
+        s.busy_changed.connect(self._show_busy)
+        s.dark_changed.connect(self._on_dark)
+        s.show_whitespace_changed.connect(self.whitespace_action.setChecked)
+        s.document_changed.connect(self._update_title)
+        self.tokenizer_box.currentIndexChanged.connect(
+            lambda i: i >= 0 and s.set_tokenizer(self.tokenizer_box.itemText(i)))
+        self.policy_box.currentIndexChanged.connect(lambda i: s.set_policy(self.policy_box.itemData(i)))
+
+    # --- settings ------------------------------------------------------------------------
+
+    def _read_settings(self) -> None:
+        st = self.settings
+        geometry = st.value(keys.GEOMETRY)
+        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1100, 720)
+        window_state = st.value(keys.WINDOW_STATE)
+        if isinstance(window_state, QByteArray) and not window_state.isEmpty():
+            self.restoreState(window_state)
+        name = str(st.value(keys.TOKENIZER, self.state.tokenizer))
+        if name in self.state.catalog.names():
+            self.state.set_tokenizer(name)
+        policy = str(st.value(keys.POLICY, "refuse"))
+        if policy in POLICIES:
+            self.state.set_policy(policy)
+        self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
+        self.state.set_dark(keys.read_bool(st, keys.DARK, False))
+        self._fill_recent()
+
+    def write_settings(self) -> None:
+        st = self.settings
+        st.setValue(keys.GEOMETRY, self.saveGeometry())
+        st.setValue(keys.WINDOW_STATE, self.saveState())
+        if self.state.catalog.is_builtin(self.state.tokenizer):  # others may be gone next time
+            st.setValue(keys.TOKENIZER, self.state.tokenizer)
+        st.setValue(keys.POLICY, self.state.policy)
+        st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
+        st.setValue(keys.DARK, self.state.dark)
+        st.sync()
+
+    def _recent(self) -> list[str]:
+        return keys.read_list(self.settings, keys.RECENT_FILES)
+
+    def _remember(self, path: Path) -> None:
+        paths = [str(path)] + [p for p in self._recent() if p != str(path)]
+        self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
+        self._fill_recent()
+
+    def _fill_recent(self) -> None:
+        self.recent_menu.clear()
+        paths = self._recent()
+        for i, p in enumerate(paths):
+            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {Path(p).name}")
+            action.setStatusTip(p)
+            action.triggered.connect(lambda checked=False, p=p: self.open_text(Path(p)))
+        self.recent_menu.setEnabled(bool(paths))
+
+    # --- state -> widgets ----------------------------------------------------------------
+
+    def _fill_tokenizers(self) -> None:
+        box = self.tokenizer_box
+        box.blockSignals(True)
+        box.clear()
+        for name in self.state.catalog.names():
+            box.addItem(name)
+            path = self.state.catalog.path_of(name)
+            if path is not None:
+                box.setItemData(box.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
+        box.setCurrentText(self.state.tokenizer)
+        box.blockSignals(False)
+
+    def _on_tokenizer_changed(self, name: str) -> None:
+        self.tokenizer_box.setCurrentText(name)
+        self.service.submit()
+
+    def _on_policy_changed(self, policy: str) -> None:
+        self.policy_box.setCurrentIndex(self.policy_box.findData(policy))
+        self.service.submit()
+
+    def _show_counts(self, result) -> None:
+        if result is None:
+            self.counts_label.setText("")
+            return
+        st = result.stats
+        self.counts_label.setText(
+            f"{st['tokens']:,} tokens · {st['chars']:,} characters · {st['bytes']:,} bytes · "
+            f"{st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token")
+        if self.banner.kind == "error":
+            self.banner.clear()
+
+    def _show_busy(self, busy: str) -> None:
+        self.busy_label.setText(busy or f"{self.state.tokenizer} ✓")
+
+    def _on_refusal(self, refusal: DisallowedSpecialError | None) -> None:
+        if refusal is None:
+            self.banner.clear("refusal")
+            return
+        self.counts_label.setText("not tokenized")
+        self.banner.show_message(
+            "refusal",
+            f"The text contains the special token {refusal.token} at character {refusal.position}. "
+            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it.",
+            [("Encode as special tokens", lambda: self.state.set_policy("all")),
+             ("Encode as plain text", lambda: self.state.set_policy("none"))])
+
+    def _on_failed(self, message: str) -> None:
+        self.state.set_result(None)
+        self._report("Cannot tokenize", message)
+
+    def _on_dark(self, dark: bool) -> None:
+        self.dark_action.setChecked(dark)
+        app = QApplication.instance()
+        if app is not None:
+            app.setPalette(application_palette(dark))
+
+    def _update_title(self) -> None:
+        self.setWindowTitle(f"{display_name(self.state.path)}[*] — tokexplorer")
+        self.setWindowModified(self.state.modified)
+
+    def _progress(self, what: str, done: int, total: int) -> None:
+        self.progress_bar.setVisible(done < total)
+        self.progress_bar.setRange(0, max(total, 1))
+        self.progress_bar.setValue(done)
+        self.progress_bar.setFormat(f"{what} %p%")
+
+    def _report(self, title: str, message: str) -> None:
+        """The one place errors reach the user: a banner, so nothing blocks."""
+        self.banner.show_message("error", f"{title}: {message}")
+
+    # --- files ---------------------------------------------------------------------------
+
+    def _folder(self) -> str:
+        return str(self.state.path.parent) if self.state.path else str(Path.cwd())
+
+    def maybe_save(self) -> bool:
+        """True when it is fine to drop the current text (saved, discarded, or unchanged)."""
+        if not self.state.modified:
+            return True
+        answer = self.dialogs.ask_unsaved(display_name(self.state.path))
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def open_text_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        path = self.dialogs.open_text_path(self._folder())
+        if path:
+            self.open_text(Path(path), asked=True)
+
+    def open_text(self, path: Path, *, encoding: str | None = None, asked: bool = False) -> None:
+        """Read a file in a worker; a file that is not UTF-8 leads to the decoding dialog."""
+        if not asked and not self.maybe_save():
+            return
+        self.state.set_busy(f"reading {path.name}…")
+        run_job(lambda progress: read_text(path, encoding, progress),
+                on_result=lambda text: self._on_read(path, text),
+                on_error=lambda exc: self._on_read_error(path, exc),
+                on_progress=lambda done, total: self._progress("reading", done, total))
+
+    def _on_read(self, path: Path, text: EditorText) -> None:
+        self.state.set_busy("")
+        self._remember(path)
+        self.state.set_document(path, newline=text.newline, notes=text.notes)
+        if text.notes:
+            self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
+        else:
+            self.banner.clear()
+        self.editor.load_text(text.text)
+
+    def _on_read_error(self, path: Path, exc: Exception) -> None:
+        self.state.set_busy("")
+        self.progress_bar.hide()
+        if isinstance(exc, NotUtf8Error):
+            encoding = self.dialogs.choose_encoding(exc)
+            if encoding:
+                self.open_text(path, encoding=encoding, asked=True)
+            return
+        self._report("Cannot open", str(exc) if isinstance(exc, TokexplorerError) else repr(exc))
+
+    def _on_loaded(self) -> None:
+        self.progress_bar.hide()
+        self.state.set_modified(False)
+        self.service.submit()
+
+    def set_text(self, text: str) -> None:
+        """Put text in the editor as if typed (for the quirks gallery, tests and the benchmark)."""
+        self.editor.setPlainText(editor_text(text).text)
+
+    def save(self) -> bool:
+        if self.state.path is None:
+            return self.save_as()
+        return self._write(self.state.path)
+
+    def save_as(self) -> bool:
+        path = self.dialogs.save_path(str(self.state.path or Path(self._folder()) / "untitled.txt"))
+        return bool(path) and self._write(Path(path))
+
+    def _write(self, path: Path) -> bool:
+        text = self.editor.plain_text()
+        if self.state.newline != "\n":
+            text = text.replace("\n", self.state.newline)
+        try:
+            write_atomic(path, text.encode("utf-8"))
+        except OSError as exc:
+            self._report("Cannot save", f"{path}: {exc.strerror or exc}")
+            return False
+        self.editor.document().setModified(False)
+        self.state.set_document(path, newline=self.state.newline)
+        self._remember(path)
+        self.statusBar().showMessage(f"saved {path} ({utf16_len(text):,} UTF-16 units)", 4000)
+        return True
+
+    def open_tokenizer_dialog(self) -> None:
+        path = self.dialogs.open_tokenizer_path(self._folder())
+        if path:
+            self.open_tokenizer(Path(path))
+
+    def open_tokenizer(self, path: Path) -> None:
+        """Add a tokenizer file to the picker and switch to it; a bad file is reported, not kept."""
+        self.state.set_busy(f"loading {path.name}…")
+
+        def load(progress) -> str:
+            name = self.state.catalog.add_file(path)
+            self.state.catalog.get(name)  # read it now, so a bad file fails here
+            return name
+
+        def loaded(name: str) -> None:
+            self.state.set_busy("")
+            self.state.tokenizers_changed.emit()
+            self.state.set_tokenizer(name)
+
+        def failed(exc: Exception) -> None:
+            self.state.set_busy("")
+            self.state.catalog.remove(path)
+            self._report("Cannot open tokenizer", str(exc))
+
+        run_job(load, on_result=loaded, on_error=failed)
+
+    # --- drag and drop -------------------------------------------------------------------
+
+    def dragEnterEvent(self, event) -> None:
+        if event.mimeData().hasUrls() and all(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+
+    def dropEvent(self, event) -> None:
+        for url in event.mimeData().urls():
+            path = Path(url.toLocalFile())
+            if path.suffix in TOKENIZER_SUFFIXES or path.name == "encoder.json":
+                self.open_tokenizer(path)
+            else:
+                self.open_text(path)
+        event.acceptProposedAction()
+
+    # --- help ----------------------------------------------------------------------------
+
+    def show_shortcuts(self) -> None:
+        rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
+        rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
+                 for a in (self.open_tokenizer_action, self.whitespace_action, self.dark_action,
+                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction())]
+        body = "".join(f"<tr><td>{n}</td><td><b>{k}</b></td></tr>" for n, k in rows)
+        self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")
+
+    def show_about(self) -> None:
+        from .. import __version__
+
+        self.dialogs.show_info(
+            "About tokexplorer",
+            f"<h3>tokexplorer {__version__}</h3><p>See how GPT-2, GPT-4, GPT-4o and Llama-style "
+            "tokenizers turn text into tokens, offline.</p><p>Colours follow token ids, so a token "
+            "keeps its colour as you type. Wavy underline: a token that cuts a character's UTF-8 "
+            "bytes; dashed: a byte-fallback piece; purple: a special token.</p>")
+
+    # --- closing -------------------------------------------------------------------------
+
+    def closeEvent(self, event) -> None:
+        if not self.maybe_save():
+            event.ignore()
+            return
+        self.write_settings()
+        self.service.wait_for_done(3000)
+        event.accept()

@@ -1,0 +1,149 @@
+"""Positions at the GUI boundary: the core counts code points, Qt counts UTF-16 code units.
+
+Also what the editor can hold: a QTextDocument turns "\\r\\n", "\\r", U+2029 and Qt's frame markers
+U+FDD0 / U+FDD1 into block breaks and drops lone surrogates, so text is normalised once, on its way
+in (`editor_text`), and the user is told what changed. No Qt here: plain Python and numpy, testable
+without a display.
+
+subtle: every astral character (emoji, 𝕏, 𠀀, most flags) is one code point but two UTF-16 units, so
+every position after one shifts by one per such character.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.tokenizer import clean_text
+
+
+def astral_prefix(text: str) -> np.ndarray:
+    """prefix[i] = number of astral characters in text[:i] (int64, length len(text) + 1).
+
+    >>> astral_prefix("a😀b").tolist()
+    [0, 0, 1, 1]
+    """
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = np.zeros(len(cps) + 1, dtype=np.int64)
+    np.cumsum(cps > 0xFFFF, out=out[1:])
+    return out
+
+
+def to_utf16(text: str, positions: np.ndarray, prefix: np.ndarray | None = None) -> np.ndarray:
+    """Code-point positions of `text` as UTF-16 positions.
+
+    >>> to_utf16("😀x", np.array([0, 1, 2])).tolist()
+    [0, 2, 3]
+    """
+    if prefix is None:
+        prefix = astral_prefix(text)
+    return positions + prefix[positions]
+
+
+def utf16_to_code_point(text: str, position16: int) -> int:
+    """A UTF-16 position in `text` as a code-point position (inside a pair: the pair's character).
+
+    >>> utf16_to_code_point("😀x", 2)
+    1
+    """
+    units = 0
+    for i, ch in enumerate(text):
+        if units >= position16:
+            return i
+        units += 2 if ord(ch) > 0xFFFF else 1
+    return len(text)
+
+
+def utf16_len(text: str) -> int:
+    """Length in UTF-16 code units.
+
+    >>> utf16_len("a😀")
+    3
+    """
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+@dataclass(frozen=True)
+class EditorText:
+    """Text ready for the editor, and what had to change to get there."""
+
+    text: str
+    newline: str  # the line ending to write back on save: "\n", "\r\n" or "\r"
+    notes: tuple[str, ...]  # one sentence per change, for the banner
+
+
+_BLOCK_BREAKS = {"\u2029": "PARAGRAPH SEPARATOR", "\ufdd0": "U+FDD0", "\ufdd1": "U+FDD1"}
+
+
+def editor_text(text: str) -> EditorText:
+    """Normalise text for a QTextDocument, remembering the line ending for saving.
+
+    >>> t = editor_text("a\\r\\nb\\r\\n")
+    >>> t.text, t.newline, t.notes
+    ('a\\nb\\n', '\\r\\n', ())
+    >>> editor_text("a\\ud83db\\u2029").notes[0].startswith("1 lone surrogate")
+    True
+    """
+    notes: list[str] = []
+    cleaned = clean_text(text)
+    if cleaned is not text:
+        n = sum(1 for a, b in zip(text, cleaned) if a != b)
+        notes.append(f"{n} lone surrogate(s) (not encodable as UTF-8) shown as U+FFFD")
+    text = cleaned
+    crlf, cr_total = text.count("\r\n"), text.count("\r")
+    lone_cr = cr_total - crlf
+    lf_only = text.count("\n") - crlf
+    newline = "\n"
+    if crlf and not lone_cr and not lf_only:
+        newline = "\r\n"
+    elif lone_cr and not crlf and not lf_only:
+        newline = "\r"
+    elif cr_total:
+        notes.append("mixed line endings (\\n, \\r\\n, \\r) are shown and tokenized as \\n; "
+                     "saving writes \\n")
+    if newline != "\n":
+        notes.append(f"{'CRLF' if newline == chr(13) + chr(10) else 'CR'} line endings are shown and "
+                     "tokenized as \\n; saving writes them back")
+    if cr_total:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    for ch, name in _BLOCK_BREAKS.items():
+        n = text.count(ch)
+        if n:
+            notes.append(f"{n} {name} character(s) become line breaks in the editor (Qt cannot hold them)")
+            text = text.replace(ch, "\n")
+    return EditorText(text, newline, tuple(notes))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """A change of the editor's text in UTF-16 units: at `position`, `removed` units replaced by
+    `added` units."""
+
+    position: int
+    removed: int
+    added: int
+
+    def start(self, p: int) -> int:
+        """Where a token starting at old position p starts now (text inserted at p goes before it)."""
+        if p < self.position:
+            return p
+        if p >= self.position + self.removed:
+            return p + self.added - self.removed
+        return self.position + self.added
+
+    def end(self, p: int) -> int:
+        """Where a token ending at old position p ends now (text inserted at p goes after it)."""
+        if p <= self.position:
+            return p
+        if p >= self.position + self.removed:
+            return p + self.added - self.removed
+        return self.position
+
+    def back(self, p: int) -> int:
+        """An approximate old position for the new position p (inside the insertion: its start)."""
+        if p <= self.position:
+            return p
+        if p >= self.position + self.added:
+            return p - self.added + self.removed
+        return self.position

@@ -1,0 +1,48 @@
+"""Every QSettings key the application uses, and where the settings live.
+
+Settings go to the platform's usual place, unless TOKEXPLORER_SETTINGS_DIR (or --settings-dir)
+names a folder: then to an INI file there, which is how the tests keep away from the user's real
+settings and from each other.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from PySide6.QtCore import QSettings
+
+GEOMETRY = "window/geometry"  # QByteArray from saveGeometry
+WINDOW_STATE = "window/state"  # QByteArray from saveState: docks and tool bars
+TOKENIZER = "editor/tokenizer"  # picker name
+POLICY = "editor/special_policy"  # "refuse", "all" or "none"
+SHOW_WHITESPACE = "view/show_whitespace"  # bool
+DARK = "view/dark"  # bool
+RECENT_FILES = "files/recent"  # list of paths, newest first
+MAX_RECENT = 10
+
+ENV_DIR = "TOKEXPLORER_SETTINGS_DIR"
+
+
+def open_settings() -> QSettings:
+    """The application's settings store."""
+    folder = os.environ.get(ENV_DIR)
+    if folder:
+        return QSettings(str(Path(folder) / "tokexplorer.ini"), QSettings.Format.IniFormat)
+    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "tokexplorer", "tokexplorer")
+
+
+def read_bool(settings: QSettings, key: str, default: bool) -> bool:
+    """A bool setting; INI files store bools as the strings "true" / "false"."""
+    value = settings.value(key, default)
+    if isinstance(value, str):
+        return value.lower() in ("true", "1", "yes")
+    return bool(value)
+
+
+def read_list(settings: QSettings, key: str) -> list[str]:
+    """A list-of-strings setting; INI files give a bare string for a one-item list."""
+    value = settings.value(key, [])
+    if isinstance(value, str):
+        return [value] if value else []
+    return [str(v) for v in value or []]

@@ -1,0 +1,103 @@
+"""The token-id view: one row per token (index, id, text, bytes), linked to the editor through the
+state's hovered token: hover a row and the token lights up in the text, hover the text and the row
+is shown. A model over the result's arrays, so a 300,000-token book costs nothing until scrolled.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+from ..cli import visible
+from .colours import TokenFormats
+from .state import AppState
+from .tokenized import Tokenized
+
+HEADERS = ["#", "id", "text", "bytes"]
+
+
+class TokenTableModel(QAbstractTableModel):
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.result: Tokenized | None = None
+        self._formats = TokenFormats(state.dark)
+        state.tokenized.connect(self._on_tokenized)
+        state.dark_changed.connect(self._on_dark)
+
+    def _on_tokenized(self, result: Tokenized | None) -> None:
+        self.beginResetModel()
+        self.result = result
+        self.endResetModel()
+
+    def _on_dark(self, dark: bool) -> None:
+        self._formats = TokenFormats(dark)
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(HEADERS) - 1))
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() or self.result is None else len(self.result)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        result = self.result
+        if result is None or not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            if col == 0:
+                return row
+            if col == 1:
+                return result.encoding.ids[row]
+            data = result.encoding.token_bytes[row]
+            if col == 2:
+                return visible(data.decode("utf-8", errors="replace"))
+            return data.hex(" ")
+        if role == Qt.ItemDataRole.BackgroundRole and col == 2:
+            return self._formats.background(int(result.colours[row]))
+        if role == Qt.ItemDataRole.TextAlignmentRole and col < 2:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class TokenTable(QTableView):
+    """The view; hovering a row sets the state's hovered token, a click reveals it in the editor."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("token_ids")
+        self.setModel(TokenTableModel(state, self))
+        self.setMouseTracking(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().hide()
+        # subtle: per-row height measurement over 300,000 rows would stall; fixed rows cost nothing.
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for col, width in enumerate((70, 70, 120)):
+            self.setColumnWidth(col, width)
+        self.entered.connect(lambda index: state.set_hovered(index.row()))
+        self.clicked.connect(lambda index: state.reveal_token.emit(index.row()))
+        state.hovered_changed.connect(self._on_hovered)
+
+    def _on_hovered(self, row: int) -> None:
+        if row < 0 or self.underMouse() or row >= self.model().rowCount():
+            return
+        index = self.model().index(row, 0)
+        self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.selectionModel().setCurrentIndex(
+            index, self.selectionModel().SelectionFlag.ClearAndSelect | self.selectionModel().SelectionFlag.Rows)
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        self.state.set_hovered(-1)

@@ -1,0 +1,56 @@
+"""One tokenization result as the views need it: the Encoding plus its spans in UTF-16 units and
+each token's colour index, all computed in the worker thread so the UI thread only looks them up.
+
+No Qt here, so the worker can build it and tests can check it without a display.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..core.encoding import Encoding
+from .positions import astral_prefix
+
+
+@dataclass(frozen=True, eq=False)
+class Tokenized:
+    """The tokens of `encoding.text` for `tokenizer` under `policy`, request `generation`."""
+
+    generation: int
+    tokenizer: str
+    policy: str
+    encoding: Encoding
+    starts16: np.ndarray  # int64 [n]: UTF-16 start of each token in the editor's text
+    ends16: np.ndarray  # int64 [n]: UTF-16 end (exclusive)
+    colours: np.ndarray  # int64 [n]: colour index (colours.colour_indices)
+    flags: np.ndarray  # uint8 [n]: TokenFlag bits
+    mark: int = 0  # the editor's edit count when the text was taken
+    changed: tuple[int, int] | None = None  # code-point range re-encoded, None: everything
+    seconds: float = 0.0  # time spent in the worker
+    stats: dict = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
+              colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0) -> "Tokenized":
+        prefix = astral_prefix(encoding.text)
+        starts, ends = encoding.starts, encoding.ends
+        return cls(generation, tokenizer, policy, encoding, starts + prefix[starts], ends + prefix[ends],
+                   colours, encoding.flags, mark, changed, seconds, encoding.stats())
+
+    def __len__(self) -> int:
+        return len(self.encoding)
+
+    def index_at16(self, position16: int) -> int | None:
+        """The token covering UTF-16 position `position16`, or None."""
+        i = int(np.searchsorted(self.ends16, position16, side="right"))
+        if i < len(self.ends16) and self.starts16[i] <= position16:
+            return i
+        return None
+
+    def range16(self, start16: int, end16: int) -> range:
+        """Indices of the tokens overlapping UTF-16 range [start16, end16)."""
+        first = int(np.searchsorted(self.ends16, start16, side="right"))
+        last = int(np.searchsorted(self.starts16, end16, side="left"))
+        return range(first, max(first, last))

@@ -1,0 +1,204 @@
+"""Work off the UI thread: tokenizing the editor's text, and any other slow job (reading a file).
+
+`TokenizeService` turns edits into tokenization requests: edits restart a short debounce timer,
+each request gets the next generation number, a single worker thread runs them in order and skips
+any request that a newer one has already superseded, and results of old generations are dropped
+on arrival. The worker keeps the previous encoding so an edit re-encodes only the chunks around it
+(`Retokenizer`). `run_job` runs any function in the global thread pool and reports progress, the
+result or the error through signals.
+
+Workers never touch widgets: they emit signals, and the UI thread acts on them.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from typing import Callable
+
+import numpy as np
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+
+from ..core.encoding import Encoding
+from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
+from .catalog import TokenizerCatalog
+from .colours import colour_indices
+from .tokenized import Tokenized
+
+# The special-token policies the window offers -> allowed_special for the core.
+POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
+
+
+class Retokenizer:
+    """Encodes a text, reusing the previous encoding of the same tokenizer and policy.
+
+    Not thread-safe: the service calls it from its single worker thread only.
+    """
+
+    def __init__(self) -> None:
+        self._key: tuple[int, str] | None = None  # (id of the tokenizer, policy)
+        self._encoding: Encoding | None = None
+
+    def run(self, tok: Tokenizer, policy: str, text: str) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
+        """(encoding, colour indices, changed code-point range or None for everything)."""
+        key = (id(tok), policy)
+        encoding = tok.encode(text, allowed_special=POLICIES[policy])
+        self._key, self._encoding = key, encoding
+        return encoding, colour_indices(np.asarray(encoding.ids, dtype=np.int64)), None
+
+
+class TokenizeService(QObject):
+    """Debounced, generation-numbered tokenization of the editor's text in one worker thread."""
+
+    result = Signal(object)  # Tokenized of the latest generation
+    refused = Signal(object)  # DisallowedSpecialError of the latest generation
+    failed = Signal(str)  # a message for the user
+    busy = Signal(str)  # what the worker is doing; "" when idle
+
+    # From the worker thread (queued to the UI thread): generation and payload.
+    _done = Signal(int, object)
+    _refused = Signal(int, object)
+    _failed = Signal(int, str)
+    _status = Signal(int, str)
+
+    def __init__(self, catalog: TokenizerCatalog, text_source: Callable[[], tuple[str, int]],
+                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 8, parent=None):
+        super().__init__(parent)
+        self._catalog = catalog
+        self._text_source = text_source  # () -> (the editor's text, its edit mark), in the UI thread
+        self._settings_source = settings_source  # () -> (tokenizer name, policy)
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)  # one at a time, in order: the Retokenizer is stateful
+        self._retokenizer = Retokenizer()
+        self.generation = 0  # of the latest request
+        self.completed = 0  # latest generation whose answer reached the UI
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(debounce_ms)
+        self._timer.timeout.connect(self.submit)
+        self._done.connect(self._on_done)
+        self._refused.connect(self._on_refused)
+        self._failed.connect(self._on_failed)
+        self._status.connect(self._on_status)
+
+    @property
+    def idle(self) -> bool:
+        """No request waiting or running."""
+        return not self._timer.isActive() and self.completed == self.generation
+
+    def schedule(self) -> None:
+        """The text changed: tokenize after the debounce interval, unless it changes again first."""
+        self._timer.start()
+
+    def submit(self) -> int:
+        """Tokenize the current text now; returns the request's generation."""
+        self._timer.stop()
+        self.generation += 1
+        gen = self.generation
+        name, policy = self._settings_source()
+        text, mark = self._text_source()
+        self._pool.start(lambda: self._work(gen, name, policy, text, mark))
+        return gen
+
+    def wait_for_done(self, msecs: int = -1) -> bool:
+        """Block until the worker is idle (for shutdown and tests)."""
+        return self._pool.waitForDone(msecs)
+
+    # --- worker thread -------------------------------------------------------------------
+
+    def _work(self, gen: int, name: str, policy: str, text: str, mark: int) -> None:
+        if gen != self.generation:
+            return  # a newer request is queued behind this one
+        try:
+            if not self._catalog.is_loaded(name):
+                self._status.emit(gen, f"loading {name}…")
+            tok = self._catalog.get(name)
+            if gen != self.generation:
+                return
+            if len(text) > 200_000:
+                self._status.emit(gen, "tokenizing…")
+            t0 = time.perf_counter()
+            encoding, colours, changed = self._retokenizer.run(tok, policy, text)
+            tokenized = Tokenized.build(gen, name, policy, encoding, colours, mark=mark, changed=changed,
+                                        seconds=time.perf_counter() - t0)
+        except DisallowedSpecialError as exc:
+            self._refused.emit(gen, exc)
+        except TokexplorerError as exc:
+            self._failed.emit(gen, str(exc))
+        except Exception as exc:  # a bug: keep the window alive, tell the user, log the details
+            traceback.print_exc(file=sys.stderr)
+            self._failed.emit(gen, f"internal error while tokenizing with {name}: {exc!r}")
+        else:
+            self._done.emit(gen, tokenized)
+
+    # --- back in the UI thread -----------------------------------------------------------
+
+    def _current(self, gen: int) -> bool:
+        if gen != self.generation:
+            return False  # stale: a newer request will answer
+        self.completed = gen
+        self.busy.emit("")
+        return True
+
+    def _on_done(self, gen: int, tokenized: Tokenized) -> None:
+        if self._current(gen):
+            self.result.emit(tokenized)
+
+    def _on_refused(self, gen: int, exc: DisallowedSpecialError) -> None:
+        if self._current(gen):
+            self.refused.emit(exc)
+
+    def _on_failed(self, gen: int, message: str) -> None:
+        if self._current(gen):
+            self.failed.emit(message)
+
+    def _on_status(self, gen: int, message: str) -> None:
+        if gen == self.generation:
+            self.busy.emit(message)
+
+
+class JobSignals(QObject):
+    progress = Signal(int, int)  # done, total
+    result = Signal(object)
+    error = Signal(object)  # the exception
+    finished = Signal()
+
+
+class Job(QRunnable):
+    """Runs fn(progress) in a pool thread; progress(done, total) reports from inside it."""
+
+    def __init__(self, fn: Callable[[Callable[[int, int], None]], object]):
+        super().__init__()
+        self.fn = fn
+        self.signals = JobSignals()
+
+    def run(self) -> None:
+        try:
+            value = self.fn(self.signals.progress.emit)
+        except Exception as exc:  # every error goes to the one handler the caller connected
+            if not isinstance(exc, TokexplorerError):
+                traceback.print_exc(file=sys.stderr)
+            self.signals.error.emit(exc)
+        else:
+            self.signals.result.emit(value)
+        self.signals.finished.emit()
+
+
+_running: set[Job] = set()  # keeps each job and its signals alive until it has finished
+
+
+def run_job(fn: Callable[[Callable[[int, int], None]], object], *, on_result: Callable[[object], None],
+            on_error: Callable[[Exception], None],
+            on_progress: Callable[[int, int], None] | None = None) -> Job:
+    """Run fn in the global thread pool; the callbacks run in the UI thread."""
+    job = Job(fn)
+    job.setAutoDelete(False)
+    job.signals.result.connect(on_result)
+    job.signals.error.connect(on_error)
+    if on_progress is not None:
+        job.signals.progress.connect(on_progress)
+    _running.add(job)
+    job.signals.finished.connect(lambda: _running.discard(job))
+    QThreadPool.globalInstance().start(job)
+    return job
