@@ -21,6 +21,7 @@ COMMANDS = {
     "split": "encoding",
     "compare": "encoding",
     "inspect": "inspecting",
+    "quirks": "quirks",
     "bench": "benchmarks",
 }
 
