@@ -33,7 +33,9 @@ import regex
 
 from .encoding import Encoding, LazyTokenBytes
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern
-from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
+from .tokenizer import (
+    AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text, resolve_special,
+)
 
 # minbpe's spellings of the GPT-2 and GPT-4 patterns (karpathy/minbpe, minbpe/regex.py).
 MINBPE_GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
@@ -111,7 +113,7 @@ class IncrementalEncoder:
             )
         inserted = clean_text(inserted)
         new = old[:start] + inserted + old[start + removed :]
-        allowed = resolve_special(self.tokenizer.special_tokens, self.allowed_special, new)
+        allowed = self._check_policy(new, start, start + len(inserted))
         result = None
         if self._local is not None:
             result = self._local.edit(self._state, start, removed, inserted, new, allowed)
@@ -128,6 +130,20 @@ class IncrementalEncoder:
         For an editor that knows only the new text (or coalesced several edits).
         """
         return self.edit(*text_edit(self._state.enc.text, clean_text(text)))
+
+    def _check_policy(self, new: str, start: int, end: int) -> set[str]:
+        """The allowed special tokens; raise if the new text spells a refused one.
+
+        The current text passed the policy, so a refused token can only appear where it overlaps
+        the inserted text new[start:end]: look there, not through the whole text.
+        """
+        specials = self.tokenizer.special_tokens
+        longest = max(map(len, specials), default=1)
+        lo = max(start - longest + 1, 0)
+        try:
+            return resolve_special(specials, self.allowed_special, new[lo : end + longest - 1])
+        except DisallowedSpecialError as exc:
+            raise DisallowedSpecialError(exc.token, exc.position + lo) from None
 
     def _full(self, text: str) -> "_State":
         enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
@@ -222,10 +238,18 @@ def _splice(
         win.byte_starts - byte_start, win.byte_ends - byte_start,
         win.special_mask, win.byte_fallback_mask,
     )
-    ids = enc.ids[:t0] + win.ids + enc.ids[t1:]
+    ids = enc.ids.copy()  # copy and slice-assign: one pass over the list, not three
+    ids[t0:t1] = win.ids
+    mid_end = t0 + len(win.ids)
 
     def join(old: np.ndarray, mid: np.ndarray, shift: int = 0) -> np.ndarray:
-        return np.concatenate([old[:t0], mid, old[t1:] + shift] if shift else [old[:t0], mid, old[t1:]])
+        out = np.empty(len(ids), dtype=old.dtype)
+        out[:t0], out[t0:mid_end] = old[:t0], mid
+        if shift:
+            np.add(old[t1:], shift, out=out[mid_end:])
+        else:
+            out[mid_end:] = old[t1:]
+        return out
 
     def join_mask(old: np.ndarray | None, mid: np.ndarray | None) -> np.ndarray | None:
         # The policy is fixed, so an old mask is None only where the new one is, or (byte
@@ -237,7 +261,8 @@ def _splice(
     if lazy_bytes is not None:
         token_bytes = lazy_bytes(ids)
     else:
-        token_bytes = enc.token_bytes[:t0] + win.token_bytes + enc.token_bytes[t1:]
+        token_bytes = enc.token_bytes.copy()
+        token_bytes[t0:t1] = win.token_bytes
     new = Encoding.from_parts(
         new_text, ids, token_bytes,
         join(enc.byte_starts, win.byte_starts, byte_delta), join(enc.byte_ends, win.byte_ends, byte_delta),

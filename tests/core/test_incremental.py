@@ -1,0 +1,250 @@
+"""Incremental re-tokenization equals a full encode of the edited text, for every tokenizer.
+
+The oracle is the tokenizer's own `encode` of the whole new text: ids, token bytes, spans, flags and
+chunks must be identical after every edit, and `changed` must cover every token that is not the
+old token at the same place (before the edit) or the old token shifted (after it).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.incremental import (
+    LOCAL_PATTERNS,
+    MINBPE_GPT2_PATTERN,
+    MINBPE_GPT4_PATTERN,
+    IncrementalEncoder,
+    text_edit,
+)
+from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
+
+# Pieces that exercise the split patterns' alternatives and their lookahead: whitespace runs
+# before words and at the end (\s+(?!\S), \s++$), newlines, contractions, digit runs, punctuation,
+# combining marks, astral characters, CJK, special-token text and fragments of it, and
+# SentencePiece's own space mark.
+PIECES = [
+    " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " \n", "\u00a0", "\u3000",
+    "a", "Z", "hello", "World", "ABC", "'s", "'re", "'", "'LL",
+    "1", "12", "12345", ".", ",", "!?", "--", "/", "\"",
+    "é", "e\u0301", "\u0301", "👋", "𝕏", "𠀀", "🇺🇳", "中文", "ｱｲｳ",
+    "<|endoftext|>", "<|fim_prefix|>", "<s>", "</s>", "<unk>", "<|", "|>", "endoftext", "<",
+    "\u2581",
+]
+texts = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
+inserts = st.one_of(texts, st.lists(st.sampled_from(PIECES + ["\ud83d"]), max_size=3).map("".join))
+
+
+def tokens(enc: Encoding) -> list[tuple[int, tuple[int, int]]]:
+    return list(zip(enc.ids, enc.spans))
+
+
+def assert_same(got: Encoding, expected: Encoding) -> None:
+    assert got.text == expected.text
+    assert got.ids == expected.ids
+    assert list(got.token_bytes) == list(expected.token_bytes)
+    assert got.spans == expected.spans
+    assert got.flags.tolist() == expected.flags.tolist()
+    assert got.chunks == expected.chunks
+    assert got.stats() == expected.stats()
+
+
+def assert_changed_covers(old: Encoding, new: Encoding, edit: tuple[int, int, int], changed) -> None:
+    """Every new token outside `changed` is an old token: the same one at the same place wholly
+    before the edit, or the same one shifted wholly after the inserted text."""
+    start, end, delta = edit
+    assert changed[0] <= start <= end <= changed[1]
+    o, n = tokens(old), tokens(new)
+    prefix = 0
+    while prefix < min(len(o), len(n)) and o[prefix] == n[prefix] and n[prefix][1][1] <= start:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(o), len(n)):
+        (oid, (os, oe)), (nid, (ns, ne)) = o[-1 - suffix], n[-1 - suffix]
+        if not (oid == nid and (os + delta, oe + delta) == (ns, ne) and ns >= end):
+            break
+        suffix += 1
+    outside = [i for i, (_, (s, e)) in enumerate(n) if not changed[0] <= s <= e <= changed[1]]
+    need_prefix = max((i + 1 for i in outside if n[i][1][0] < changed[0]), default=0)
+    need_suffix = max((len(n) - i for i in outside if n[i][1][0] >= changed[0]), default=0)
+    assert need_prefix <= prefix and need_suffix <= suffix
+    assert need_prefix + need_suffix <= min(len(o), len(n))
+
+
+def run_edits(tok, text: str, policy, data) -> None:
+    """Apply random edits, checking each against a full encode."""
+    if policy is None:
+        text = text.replace("<", "")  # the default policy refuses special-token text
+    inc = IncrementalEncoder(tok, text, allowed_special=policy)
+    assert_same(inc.encoding, tok.encode(text, allowed_special=policy))
+    for _ in range(data.draw(st.integers(1, 6), label="edits")):
+        old = inc.encoding
+        start = data.draw(st.integers(0, len(old.text)), label="start")
+        removed = data.draw(st.integers(0, min(6, len(old.text) - start)), label="removed")
+        inserted = data.draw(inserts, label="inserted")
+        new_text = clean_text(old.text[:start] + inserted + old.text[start + removed :])
+        try:
+            expected = tok.encode(new_text, allowed_special=policy)
+        except DisallowedSpecialError as exc:
+            with pytest.raises(DisallowedSpecialError) as raised:
+                inc.edit(start, removed, inserted)
+            assert (raised.value.token, raised.value.position) == (exc.token, exc.position)
+            assert inc.encoding is old
+            continue
+        enc, changed = inc.edit(start, removed, inserted)
+        assert_same(enc, expected)
+        assert inc.encoding is enc
+        end = start + len(clean_text(inserted))
+        assert_changed_covers(old, enc, (start, end, len(new_text) - len(old.text)), changed)
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=texts, policy=st.sampled_from(["all", "none", None]), data=st.data())
+def test_edits_equal_a_full_encode(builtin, text, policy, data):
+    assert IncrementalEncoder(builtin).is_incremental
+    run_edits(builtin, text, policy, data)
+
+
+def toy_tokenizer(pattern: str) -> TiktokenTokenizer:
+    """Bytes plus a few merges, with the given split pattern and one special token."""
+    ranks = {bytes([b]): b for b in range(256)}
+    for merge in [b"he", b"ll", b"hell", b"hello", b" w", b"  ", b"12", b"\n\n", b"'s", b"\xf0\x9f"]:
+        ranks[merge] = len(ranks)
+    return TiktokenTokenizer.from_ranks("toy", ranks, pattern, {"<|endoftext|>": len(ranks)})
+
+
+@pytest.mark.parametrize("pattern", [MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN], ids=["minbpe-gpt2", "minbpe-gpt4"])
+@settings(max_examples=40, deadline=None)
+@given(text=texts, data=st.data())
+def test_minbpe_patterns_are_incremental(pattern, text, data):
+    tok = toy_tokenizer(pattern)
+    assert pattern in LOCAL_PATTERNS and IncrementalEncoder(tok).is_incremental
+    run_edits(tok, text, "all", data)
+
+
+@settings(max_examples=30, deadline=None)
+@given(text=texts, data=st.data())
+def test_custom_pattern_falls_back_to_full_encode(text, data):
+    tok = toy_tokenizer(r"\S+(?=\s)|\S+|\s+")
+    assert not IncrementalEncoder(tok).is_incremental
+    run_edits(tok, text, "all", data)
+
+
+@settings(max_examples=60, deadline=None)
+@given(old=texts, new=texts)
+def test_update_finds_the_edit(builtin, old, new):
+    inc = IncrementalEncoder(builtin, old, allowed_special="all")
+    enc, changed = inc.update(new)
+    assert_same(enc, builtin.encode(new, allowed_special="all"))
+    start, removed, inserted = text_edit(old, new)
+    assert old[:start] + inserted + old[start + removed :] == new
+
+
+@pytest.mark.parametrize(
+    "old, new",
+    [("", ""), ("", "ab"), ("ab", ""), ("abc", "abc"), ("aaa", "aaaa"), ("x👋y", "x👋👋y"),
+     ("a" * 5000 + "b", "a" * 5000 + "cb"), ("𝕏" * 3000, "𝕏" * 2999)],
+)
+def test_text_edit(old, new):
+    start, removed, inserted = text_edit(old, new)
+    assert old[:start] + inserted + old[start + removed :] == new
+    assert start == len(os.path.commonprefix([old, new]))  # the whole common prefix is kept
+    if old == new:
+        assert (removed, inserted) == (0, "")
+
+
+# --- deterministic cases ----------------------------------------------------------------------
+
+
+def check_edit(tok, text: str, start: int, removed: int, inserted: str, policy="all"):
+    inc = IncrementalEncoder(tok, text, allowed_special=policy)
+    old = inc.encoding
+    enc, changed = inc.edit(start, removed, inserted)
+    assert_same(enc, tok.encode(enc.text, allowed_special=policy))
+    delta = len(enc.text) - len(text)
+    assert_changed_covers(old, enc, (start, start + len(inserted), delta), changed)
+    return enc, changed
+
+
+@pytest.mark.parametrize(
+    "text, start, removed, inserted",
+    [
+        ("hello world", 0, 0, "Oh, "),  # at the start
+        ("hello world", 11, 0, "!"),  # at the end
+        ("hello world", 0, 11, ""),  # delete everything
+        ("", 0, 0, "hello 👋"),  # into nothing
+        ("a   ", 4, 0, "b"),  # trailing whitespace: \s++$ becomes \s+(?!\S) + " b"
+        ("a   b", 4, 1, ""),  # and back
+        ("x" + " " * 50 + "y", 51, 1, ""),  # a long run before a word loses the word
+        ("a\n\nb", 3, 1, " "),  # the chunk two before the edit looked ahead into it
+        ("don't stop", 4, 1, "T"),  # contractions
+        ("I'VE 12345 apples", 8, 0, "6"),  # digit groups of three re-align
+        ("ab<|endoftext|>cd", 7, 1, ""),  # break a special token
+        ("ab<|endoftext|>cd", 2, 0, "<|endoftext|>"),  # add one before another
+        ("ab<|endoftext>cd", 14, 0, "|"),  # complete one
+        ("hi 👋 there", 4, 0, "👋"),  # astral characters, partial UTF-8 tokens
+        ("line one\nline two\n", 9, 0, "\n"),  # SentencePiece: a new line
+        ("line one\nline two", 8, 1, ""),  # SentencePiece: join two lines
+        ("<s>hello\n world", 3, 0, " "),  # SentencePiece: a part after a special token
+    ],
+)
+def test_edit_cases(builtin, text, start, removed, inserted):
+    check_edit(builtin, text, start, removed, inserted)
+
+
+def test_refused_special_token_raises_and_keeps_state(builtin):
+    token = next(t for t in builtin.special_tokens if t.startswith("<") and len(t) > 3)
+    text = "hello " + token[:-1] + " world"
+    inc = IncrementalEncoder(builtin, text)  # the default policy: refuse special-token text
+    old = inc.encoding
+    with pytest.raises(DisallowedSpecialError) as raised:
+        inc.edit(6 + len(token) - 1, 0, token[-1])
+    assert (raised.value.token, raised.value.position) == (token, 6)
+    assert inc.encoding is old and inc.text == text
+    enc, _ = inc.edit(0, 0, "oh ")  # still usable
+    assert_same(enc, builtin.encode("oh " + text))
+
+
+def test_out_of_range_edit_is_an_error(builtin):
+    inc = IncrementalEncoder(builtin, "abc")
+    for start, removed in [(-1, 0), (4, 0), (2, 2), (0, -1)]:
+        with pytest.raises(TokexplorerError, match="out of range"):
+            inc.edit(start, removed, "x")
+    assert inc.text == "abc"
+
+
+def test_lone_surrogates_become_replacement_characters(builtin):
+    inc = IncrementalEncoder(builtin, "ab")
+    enc, changed = inc.edit(1, 0, "\ud83d")
+    assert enc.text == "a\ufffdb" and changed[0] <= 1 < 2 <= changed[1]
+    assert_same(enc, builtin.encode("a\ufffdb"))
+
+
+def test_edits_on_a_real_corpus_stay_local(builtin, corpora, tricky_strings):
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:60_000]
+    text += "".join(s for _, s in tricky_strings[:40])
+    inc = IncrementalEncoder(builtin, text, allowed_special="all")
+    positions = [0, 1, 29_999, 30_000, 45_678, 59_999, len(text) // 2, len(text) - 1, len(text)]
+    for i, pos in enumerate(positions):
+        pos = min(pos, len(inc.text))
+        removed = min(i % 3, len(inc.text) - pos)
+        inserted = ["x", " ", "\n", "'s", "👋", ""][i % 6]
+        old = inc.encoding
+        enc, changed = inc.edit(pos, removed, inserted)
+        assert_same(enc, builtin.encode(enc.text, allowed_special="all"))
+        assert_changed_covers(old, enc, (pos, pos + len(inserted), len(enc.text) - len(old.text)), changed)
+        assert changed[1] - changed[0] < 200, "an edit in running text should change a few tokens"
+
+
+def test_chunks_are_precomputed(builtin):
+    inc = IncrementalEncoder(builtin, "hello world")
+    enc, _ = inc.edit(5, 0, ",")
+    if builtin.split_pattern is None:
+        assert enc.chunks is None
+    else:
+        assert "_chunk_spans" in enc.__dict__ and enc.chunks == [(0, 5), (5, 6), (6, 12)]
