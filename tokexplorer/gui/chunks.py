@@ -84,21 +84,20 @@ class ChunkView(QWidget):
         if result is None or not self.isVisible():
             return
         encoding = result.encoding
-        if encoding.chunk_finder is None:
-            self.model.set_chunks("", [])
-            self.summary.setText(f"{result.tokenizer} has no regex pre-split: SentencePiece "
-                                 "splits the text on its own (it marks spaces with ▁).")
-            self._shown_generation = result.generation
-            return
         self.summary.setText("splitting…")
         run_job(lambda progress: encoding.chunks,
                 on_result=lambda chunks: self._show(result, chunks),
                 on_error=lambda exc: self.summary.setText(f"cannot split: {exc}"))
 
-    def _show(self, result: Tokenized, chunks: list[tuple[int, int]]) -> None:
+    def _show(self, result: Tokenized, chunks: list[tuple[int, int]] | None) -> None:
         if result is not self._result:
             return  # a newer text arrived meanwhile; its own refresh is on the way
+        self._shown_generation = result.generation
+        if chunks is None:
+            self.model.set_chunks("", [])
+            self.summary.setText(f"{result.tokenizer} has no regex pre-split: SentencePiece "
+                                 "splits the text on its own (it marks spaces with ▁).")
+            return
         self.model.set_chunks(result.encoding.text, chunks)
         self.summary.setText(f"{len(chunks):,} chunks for {len(result):,} tokens "
                              f"({len(result) / max(1, len(chunks)):.2f} tokens per chunk)")
-        self._shown_generation = result.generation

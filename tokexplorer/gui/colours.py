@@ -43,6 +43,34 @@ def colour_indices(ids: np.ndarray) -> np.ndarray:
     return hue + parity * N_HUES
 
 
+def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> np.ndarray:
+    """The colours of `ids` after an edit, recomputing only near it.
+
+    `old` are the colours before the edit; tokens before `first` are unchanged and every token from
+    `stop` on equals old token i - (len(ids) - len(old)). Recomputing starts at a token that began a
+    shade run (so its colour cannot depend on what came before) and stops once a recomputed colour
+    equals the old one past the edit: everything after that follows identically.
+
+    >>> ids = [5, 5, 5, 7, 8, 9]
+    >>> new = ids[:1] + [3] + ids[1:]
+    >>> update_colours(colour_indices(np.array(ids)), new, 1, 2).tolist() == colour_indices(np.array(new)).tolist()
+    True
+    """
+    shift = len(ids) - len(old)
+    start = max(first - 1, 0)
+    while start > 0 and old[start] >= N_HUES:
+        start -= 1
+    end = stop + 8
+    while True:
+        end = min(end, len(ids))
+        mid = colour_indices(np.fromiter(ids[start:end], dtype=np.int64, count=end - start))
+        if end == len(ids):
+            return np.concatenate([old[:start], mid])
+        if end > stop and mid[-1] == old[end - 1 - shift]:
+            return np.concatenate([old[:start], mid, old[end - shift:]])
+        end = stop + 2 * (end - stop)
+
+
 class TokenFormats:
     """QTextCharFormats for (colour index, flags), cached, for one theme."""
 

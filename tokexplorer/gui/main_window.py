@@ -211,6 +211,8 @@ class MainWindow(QMainWindow):
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         s.tokenized.connect(self._show_counts)
+        s.tokenized.connect(self._show_busy)
+        s.tokenizer_changed.connect(self._show_busy)
         s.refusal_changed.connect(self._on_refusal)
         s.busy_changed.connect(self._show_busy)
         s.dark_changed.connect(self._on_dark)
@@ -303,8 +305,11 @@ class MainWindow(QMainWindow):
         if self.banner.kind == "error":
             self.banner.clear()
 
-    def _show_busy(self, busy: str) -> None:
-        self.busy_label.setText(busy or f"{self.state.tokenizer} ✓")
+    def _show_busy(self, *_) -> None:
+        """What the worker does, or whether the current tokenizer is ready."""
+        name = self.state.tokenizer
+        ready = self.state.catalog.is_loaded(name)
+        self.busy_label.setText(self.state.busy or (f"{name} ✓" if ready else f"{name} (not loaded yet)"))
 
     def _on_refusal(self, refusal: DisallowedSpecialError | None) -> None:
         if refusal is None:

@@ -71,9 +71,9 @@ class AppState(QObject):
     def set_refusal(self, refusal: DisallowedSpecialError | None) -> None:
         if refusal is not self.refusal:
             self.refusal = refusal
-            self.refusal_changed.emit(refusal)
             if refusal is not None:
-                self.set_result(None)
+                self.set_result(None)  # first, so views show the refusal last
+            self.refusal_changed.emit(refusal)
 
     def set_busy(self, busy: str) -> None:
         if busy != self.busy:

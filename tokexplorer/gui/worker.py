@@ -21,9 +21,10 @@ import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from ..core.encoding import Encoding
+from ..core.incremental import IncrementalEncoder
 from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
 from .catalog import TokenizerCatalog
-from .colours import colour_indices
+from .colours import colour_indices, update_colours
 from .tokenized import Tokenized
 
 # The special-token policies the window offers -> allowed_special for the core.
@@ -31,21 +32,34 @@ POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
 
 
 class Retokenizer:
-    """Encodes a text, reusing the previous encoding of the same tokenizer and policy.
+    """Encodes the editor's text, re-encoding only around the edit when the tokenizer and policy are
+    the ones of the previous call (`IncrementalEncoder`), and splicing the colours likewise.
 
     Not thread-safe: the service calls it from its single worker thread only.
     """
 
     def __init__(self) -> None:
-        self._key: tuple[int, str] | None = None  # (id of the tokenizer, policy)
-        self._encoding: Encoding | None = None
+        self._encoder: IncrementalEncoder | None = None
+        self._policy = ""
+        self._colours = np.zeros(0, dtype=np.int64)
 
     def run(self, tok: Tokenizer, policy: str, text: str) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
-        """(encoding, colour indices, changed code-point range or None for everything)."""
-        key = (id(tok), policy)
-        encoding = tok.encode(text, allowed_special=POLICIES[policy])
-        self._key, self._encoding = key, encoding
-        return encoding, colour_indices(np.asarray(encoding.ids, dtype=np.int64)), None
+        """(encoding, colour indices, changed code-point range or None for everything).
+
+        Raises DisallowedSpecialError when the policy refuses the text.
+        """
+        encoder = self._encoder
+        if encoder is None or encoder.tokenizer is not tok or policy != self._policy:
+            encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
+            self._encoder, self._policy = encoder, policy
+            encoding = encoder.encoding
+            self._colours = colour_indices(np.asarray(encoding.ids, dtype=np.int64))
+            return encoding, self._colours, None
+        encoding, changed = encoder.update(text)
+        first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
+        stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
+        self._colours = update_colours(self._colours, encoding.ids, first, stop)
+        return encoding, self._colours, changed
 
 
 class TokenizeService(QObject):

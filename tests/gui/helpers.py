@@ -1,0 +1,65 @@
+"""Helpers for the GUI tests: canned dialogs and typing that works for any Unicode text.
+
+subtle: qtbot.keyClicks aborts the whole process on non-ASCII text (PySide6 6.11/6.12,
+"ASSERT: false in qasciikey.cpp"), so `type_text` sends key events that carry the text instead.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QEvent, Qt
+from PySide6.QtGui import QKeyEvent
+from PySide6.QtWidgets import QApplication
+
+
+class FakeDialogs:
+    """Canned answers instead of modal dialogs; records what was asked."""
+
+    def __init__(self):
+        self.asked: list[tuple[str, object]] = []
+        self.unsaved_answer = "discard"
+        self.encoding_answer: str | None = "latin-1"
+        self.paths: dict[str, str | None] = {}
+
+    def open_text_path(self, folder):
+        self.asked.append(("open_text_path", folder))
+        return self.paths.get("open_text")
+
+    def open_tokenizer_path(self, folder):
+        self.asked.append(("open_tokenizer_path", folder))
+        return self.paths.get("open_tokenizer")
+
+    def save_path(self, suggested):
+        self.asked.append(("save_path", suggested))
+        return self.paths.get("save")
+
+    def ask_unsaved(self, name):
+        self.asked.append(("ask_unsaved", name))
+        return self.unsaved_answer
+
+    def choose_encoding(self, error):
+        self.asked.append(("choose_encoding", error))
+        return self.encoding_answer
+
+    def show_error(self, title, message):
+        self.asked.append(("show_error", message))
+
+    def show_info(self, title, rich_text):
+        self.asked.append(("show_info", rich_text))
+
+
+def type_text(widget, text: str) -> None:
+    """Type `text` into `widget` one character at a time, as key events carrying the text."""
+    for ch in text:
+        key = Qt.Key.Key_Return if ch == "\n" else Qt.Key.Key_unknown
+        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+            QApplication.sendEvent(widget, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, ch))
+
+
+def settled(window) -> bool:
+    from tokexplorer.gui.app import settled as app_settled
+
+    return app_settled(window)
+
+
+def wait_settled(qtbot, window, timeout: int = 30_000) -> None:
+    qtbot.waitUntil(lambda: settled(window), timeout=timeout)

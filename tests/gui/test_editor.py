@@ -1,0 +1,300 @@
+"""The editor and main window through the user's eyes: typing, tokenizers, astral characters,
+whitespace markers, the special-token refusal, settings, files, panels."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PySide6.QtGui import QTextOption
+
+from tokexplorer.core.encoding import TokenFlag
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.gui.positions import to_utf16
+
+from .helpers import FakeDialogs, type_text, wait_settled
+
+BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+
+
+def painted_spans(editor) -> list[tuple[int, int, str]]:
+    """(start, end, background) of every format range in the document, in UTF-16 positions."""
+    editor.format_visible()
+    out = []
+    block = editor.document().begin()
+    while block.isValid():
+        for r in block.layout().formats():
+            out.append((block.position() + r.start, block.position() + r.start + r.length,
+                        r.format.background().color().name()))
+        block = block.next()
+    return out
+
+
+def expected_spans(window, text: str) -> list[tuple[int, int]]:
+    """Token spans in UTF-16 units, clipped to lines (a block holds no newline)."""
+    enc = get_builtin(window.state.tokenizer).encode(text, allowed_special=None)
+    starts = to_utf16(text, enc.starts)
+    ends = to_utf16(text, enc.ends)
+    text16 = text.encode("utf-16-le", "surrogatepass")
+    newlines = [i // 2 for i in range(0, len(text16), 2) if text16[i:i + 2] == b"\n\x00"]
+    spans = []
+    for s, e in zip(starts.tolist(), ends.tolist()):
+        cuts = [s] + [n for n in newlines if s <= n < e] + [e]
+        for a, b in zip(cuts, cuts[1:]):
+            a = a + 1 if a in newlines else a
+            if b > a:
+                spans.append((a, b))
+    return spans
+
+
+def test_typing_updates_highlight_and_counts(qtbot, window):
+    type_text(window.editor, "hello world")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "hello world"
+    assert "2 tokens" in window.counts_label.text()
+    assert [(s, e) for s, e, _ in painted_spans(window.editor)] == [(0, 5), (5, 11)]
+    type_text(window.editor, "!!")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "hello world!!"
+    assert window.counts_label.text().startswith(f"{len(window.state.result)} tokens")
+
+
+def test_colours_survive_an_insertion(qtbot, window):
+    type_text(window.editor, "one two three four five six")
+    wait_settled(qtbot, window)
+    before = [c for _, _, c in painted_spans(window.editor)]
+    cursor = window.editor.textCursor()
+    cursor.setPosition(0)
+    window.editor.setTextCursor(cursor)
+    type_text(window.editor, "zero ")
+    wait_settled(qtbot, window)
+    after = [c for _, _, c in painted_spans(window.editor)]
+    assert after[-len(before) + 1:] == before[1:]  # the later tokens keep their colours
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_switching_tokenizers(qtbot, window, name):
+    text = "    hello world!!!\n"
+    window.set_text(text)
+    window.state.set_tokenizer(name)
+    wait_settled(qtbot, window)
+    assert window.state.result.tokenizer == name
+    assert window.state.result.encoding.ids == get_builtin(name).encode(text).ids
+    assert window.tokenizer_box.currentText() == name
+    assert window.busy_label.text() == f"{name} ✓"
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_highlight_positions_after_astral_characters(qtbot, window, name):
+    text = "😀 𝕏 𠀀 hello\n👋🏽 wörld 🇺🇳 end"
+    window.state.set_tokenizer(name)
+    wait_settled(qtbot, window)
+    type_text(window.editor, text)
+    wait_settled(qtbot, window)
+    assert window.editor.plain_text() == text
+    assert [(s, e) for s, e, _ in painted_spans(window.editor)] == expected_spans(window, text)
+    # The token under "end" is found from the UTF-16 position Qt reports.
+    pos16 = len(text.encode("utf-16-le")) // 2 - 2
+    index = window.state.result.index_at16(pos16)
+    assert window.state.result.encoding.token(index).text.strip().endswith("end")
+
+
+def test_whitespace_markers_do_not_change_the_text(qtbot, window):
+    text = "a b\tc  \nnext line\n"
+    window.set_text(text)
+    wait_settled(qtbot, window)
+    spans = painted_spans(window.editor)
+    flags = QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
+    window.whitespace_action.setChecked(True)
+    assert window.state.show_whitespace
+    assert window.editor.document().defaultTextOption().flags() & flags == flags
+    assert window.editor.plain_text() == text
+    wait_settled(qtbot, window)
+    assert painted_spans(window.editor) == spans
+    assert window.state.result.encoding.text == text
+    window.whitespace_action.setChecked(False)
+    assert not window.editor.document().defaultTextOption().flags() & flags
+    assert window.editor.plain_text() == text
+
+
+def test_special_token_refusal_is_shown_not_raised(qtbot, window):
+    window.state.set_tokenizer("cl100k_base")
+    type_text(window.editor, "hi <|endoftext|> there")
+    wait_settled(qtbot, window)
+    assert window.banner.isVisible() and window.banner.kind == "refusal"
+    assert "<|endoftext|>" in window.banner.label.text()
+    assert window.state.result is None
+    assert window.counts_label.text() == "not tokenized"
+    allow = [b for b in window.banner._buttons if b.text().startswith("Encode as special")][0]
+    allow.click()
+    wait_settled(qtbot, window)
+    assert not window.banner.isVisible()
+    assert window.policy_box.currentData() == "all"
+    flags = window.state.result.flags
+    assert any(f & TokenFlag.SPECIAL for f in flags.tolist())
+    window.state.set_policy("none")
+    wait_settled(qtbot, window)
+    assert not any(f & TokenFlag.SPECIAL for f in window.state.result.flags.tolist())
+
+
+def test_unicode_typing_arrives_intact(qtbot, window):
+    text = "héllo 👋 안녕 🇺🇳"
+    type_text(window.editor, text)
+    wait_settled(qtbot, window)
+    assert window.editor.plain_text() == text
+    assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
+
+
+def test_settings_restored(qtbot, make_window):
+    first = make_window()
+    first.state.set_tokenizer("o200k_base")
+    first.state.set_policy("none")
+    first.whitespace_action.setChecked(True)
+    first.dark_action.setChecked(True)
+    first.token_dock.hide()
+    first.resize(720, 520)
+    wait_settled(qtbot, first)
+    first.close()
+    second = make_window()
+    assert second.state.tokenizer == "o200k_base"
+    assert second.tokenizer_box.currentText() == "o200k_base"
+    assert second.state.policy == "none"
+    assert second.state.show_whitespace and second.whitespace_action.isChecked()
+    assert second.state.dark and second.dark_action.isChecked()
+    assert not second.token_dock.isVisible()
+    assert (second.width(), second.height()) == (720, 520)
+    second.dark_action.setChecked(False)
+
+
+def test_non_utf8_file_offers_other_decodings(qtbot, window, tmp_path):
+    path = tmp_path / "latin.txt"
+    path.write_bytes(b"caf\xe9 cr\xe8me\n")
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.editor.plain_text() == "café crème\n", timeout=10_000)
+    kind, error = window.dialogs.asked[-1]
+    assert kind == "choose_encoding" and (error.offset, error.byte) == (3, 0xE9)
+    assert path.read_bytes() == b"caf\xe9 cr\xe8me\n"  # never changed unless saved
+    assert not window.state.modified
+
+
+def test_non_utf8_file_declined_leaves_the_text(qtbot, window, tmp_path):
+    window.dialogs.encoding_answer = None
+    type_text(window.editor, "keep me")
+    window.editor.document().setModified(False)
+    path = tmp_path / "bad.txt"
+    path.write_bytes(b"\xff\xfe\xfd" * 3 + b"\x80")
+    path.write_bytes(b"ok \x80")
+    window.open_text(path)
+    qtbot.waitUntil(lambda: any(k == "choose_encoding" for k, _ in window.dialogs.asked), timeout=10_000)
+    assert window.editor.plain_text() == "keep me"
+
+
+@pytest.mark.parametrize("data,text,newline", [
+    (b"\xef\xbb\xbfbom\n", "bom\n", "\n"),
+    ("utf16 👋\n".encode("utf-16"), "utf16 👋\n", "\n"),
+    (b"one\r\ntwo\r\n", "one\ntwo\n", "\r\n"),
+])
+def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
+    path = tmp_path / "in.txt"
+    path.write_bytes(data)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
+    wait_settled(qtbot, window)
+    assert window.editor.plain_text() == text
+    assert window.state.newline == newline
+    assert path.read_bytes() == data
+    type_text(window.editor, "x")
+    assert window.state.modified and window.isWindowModified()
+    assert window.save()
+    assert path.read_bytes() == ("x" + text).replace("\n", newline).encode("utf-8")
+    assert not window.state.modified
+
+
+def test_unsaved_changes_asked_on_close(qtbot, window):
+    type_text(window.editor, "draft")
+    window.dialogs.unsaved_answer = "cancel"
+    assert not window.close()
+    assert window.dialogs.asked[-1] == ("ask_unsaved", "Untitled")
+    window.dialogs.unsaved_answer = "discard"
+    assert window.close()
+
+
+def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
+    path = tmp_path / "big.txt"
+    line = "The quick brown fox jumps over the lazy dog. 😀\n"
+    path.write_text(line * 30_000, encoding="utf-8")  # 1.4 M characters: several slices
+    seen = []
+    window.editor.load_progress.connect(lambda done, total: seen.append((done, total)))
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.result is not None and len(window.state.result.encoding.text) == len(line) * 30_000,
+                    timeout=30_000)
+    assert len(seen) > 1 and seen[-1][0] == seen[-1][1]
+    assert window.editor.document().blockCount() == 30_001
+
+
+def test_panels_smoke(qtbot, window):
+    window.state.set_tokenizer("gpt2")
+    type_text(window.editor, "Hello 👋 world, hello\nagain")
+    wait_settled(qtbot, window)
+    result = window.state.result
+    # token-id view: one row per token, linked by the hovered token
+    model = window.token_table.model()
+    assert model.rowCount() == len(result)
+    assert model.data(model.index(1, 1)) == result.encoding.ids[1]
+    window.state.set_hovered(2)
+    selections = window.editor.extraSelections()
+    assert len(selections) == 1
+    assert (selections[0].cursor.selectionStart(), selections[0].cursor.selectionEnd()) == (
+        int(result.starts16[2]), int(result.ends16[2]))
+    assert window.token_table.currentIndex().row() == 2
+    # tooltip text
+    from tokexplorer.gui.editor import describe_token
+
+    tip = describe_token(result, 2)
+    assert f"{result.encoding.ids[2]}" in tip and "partial" in tip  # GPT-2 splits the emoji's bytes
+    # chunk view
+    window.chunk_dock.show()
+    window.chunk_dock.raise_()
+    qtbot.waitUntil(lambda: window.chunk_view.model.rowCount() > 0, timeout=10_000)
+    assert window.chunk_view.model.chunks == result.encoding.chunks
+    # dark theme repaints with the dark formats, text unchanged
+    window.dark_action.setChecked(True)
+    assert painted_spans(window.editor)
+    window.dark_action.setChecked(False)
+    # help
+    window.shortcuts_action.trigger()
+    window.about_action.trigger()
+    assert [k for k, _ in window.dialogs.asked[-2:]] == ["show_info", "show_info"]
+    # SentencePiece: the chunk view explains there is no regex split
+    window.state.set_tokenizer("llama-sp")
+    wait_settled(qtbot, window)
+    assert "no regex pre-split" in window.chunk_view.summary.text()
+
+
+def test_stale_results_are_dropped(qtbot, window):
+    results = []
+    window.service.result.connect(results.append)
+    window.set_text("first")
+    g1 = window.service.submit()
+    window.set_text("second text")
+    g2 = window.service.submit()
+    wait_settled(qtbot, window)
+    assert [r.generation for r in results][-1] == g2 and g1 not in [r.generation for r in results]
+    assert window.state.result.encoding.text == "second text"
+
+
+def test_open_tokenizer_file(qtbot, window, tmp_path):
+    bad = tmp_path / "broken.tiktoken"
+    bad.write_bytes(b"not a tokenizer\n")
+    window.open_tokenizer(bad)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert "broken.tiktoken" not in window.state.catalog.names()
+    import base64
+
+    good = tmp_path / "tiny.tiktoken"
+    good.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
+    window.open_tokenizer(good)
+    qtbot.waitUntil(lambda: window.state.tokenizer == "tiny.tiktoken", timeout=10_000)
+    type_text(window.editor, "abc")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.ids == [97, 98, 99]
+    assert window.tokenizer_box.findText("tiny.tiktoken") >= 0
