@@ -1,0 +1,126 @@
+"""Fast BPE training learns exactly minbpe's merges (the slow reference is the oracle)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tokexplorer.core.bpe_training import (
+    assign_special_ids,
+    check_vocab_size,
+    iter_train,
+    train,
+)
+from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, resolve_pattern
+from tokexplorer.core.tokenizer import TokexplorerError
+
+from .. import reference_bpe as ref
+
+PATTERNS = {"basic": None, "gpt2": GPT2_SPLIT_PATTERN, "gpt4": GPT4_SPLIT_PATTERN}
+
+
+def fast_merges(text: str, vocab_size: int, pattern: str | None) -> list:
+    return [(s.pair, s.new_id) for s in iter_train(text, vocab_size, pattern=pattern)]
+
+
+@pytest.mark.parametrize("pattern", ["basic", "gpt4"])
+def test_taylorswift_merges_equal_the_reference(corpora, pattern):
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")
+    size = 320 if pattern == "basic" else 300
+    assert fast_merges(text, size, PATTERNS[pattern]) == list(ref.train(text, size, PATTERNS[pattern]).items())
+
+
+@pytest.mark.parametrize("rel", ["multilingual/ja_wagahaiwa_nekodearu.txt", "code/cpython311_argparse.py",
+                                 "unicode/blns.txt", "en/tinyshakespeare.txt"])
+@pytest.mark.parametrize("pattern", ["basic", "gpt2", "gpt4"])
+def test_corpus_slices_merges_equal_the_reference(corpora, rel, pattern):
+    text = (corpora / rel).read_text("utf-8")[:12_000]
+    assert fast_merges(text, 330, PATTERNS[pattern]) == list(ref.train(text, 330, PATTERNS[pattern]).items())
+
+
+def test_lecture_twenty_merges_and_compression():
+    """The lecture's toy run: 20 merges, and the text shrinks by a factor of about 1.27.
+
+    The first merges are the lecture's, e.g. (101, 32) 'e ' into 256, (105, 110) 'in' into 257.
+    """
+    text = ("A Programmer's Introduction to Unicode. Unicode is the text of the world; "
+            "the encodings are interesting, and the strings are in UTF-8 in the end. ") * 20
+    steps = list(iter_train(text, 276))
+    assert [s.step for s in steps] == list(range(1, 21)) and steps[-1].total == 20
+    tok = train(text, 276)
+    assert tok.decode(tok.encode(text).ids) == text
+    assert len(text.encode()) / len(tok.encode(text).ids) > 1.2
+
+
+# Small alphabets make many equal counts: the tie rule decides almost every merge.
+tie_text = st.text(alphabet="ab \n", min_size=0, max_size=60) | st.text(alphabet="aé😀 ", max_size=40)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=tie_text, extra=st.integers(1, 40))
+def test_basic_ties_equal_the_reference(text, extra):
+    if not text:
+        return
+    assert fast_merges(text, 256 + extra, None) == list(ref.train(text, 256 + extra, None).items())
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=tie_text, extra=st.integers(1, 40), pattern=st.sampled_from([GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, r"\S+|\s+", r"..?"]))
+def test_regex_ties_equal_the_reference(text, extra, pattern):
+    if not text:
+        return
+    assert fast_merges(text, 256 + extra, pattern) == list(ref.train(text, 256 + extra, pattern).items())
+
+
+def test_stops_cleanly_when_no_pair_is_left():
+    steps = list(iter_train("abab", 300))
+    assert [s.pair for s in steps] == [(97, 98), (256, 256)]
+    tok = train("ab ab", 300, pattern="gpt2")
+    assert tok.n_vocab == 258  # 'ab', ' ab' ... then nothing left to merge
+    assert train("x", 300).n_vocab == 256
+
+
+def test_steps_report_progress_and_cancel_keeps_what_was_learned(corpora):
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")
+    learned = {}
+    for s in iter_train(text, 1000, pattern="gpt4"):
+        learned[s.pair] = s.new_id
+        assert s.total == 744 and s.count > 0
+        if s.step == 50:
+            break  # the user pressed cancel
+    assert list(learned.items()) == list(train(text, 306, pattern="gpt4").merges.items())
+
+
+def test_special_tokens_count_in_the_vocab_size():
+    tok = train("hello hello", 260, pattern="gpt4", special_tokens=["<|endoftext|>"])
+    assert tok.special_tokens == {"<|endoftext|>": 259} and len(tok.merges) == 3
+    assert tok.n_vocab == 260
+    assert tok.encode("hello<|endoftext|>", allowed_special="all").ids[-1] == 259
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: train("", 300), "empty"),
+    (lambda: train("abc", 255), "at least 256"),
+    (lambda: train("abc", 256, special_tokens=["<|x|>"]), "at least 257"),
+    (lambda: train("abc", 300, pattern="(unclosed"), "invalid split pattern"),
+    (lambda: train("abc", 300, pattern="(a)(b)"), "capturing groups"),
+    (lambda: assign_special_ids({"<|x|>": 100}, 300), "byte or merged token"),
+    (lambda: assign_special_ids({"<|x|>": 300, "<|y|>": 300}, 300), "both have id 300"),
+])
+def test_bad_input_is_one_clear_error(call, message):
+    with pytest.raises(TokexplorerError, match=message):
+        call()
+
+
+def test_pathological_pattern_is_time_boxed(monkeypatch):
+    from tokexplorer.core import bpe_training
+
+    monkeypatch.setattr(bpe_training, "SPLIT_TIMEOUT_FLOOR", 0.5)
+    with pytest.raises(TokexplorerError, match="catastrophic backtracking"):
+        train("a" * 40 + "!", 300, pattern=r"(?:a|aa)+$")
+
+
+def test_check_vocab_size():
+    assert check_vocab_size(1024, 2) == 766
+    assert resolve_pattern("gpt4") == GPT4_SPLIT_PATTERN
