@@ -247,3 +247,12 @@ def _load_gpt2_pair(path: Path, encoder_json: bytes) -> Tokenizer:
         path.parent.name or path.stem, ranks, GPT2_SPLIT_PATTERN, specials, source=str(path),
         description="GPT-2 encoder.json + vocab.bpe",
     )
+
+
+def _load_minbpe(path: Path, data: bytes) -> Tokenizer:
+    from .minbpe_files import load_minbpe_model  # imported on use: it pulls in the BPE family
+
+    return load_minbpe_model(path, data)
+
+
+FILE_FORMATS.append((lambda head: head.startswith((b"minbpe v1\n", b"minbpe v1\r")), _load_minbpe))
