@@ -29,7 +29,7 @@ from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError,
 # combining marks, astral characters, CJK, special-token text and fragments of it, and
 # SentencePiece's own space mark.
 PIECES = [
-    " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " \n", "\u00a0", "\u3000",
+    " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " \n", "\u00a0", "\u3000", "\x85", "\x1c", "\u2028", "\x0b",
     "a", "Z", "hello", "World", "ABC", "'s", "'re", "'", "'LL",
     "1", "12", "12345", ".", ",", "!?", "--", "/", "\"",
     "é", "e\u0301", "\u0301", "👋", "𝕏", "𠀀", "🇺🇳", "中文", "ｱｲｳ",

@@ -8,7 +8,7 @@ that. The work is a small window around the edit plus numpy splicing of the per-
 
 Two locality rules, each used only where it is provably exact:
 
-- Regex pre-split (tiktoken; any tokenizer with a `tiktoken_encoding` and one of `LOCAL_PATTERNS`):
+- Regex pre-split (the tiktoken family, with one of `LOCAL_PATTERNS`):
   chunks are BPE-encoded independently, and the pattern has no lookbehind, so the matches after a
   chunk boundary depend only on the text after it. Re-splitting restarts at an old boundary far
   enough before the edit that no earlier match looked at the edited text, and stops at the first
@@ -17,8 +17,10 @@ Two locality rules, each used only where it is provably exact:
   a newline is always its own byte piece, so no merge crosses it and each line is encoded on its
   own; a line after a newline is encoded without the dummy-prefix space (a second processor).
 
-Any other tokenizer (custom patterns, unigram or normalising SentencePiece models) is re-encoded
-whole on every edit: correct, not fast. Not thread-safe: one worker owns an encoder.
+Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, families whose
+full encode has not been checked against these rules) is re-encoded whole on every edit: correct,
+not fast. Positions are code points (convert Qt's UTF-16 positions first, or use `update`).
+Not thread-safe: one worker owns an encoder.
 """
 
 from __future__ import annotations
@@ -563,14 +565,16 @@ def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
 
 
 def _make_rule(tokenizer) -> _RegexRule | _LineRule | None:
-    pattern = getattr(tokenizer, "split_pattern", None)
-    tiktoken_encoding = getattr(tokenizer, "tiktoken_encoding", None)
-    if pattern in LOCAL_PATTERNS and hasattr(tiktoken_encoding, "_encode_single_piece"):
-        if tiktoken_encoding._pat_str == pattern:
+    """A rule only for the families whose full encode the rules reproduce (ids, masks, chunks):
+    tests/core/test_incremental.py checks each against it."""
+    family = getattr(tokenizer, "family", None)
+    if family == "tiktoken" and tokenizer.split_pattern in LOCAL_PATTERNS:
+        # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs
+        # on each regex match); it is private, so its absence means a full re-encode.
+        if hasattr(tokenizer.tiktoken_encoding, "_encode_single_piece"):
             return _RegexRule(tokenizer)
-    proto = getattr(tokenizer, "model_proto", None)
-    if getattr(tokenizer, "family", None) == "sentencepiece" and proto is not None:
-        return _line_rule(tokenizer, proto)
+    if family == "sentencepiece":
+        return _line_rule(tokenizer, tokenizer.model_proto)
     return None
 
 
@@ -586,7 +590,7 @@ def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
         and normalizer.name == "identity"
         and not normalizer.remove_extra_whitespaces
         and not trainer.treat_whitespace_as_suffix
-        and not any("\n" in piece.piece for piece in model.pieces)
+        and not any("\n" in piece.piece for piece in model.pieces)  # special tokens included
     ):
         return None
     normalizer.add_dummy_prefix = False
