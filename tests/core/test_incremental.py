@@ -118,7 +118,9 @@ def toy_tokenizer(pattern: str) -> TiktokenTokenizer:
     return TiktokenTokenizer.from_ranks("toy", ranks, pattern, {"<|endoftext|>": len(ranks)})
 
 
-@pytest.mark.parametrize("pattern", [MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN], ids=["minbpe-gpt2", "minbpe-gpt4"])
+@pytest.mark.parametrize(
+    "pattern", [MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN], ids=["minbpe-gpt2", "minbpe-gpt4"]
+)
 @settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_minbpe_patterns_are_incremental(pattern, text, data):

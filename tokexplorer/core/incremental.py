@@ -71,7 +71,9 @@ class IncrementalEncoder:
     ('hello, world', True, (5, 6))
     """
 
-    def __init__(self, tokenizer: Tokenizer, text: str = "", *, allowed_special: AllowedSpecial | None = None):
+    def __init__(
+        self, tokenizer: Tokenizer, text: str = "", *, allowed_special: AllowedSpecial | None = None
+    ):
         self.tokenizer = tokenizer
         self.allowed_special = allowed_special
         self._local = _local_rule(tokenizer)
@@ -152,7 +154,8 @@ class IncrementalEncoder:
         enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
         if self._local is None:
             return _State(enc)
-        return self._local.full(enc, resolve_special(self.tokenizer.special_tokens, self.allowed_special, enc.text))
+        allowed = resolve_special(self.tokenizer.special_tokens, self.allowed_special, enc.text)
+        return self._local.full(enc, allowed)
 
 
 @dataclass(frozen=True)
@@ -286,7 +289,9 @@ def _splice(
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
 
-def _differing(old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edit: tuple[int, int, int]) -> tuple[int, int]:
+def _differing(
+    old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edit: tuple[int, int, int]
+) -> tuple[int, int]:
     """[i, j): the new tokens left after removing the common prefix (same id and place, wholly
     before the edit) and the common suffix (same id, place shifted, wholly after the edit).
 
@@ -297,7 +302,8 @@ def _differing(old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edi
     edit_start, edit_end, byte_delta = edit
     old_ids, new_ids = np.asarray(old_ids, dtype=np.int64), np.asarray(new_ids, dtype=np.int64)
     n = min(len(old_ids), len(new_ids))
-    same = (old_ids[:n] == new_ids[:n]) & (old_starts[:n] == new_starts[:n]) & (new_ends[:n] <= edit_start)
+    same = (old_ids[:n] == new_ids[:n]) & (old_starts[:n] == new_starts[:n])
+    same &= new_ends[:n] <= edit_start
     i = n if same.all() else int(np.argmin(same))
     m = n - i  # the suffix may not overlap the prefix
     tail_o, tail_n = slice(len(old_ids) - m, len(old_ids)), slice(len(new_ids) - m, len(new_ids))
@@ -419,7 +425,10 @@ class _RegexRule:
                     jj = int(np.searchsorted(cs, s - delta, side="left"))
                 while jj < n_chunks and cs[jj] < s - delta:
                     jj += 1
-                if jj < n_chunks and cs[jj] == s - delta and ce[jj] == e - delta and self._is_special(state, jj) == (special is not None):
+                if (
+                    jj < n_chunks and cs[jj] == s - delta and ce[jj] == e - delta
+                    and self._is_special(state, jj) == (special is not None)
+                ):
                     j = jj
                     break
             window.append((s, e, special))
@@ -431,7 +440,10 @@ class _RegexRule:
         ids: list[int] = []
         counts = []
         for s, e, special in window:
-            chunk_ids = [self._special_ids[special]] if special else self._enc._encode_single_piece(new[s:e])
+            if special:
+                chunk_ids = [self._special_ids[special]]
+            else:
+                chunk_ids = self._enc._encode_single_piece(new[s:e])
             ids += chunk_ids
             counts.append(len(chunk_ids))
         token_bytes = self._enc.decode_tokens_bytes(ids)
