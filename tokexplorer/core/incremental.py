@@ -64,6 +64,10 @@ Changed = tuple[int, int]  # (start, end) code points of the new text whose toke
 class IncrementalEncoder:
     """The Encoding of an edited text, re-encoding only around each edit.
 
+    An editor's worker keeps one per (tokenizer, policy): `reset` when a file is opened, then per
+    debounced change either `edit` (positions in code points) or `update` with the whole new text;
+    repaint the returned `changed` range. The constructor and `reset` encode the whole text.
+
     >>> from tokexplorer.core.registry import get_builtin
     >>> inc = IncrementalEncoder(get_builtin("gpt2"), "hello world")
     >>> enc, changed = inc.edit(5, 0, ",")
@@ -571,9 +575,12 @@ _rules_lock = threading.Lock()
 def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
     """The tokenizer's locality rule, built once per tokenizer (SentencePiece loads two processors)."""
     with _rules_lock:
-        if tokenizer not in _rules:
-            _rules[tokenizer] = _make_rule(tokenizer)
-        return _rules[tokenizer]
+        try:
+            if tokenizer not in _rules:
+                _rules[tokenizer] = _make_rule(tokenizer)
+            return _rules[tokenizer]
+        except TypeError:  # not hashable or not weakly referable: build it for this encoder only
+            return _make_rule(tokenizer)
 
 
 def _make_rule(tokenizer) -> _RegexRule | _LineRule | None:
