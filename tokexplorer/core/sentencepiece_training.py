@@ -1,0 +1,122 @@
+"""SentencePiece training through the `sentencepiece` library: BPE or unigram, in memory.
+
+The default options are the Llama 2 recipe as the lecture gives it (identity normalisation, byte
+fallback, split digits, dummy prefix, unk/bos/eos = 0/1/2, no pad, ...); every option is a plain
+dict entry a caller or the GUI can show and change before training. Sentences come from memory or
+a file and the model comes back in memory: nothing is written to the working directory, and
+`save_sentencepiece` writes PREFIX.model / PREFIX.vocab (atomically) only when asked.
+
+Progress: the library trains in C++ without callbacks, so progress is reported while it reads the
+sentences (done, total) and once more when the model is ready. It does not implement the
+algorithms itself (see `bpe_training` for byte-level BPE).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+from typing import Callable, Iterable
+
+import sentencepiece as spm
+
+from .sentencepiece_backend import SentencePieceTokenizer
+from .textfile import write_atomic
+from .tokenizer import TokexplorerError
+
+# The lecture's "best effort" Llama 2 options (vocab_size and model_type given separately).
+LLAMA2_OPTIONS: dict[str, object] = {
+    "normalization_rule_name": "identity",
+    "remove_extra_whitespaces": False,
+    "input_sentence_size": 200_000_000,
+    "max_sentence_length": 4192,
+    "seed_sentencepiece_size": 1_000_000,
+    "shuffle_input_sentence": True,
+    "character_coverage": 0.99995,
+    "byte_fallback": True,
+    "split_digits": True,
+    "split_by_unicode_script": True,
+    "split_by_whitespace": True,
+    "split_by_number": True,
+    "max_sentencepiece_length": 16,
+    "add_dummy_prefix": True,
+    "allow_whitespace_only_pieces": True,
+    "unk_id": 0,
+    "bos_id": 1,
+    "eos_id": 2,
+    "pad_id": -1,
+}
+
+Progress = Callable[[int, int], None]
+
+
+def llama2_options(vocab_size: int, model_type: str = "bpe", **overrides: object) -> dict[str, object]:
+    """The Llama 2 preset for a vocab size, with any option changed.
+
+    >>> opts = llama2_options(400, byte_fallback=False)
+    >>> opts["model_type"], opts["vocab_size"], opts["byte_fallback"], opts["split_digits"]
+    ('bpe', 400, False, True)
+    """
+    if model_type not in ("bpe", "unigram"):
+        raise TokexplorerError(f"unknown SentencePiece model type {model_type!r}; use bpe or unigram")
+    return {"model_type": model_type, "vocab_size": vocab_size, **LLAMA2_OPTIONS, **overrides}
+
+
+def train_sentencepiece(
+    sentences: Iterable[str] | str,
+    options: dict[str, object],
+    *,
+    name: str = "trained-sp",
+    progress: Progress | None = None,
+) -> SentencePieceTokenizer:
+    """Train on sentences (a string is split into lines) with these options; nothing is written.
+
+    >>> tok = train_sentencepiece("hello world\\nhello there\\n" * 20, llama2_options(270))
+    >>> tok.n_vocab, tok.options["byte_fallback"], tok.pieces[259:262]
+    (270, True, ['he', 'll', 'l'])
+    """
+    lines = sentences.splitlines() if isinstance(sentences, str) else list(sentences)
+    lines = [line for line in lines if line]
+    if not lines:
+        raise TokexplorerError("the corpus is empty; give some text to train on")
+    forbidden = {"input", "model_prefix", "sentence_iterator", "model_writer"} & set(options)
+    if forbidden:
+        raise TokexplorerError(
+            f"option(s) {', '.join(sorted(forbidden))} are set by tokexplorer (it trains in memory); "
+            "remove them"
+        )
+    total = len(lines)
+
+    def feed():
+        for done, line in enumerate(lines, 1):
+            if progress is not None and (done % 10_000 == 0 or done == total):
+                progress(done, total)
+            yield line
+
+    model = io.BytesIO()
+    settings = {"num_threads": os.cpu_count() or 1, "minloglevel": 2, **options}
+    try:
+        spm.SentencePieceTrainer.train(sentence_iterator=feed(), model_writer=model, **settings)
+    except RuntimeError as exc:
+        message = str(exc).split("] ", 1)[-1].strip()
+        raise TokexplorerError(f"SentencePiece cannot train with these options: {message}") from None
+    return SentencePieceTokenizer(model.getvalue(), name=name, source="trained here",
+                                  description=f"SentencePiece {options.get('model_type', 'unigram')}")
+
+
+def vocab_text(tok: SentencePieceTokenizer) -> str:
+    """SentencePiece's `.vocab` listing: "piece<TAB>score" per id.
+
+    >>> tok = train_sentencepiece("ab ab ab\\n" * 5, llama2_options(8, byte_fallback=False))
+    >>> vocab_text(tok).splitlines()[3:5]
+    ['ab\\t-0', '\u2581ab\\t-1']
+    """
+    return "".join(f"{piece}\t{tok.score(i):g}\n" for i, piece in enumerate(tok.pieces))
+
+
+def save_sentencepiece(tok: SentencePieceTokenizer, prefix: str | os.PathLike) -> list[Path]:
+    """Write PREFIX.model and PREFIX.vocab (atomically); return their paths."""
+    paths = [Path(f"{os.fspath(prefix)}.model"), Path(f"{os.fspath(prefix)}.vocab")]
+    write_atomic(paths[0], tok.model_proto)
+    write_atomic(paths[1], vocab_text(tok).encode("utf-8"))
+    return paths
