@@ -23,6 +23,9 @@ COMMANDS = {
     "inspect": "inspecting",
     "quirks": "quirks",
     "bench": "benchmarks",
+    "train": "training",
+    "merges": "training",
+    "sweep": "training",
 }
 
 
