@@ -238,6 +238,7 @@ def test_panels_smoke(qtbot, window):
     result = window.state.result
     # token-id view: one row per token, linked by the hovered token
     model = window.token_table.model()
+    assert model.result is result  # settled: the view has caught up
     assert model.rowCount() == len(result)
     assert model.data(model.index(1, 1)) == result.encoding.ids[1]
     window.state.set_hovered(2)

@@ -27,15 +27,17 @@ def test_editor_text_normalises_what_qt_cannot_hold():
     assert plain.notes == () and plain.text == "plain\n"
 
 
-@given(st.integers(0, 20), st.integers(0, 5), st.integers(0, 5), st.integers(0, 30), st.integers(0, 30))
-def test_edit_mapping_keeps_spans_ordered(pos, removed, added, s, length):
+@given(st.integers(0, 20), st.integers(0, 5), st.integers(0, 5), st.integers(0, 30), st.integers(1, 30))
+def test_edit_mapping_moves_tokens_with_their_text(pos, removed, added, s, length):
     e = Edit(pos, removed, added)
     t = s + length
-    assert e.start(s) <= e.end(t) or s >= pos  # a token never turns inside out before the edit
-    if t <= pos:
+    if t <= pos:  # before the edit: unchanged
         assert (e.start(s), e.end(t)) == (s, t)
-    if s >= pos + removed:
+    elif s >= pos + removed:  # after it: shifted
         assert (e.start(s), e.end(t)) == (s + added - removed, t + added - removed)
+    elif s < pos and t > pos + removed:  # around it: grows or shrinks with it
+        assert (e.start(s), e.end(t)) == (s, t + added - removed)
+    assert e.back(e.start(s)) <= max(s, pos + removed)
 
 
 @settings(max_examples=200)

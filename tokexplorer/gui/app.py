@@ -48,7 +48,8 @@ def settled(window) -> bool:
     return (window.service.idle and not window.state.busy and not window.editor.isReadOnly()
             and (window.state.result is not None or window.state.refusal is not None
                  or window.banner.kind == "error")
-            and window.editor.format_visible() == 0 and window.chunk_view.up_to_date)
+            and window.editor.format_visible() == 0 and window.chunk_view.up_to_date
+            and window.token_table.up_to_date)
 
 
 def when_settled(window, then: Callable[[], None], timeout_s: float) -> None:

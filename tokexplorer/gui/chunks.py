@@ -7,8 +7,8 @@ a fifth of a second. SentencePiece tokenizers have no regex split; the view says
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractListModel, QModelIndex, Qt, QTimer
-from PySide6.QtWidgets import QLabel, QListView, QVBoxLayout, QWidget
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from ..cli import visible
 from .state import AppState
@@ -16,7 +16,10 @@ from .tokenized import Tokenized
 from .worker import run_job
 
 
-class ChunkModel(QAbstractListModel):
+HEADERS = ["#", "span", "chunk"]
+
+
+class ChunkModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.text = ""
@@ -30,11 +33,20 @@ class ChunkModel(QAbstractListModel):
     def rowCount(self, parent=QModelIndex()) -> int:
         return 0 if parent.isValid() else len(self.chunks)
 
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
         if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
             return None
-        start, end = self.chunks[index.row()]
-        return f"{index.row():>6}  {start}–{end}  “{visible(self.text[start:end])}”"
+        row, col = index.row(), index.column()
+        start, end = self.chunks[row]
+        return row if col == 0 else f"{start}–{end}" if col == 1 else f"“{visible(self.text[start:end])}”"
 
 
 class ChunkView(QWidget):
@@ -46,9 +58,16 @@ class ChunkView(QWidget):
         self.summary = QLabel("No text yet.")
         self.summary.setWordWrap(True)
         self.model = ChunkModel(self)
-        self.list = QListView()
-        self.list.setUniformItemSizes(True)  # subtle: keeps 200,000 rows cheap to lay out
+        # subtle: a QListView asks a Python model for rowCount millions of times while laying out
+        # 270,000 rows; a table with fixed row heights asks for what it shows.
+        self.list = QTableView()
         self.list.setModel(self.model)
+        self.list.verticalHeader().hide()
+        self.list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.list.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        self.list.horizontalHeader().setStretchLastSection(True)
+        self.list.setColumnWidth(0, 60)
+        self.list.setColumnWidth(1, 110)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(2, 2, 2, 2)
         layout.addWidget(self.summary)

@@ -20,6 +20,7 @@ spans come converted by the worker (`Tokenized.starts16`). Code points appear on
 from __future__ import annotations
 
 import html
+import time
 
 from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
 from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
@@ -72,6 +73,10 @@ class TokenEditor(QPlainTextEdit):
         self._applying = False  # our own format changes also report a contents change
         self._loading = False
         self.formatted_blocks = 0  # blocks formatted so far (for tests and the benchmark)
+        # The mark of the result on screen at the last paint, and when that paint ended: how the
+        # benchmark sees a keystroke's tokens reach the screen.
+        self.painted_mark = -1
+        self.painted_at = 0.0
         self.document().contentsChange.connect(self._on_contents_change)
         self.viewport().setMouseTracking(True)
         state.tokenized.connect(self._on_tokenized)
@@ -172,6 +177,8 @@ class TokenEditor(QPlainTextEdit):
     def paintEvent(self, event) -> None:
         self.format_visible()
         super().paintEvent(event)
+        self.painted_mark = self._result.mark if self._result is not None else -1
+        self.painted_at = time.perf_counter()
 
     def format_visible(self) -> int:
         """Format the on-screen blocks that are not up to date; returns how many were formatted."""
