@@ -1,0 +1,84 @@
+"""Merge trees: read off known merges, recovered from tiktoken ranks, split from SentencePiece scores."""
+
+from __future__ import annotations
+
+import pytest
+
+from tokexplorer.core.bpe_training import train
+from tokexplorer.core.merge_tree import MergeNode, merge_tree, tree_from_ranks
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
+from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+from tokexplorer.core.tokenizer import TokexplorerError
+
+
+def leaves(node: MergeNode) -> list[MergeNode]:
+    return [node] if node.is_leaf else leaves(node.left) + leaves(node.right)
+
+
+def check_tree(node: MergeNode) -> None:
+    """Every node's bytes are its children's, and children come before their parent."""
+    if node.is_leaf:
+        return
+    assert node.left.bytes + node.right.bytes == node.bytes
+    if node.id is not None:
+        assert node.left.id is None or node.left.id != node.id
+    check_tree(node.left)
+    check_tree(node.right)
+
+
+def test_recovered_merges_equal_the_trained_ones(corpora):
+    """Build a tiktoken vocabulary from trained ranks, forget the merges, recover them."""
+    tok = train((corpora / "en/taylorswift.txt").read_text("utf-8"), 600, pattern="gpt4")
+    ranks = tok.mergeable_ranks
+    for token_id in range(256, 600):
+        assert tree_from_ranks(ranks, tok.vocab[token_id]) == merge_tree(tok, token_id)
+
+
+@pytest.mark.parametrize("name, text", [("gpt2", " hello"), ("cl100k_base", " tokenization"),
+                                        ("o200k_base", " unbelievable")])
+def test_tiktoken_builtin_trees(name, text):
+    tok = get_builtin(name)
+    for token_id in tok.encode(text).ids:
+        tree = merge_tree(tok, token_id)
+        check_tree(tree)
+        assert all(len(leaf.bytes) == 1 for leaf in leaves(tree))
+        assert tree.bytes == tok.token_bytes(token_id)
+
+
+def test_cl100k_recovers_the_lecture_merge():
+    tok = get_builtin("cl100k_base")
+    tree = merge_tree(tok, tok.encode(" tokenization").ids[0])  # " token"
+    assert (tree.left.text, tree.right.text) == (" to", "ken")
+    assert tree.left.id < tree.id and tree.right.id < tree.id
+
+
+def test_sentencepiece_bpe_trees(corpora):
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:50_000]
+    tok = train_sentencepiece(text, llama2_options(600))
+    piece = max(range(tok.n_vocab), key=lambda i: len(tok.pieces[i]) if not tok.pieces[i].startswith("<") else 0)
+    tree = merge_tree(tok, piece)
+    check_tree(tree)
+    assert tree.depth() >= 2 and "".join(leaf.text for leaf in leaves(tree)) == tok.token_bytes(piece).decode()
+    assert all(len(leaf.text) == 1 for leaf in leaves(tree))
+    builtin = get_builtin("llama-sp")
+    tree = merge_tree(builtin, builtin.encode(" hello").ids[-1])
+    check_tree(tree)
+
+
+def test_no_tree_for_unigram_or_special_tokens():
+    unigram = train_sentencepiece("hello world\nhello there\n" * 50, llama2_options(12, "unigram", byte_fallback=False))
+    with pytest.raises(TokexplorerError, match="unigram"):
+        merge_tree(unigram, 10)
+    with pytest.raises(TokexplorerError, match="special token"):
+        merge_tree(get_builtin("gpt2"), 50256)
+    with pytest.raises(TokexplorerError, match="not in"):
+        merge_tree(train("abab", 258), 400)
+
+
+def test_tree_json_shape():
+    tok = TiktokenTokenizer.from_ranks("toy", {b"a": 0, b"b": 1, b"ab": 2}, r"\S+")
+    assert merge_tree(tok, 2).to_dict() == {
+        "id": 2, "bytes": "6162", "text": "ab", "children": [
+            {"id": 0, "bytes": "61", "text": "a", "children": []},
+            {"id": 1, "bytes": "62", "text": "b", "children": []}]}
