@@ -107,6 +107,14 @@ def _parse_specials(items: list[str]) -> dict[str, int | None]:
     return specials
 
 
+def _special_ids(specials: dict[str, int | None], first_free: int) -> dict[str, int]:
+    """Ids for --special: the given ones, checked; the others the next free ones in order."""
+    from ..core.bpe_training import assign_special_ids
+
+    return assign_special_ids({token: first_free + i if given is None else given
+                               for i, (token, given) in enumerate(specials.items())}, first_free)
+
+
 def _parse_options(items: list[str]) -> dict[str, object]:
     """--option KEY=VALUE: true/false, integers and numbers become such, the rest stays text.
 
@@ -142,7 +150,7 @@ def run_train(args: argparse.Namespace) -> int:
     if not args.output:
         raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
     from ..core.bpe_tokenizer import BPETokenizer
-    from ..core.bpe_training import assign_special_ids, check_vocab_size, iter_train
+    from ..core.bpe_training import check_vocab_size, iter_train
     from ..core.minbpe_files import model_text, save_minbpe, save_tiktoken
 
     pattern = _pattern(args.pattern)
@@ -151,7 +159,7 @@ def run_train(args: argparse.Namespace) -> int:
     text = _read_corpora(args.corpus, args.encoding)
     n_bytes = len(text.encode("utf-8"))
     # Check what can be checked before spending time on training.
-    model_text(BPETokenizer({}, pattern, {t: 256 + i for i, t in enumerate(specials)}))
+    model_text(BPETokenizer({}, pattern, _special_ids(specials, 256 + total)))
     merges: dict[tuple[int, int], int] = {}
     merged = 0  # occurrences merged: each shortens the corpus by one token
     progress = _Progress("merges")
@@ -166,10 +174,7 @@ def run_train(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         interrupted = True
     seconds = time.perf_counter() - started
-    first_free = 256 + len(merges)
-    ids = assign_special_ids({token: first_free + i if given is None else given
-                              for i, (token, given) in enumerate(specials.items())}, first_free)
-    tok = BPETokenizer(merges, pattern, ids, name=args.output)
+    tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
     written = save_minbpe(tok, args.output)
     if args.tiktoken:
         written.append(save_tiktoken(tok, f"{args.output}.tiktoken"))

@@ -1,0 +1,146 @@
+"""`tokexplorer train | merges | sweep`: the lecture's experiments, files other commands open, bad input."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tokexplorer.cli import main
+from tokexplorer.core import bpe_training
+from tokexplorer.core.registry import load_tokenizer
+
+SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main([str(a) for a in argv])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.fixture(scope="module")
+def lecture_notebook() -> str:
+    notes = sorted(SEEDS.glob("*.txt"))
+    if not notes:
+        pytest.skip("the lecture notes ../shared/seeds are missing")
+    return notes[0].read_text("utf-8")
+
+
+def test_lecture_twenty_merges_on_the_unicode_article(tmp_path, capsys, lecture_notebook):
+    """The lecture trains 20 merges (vocab 276, bytes only) on the Unicode article and prints
+    'merging (101, 32) into a new token 256' ... and 'compression ratio: 1.27X' (24597 -> 19438)."""
+    start = lecture_notebook.index('text = """A Programmer')
+    end = lecture_notebook.index('"""', start + 10) + 3
+    article = ast.literal_eval(lecture_notebook[start + len("text = "):end])
+    expected = [tuple(map(int, m)) for m in re.findall(r"merging \((\d+), (\d+)\) into a new token", lecture_notebook)][:20]
+    corpus = tmp_path / "unicode.txt"
+    corpus.write_text(article, "utf-8")
+    code, out, err = run(capsys, "train", corpus, "--vocab-size", 276, "--pattern", "none", "-o", tmp_path / "lecture")
+    assert code == 0 and "merges: 20/20" in err
+    assert "24597 bytes -> 19438 tokens, compression ratio 1.27X" in out
+    tok = load_tokenizer(tmp_path / "lecture.model")
+    assert list(tok.merges) == expected
+
+
+def test_lecture_sentencepiece_toy_model(tmp_path, capsys, lecture_notebook):
+    start = lecture_notebook.index('f.write("SentencePiece is')
+    toy = ast.literal_eval(lecture_notebook[start + len("f.write("):lecture_notebook.index('")', start) + 1])
+    corpus = tmp_path / "toy.txt"
+    corpus.write_text(toy, "utf-8")
+    code, out, _ = run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 400,
+                       "-o", tmp_path / "tok400")
+    assert code == 0 and "vocab size 400" in out
+    vocab = (tmp_path / "tok400.vocab").read_text("utf-8").splitlines()
+    assert [line.split("\t")[0] for line in vocab[259:262]] == ["en", "▁t", "ce"]
+    code, out, _ = run(capsys, "encode", "-t", tmp_path / "tok400.model", "--json", "hello 안녕하세요")
+    assert code == 0 and "byte_fallback" in out
+    code, out, _ = run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 400,
+                       "--option", "byte_fallback=false", "--show-options")
+    assert json.loads(out)["byte_fallback"] is False and json.loads(out)["split_digits"] is True
+
+
+def test_trained_model_works_in_every_command(tmp_path, capsys, corpora):
+    prefix = tmp_path / "swift"
+    code, out, _ = run(capsys, "train", corpora / "en/taylorswift.txt", "--vocab-size", 512,
+                       "--special", "<|endoftext|>", "--tiktoken", "--json", "-o", prefix)
+    summary = json.loads(out)
+    assert code == 0 and summary["merges"] == 255 and summary["special_tokens"] == {"<|endoftext|>": 511}
+    assert sorted(Path(f).name for f in summary["files"]) == ["swift.model", "swift.tiktoken", "swift.vocab"]
+    code, out, _ = run(capsys, "encode", "-t", f"{prefix}.model", "--ids-only", "--allowed-special", "all",
+                       "Taylor Swift<|endoftext|>")
+    assert code == 0 and out.split()[-1] == "511"
+    code, out, _ = run(capsys, "merges", "-t", f"{prefix}.model", "--token", " Taylor", "--json")
+    tree = json.loads(out)["trees"][0]
+    assert code == 0 and tree["text"] == " Taylor" and len(tree["children"]) == 2
+    code, out, _ = run(capsys, "merges", "-t", "gpt2", "--token", "31373")
+    assert code == 0 and out.splitlines()[0] == "31373 hello" and "└─" in out
+
+
+def test_sweep_evaluates_prefixes_of_one_merge_list(tmp_path, capsys, corpora):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((corpora / "en/taylorswift.txt").read_text("utf-8")[:40_000], "utf-8")
+    code, out, _ = run(capsys, "sweep", corpus, "--vocab-sizes", "256,300,400", "--json")
+    results = json.loads(out)["results"]
+    assert code == 0 and [r["vocab_size"] for r in results] == [256, 300, 400]
+    tokens = [r["tokens"] for r in results]
+    assert tokens[0] == len(corpus.read_bytes()) and tokens[0] > tokens[1] > tokens[2]
+    smaller = bpe_training.train(corpus.read_text("utf-8"), 300, pattern="gpt4")
+    assert tokens[1] == len(smaller.encode_ids(corpus.read_text("utf-8"), allowed_special="none"))
+
+
+def test_cancel_keeps_what_was_learned(tmp_path, capsys, monkeypatch):
+    real = bpe_training.iter_train
+
+    def interrupted(*args, **kwargs):
+        for step in real(*args, **kwargs):
+            if step.step == 6:
+                raise KeyboardInterrupt
+            yield step
+
+    monkeypatch.setattr(bpe_training, "iter_train", interrupted)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat with the hat " * 50, "utf-8")
+    code, out, _ = run(capsys, "train", corpus, "--vocab-size", 300, "-o", tmp_path / "part")
+    assert code == 130 and "interrupted: kept the 5 merges" in out
+    assert len(load_tokenizer(tmp_path / "part.model").merges) == 5
+
+
+def test_stops_cleanly_when_no_pair_is_left(tmp_path, capsys):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("ab ab ab", "utf-8")
+    code, out, _ = run(capsys, "train", corpus, "--vocab-size", 1000, "-o", tmp_path / "m")
+    assert code == 0 and "no pair left" in out and "vocab size reached is 258" in out
+
+
+@pytest.mark.parametrize("setup, argv, message", [
+    (lambda d: (d / "c.txt").write_text(""), ["c.txt", "--vocab-size", "300"], "corpus is empty"),
+    (lambda d: (d / "c.txt").write_text("abc"), ["c.txt", "--vocab-size", "200"], "at least 256"),
+    (lambda d: (d / "c.txt").write_text("abc"), ["c.txt", "--vocab-size", "257", "--special", "<|a|>",
+                                                 "--special", "<|b|>"], "at least 258"),
+    (lambda d: (d / "c.txt").write_bytes(b"ok\n\xff\xfe"), ["c.txt", "--vocab-size", "300"],
+     r"c\.txt: not UTF-8 text \(byte 0xFF at offset 3\)"),
+    (lambda d: (d / "c.txt").write_text("abc"), ["c.txt", "--vocab-size", "300", "--pattern", "(?<"],
+     "invalid split pattern"),
+    (lambda d: (d / "c.txt").write_text("abc"), ["c.txt", "--vocab-size", "300", "--special", "<|a|>=100"],
+     "byte or merged token"),
+    (lambda d: (d / "c.txt").write_text("abc"), ["c.txt", "--vocab-size", "300", "--special", "<|a|>=299",
+                                                 "--special", "<|b|>=299"], "both have id 299"),
+])
+def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch, setup, argv, message):
+    monkeypatch.chdir(tmp_path)
+    setup(tmp_path)
+    before = set(tmp_path.iterdir())
+    code, out, err = run(capsys, "train", *argv, "-o", "out")
+    assert code == 1 and re.search(message, err) and len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err and set(tmp_path.iterdir()) == before
+
+
+def test_corrupt_model_file_in_other_commands(tmp_path, capsys):
+    bad = tmp_path / "bad.model"
+    bad.write_text("minbpe v1\n\n0\n97 98\n256\n", "utf-8")
+    code, _, err = run(capsys, "encode", "-t", bad, "hello")
+    assert code == 1 and "truncated or corrupt" in err and "Traceback" not in err
