@@ -30,7 +30,8 @@ from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError,
 # SentencePiece's own space mark.
 PIECES = [
     " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " \n", "\u00a0", "\u3000", "\x85", "\x1c", "\u2028", "\x0b",
-    "a", "Z", "hello", "World", "ABC", "'s", "'re", "'", "'LL",
+    "      ", "\n    ",
+    "a", "Z", "r", "e", "hello", "World", "ABC", "'s", "'re", "'r", "'", "'LL",
     "1", "12", "12345", ".", ",", "!?", "--", "/", "\"",
     "é", "e\u0301", "\u0301", "👋", "𝕏", "𠀀", "🇺🇳", "中文", "ｱｲｳ",
     "<|endoftext|>", "<|fim_prefix|>", "<s>", "</s>", "<unk>", "<|", "|>", "endoftext", "<",
@@ -184,6 +185,8 @@ def check_edit(tok, text: str, start: int, removed: int, inserted: str, policy="
         ("a   b", 4, 1, ""),  # and back
         ("x" + " " * 50 + "y", 51, 1, ""),  # a long run before a word loses the word
         ("a\n\nb", 3, 1, " "),  # the chunk two before the edit looked ahead into it
+        ("\n" + " " * 10 + "x", 11, 1, ""),  # \s*[\r\n] ended 10 before the edit, \s++$ now wins
+        ("ab'r", 4, 0, "e"),  # o200k: "ab" read two characters past its end for "'re"
         ("don't stop", 4, 1, "T"),  # contractions
         ("I'VE 12345 apples", 8, 0, "6"),  # digit groups of three re-align
         ("ab<|endoftext|>cd", 7, 1, ""),  # break a special token
@@ -195,8 +198,9 @@ def check_edit(tok, text: str, start: int, removed: int, inserted: str, policy="
         ("<s>hello\n world", 3, 0, " "),  # SentencePiece: a part after a special token
     ],
 )
-def test_edit_cases(builtin, text, start, removed, inserted):
-    check_edit(builtin, text, start, removed, inserted)
+@pytest.mark.parametrize("policy", ["all", "none"])  # "none": no special-token margin either
+def test_edit_cases(builtin, text, start, removed, inserted, policy):
+    check_edit(builtin, text, start, removed, inserted, policy)
 
 
 def test_refused_special_token_raises_and_keeps_state(builtin):
