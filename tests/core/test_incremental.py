@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokexplorer.core.bpe_tokenizer import BPETokenizer
+from tokexplorer.core.bpe_training import train
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.incremental import (
     LOCAL_PATTERNS,
@@ -21,6 +23,7 @@ from tokexplorer.core.incremental import (
     IncrementalEncoder,
     text_edit,
 )
+from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
@@ -128,6 +131,29 @@ def test_minbpe_patterns_are_incremental(pattern, text, data):
     tok = toy_tokenizer(pattern)
     assert pattern in LOCAL_PATTERNS and IncrementalEncoder(tok).is_incremental
     run_edits(tok, text, "all", data)
+
+
+@pytest.fixture(scope="module")
+def trained_bpe(corpora) -> BPETokenizer:
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:20_000]
+    return train(text, 400, pattern="gpt4", special_tokens=["<|endoftext|>"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=texts, data=st.data())
+def test_trained_bpe_is_incremental(trained_bpe, text, data):
+    assert trained_bpe.fast_path and IncrementalEncoder(trained_bpe).is_incremental
+    run_edits(trained_bpe, text, "all", data)
+
+
+@settings(max_examples=40, deadline=None)
+@given(text=texts, data=st.data())
+def test_bpe_on_its_python_encoder_is_incremental(text, data):
+    # "abc" reads differently by rank and by pair, so this one encodes without tiktoken.
+    merges = {(98, 99): 256, (97, 98): 257, (257, 99): 258, (32, 97): 259}
+    tok = BPETokenizer(merges, GPT4_SPLIT_PATTERN, {"<|endoftext|>": 260})
+    assert not tok.fast_path and IncrementalEncoder(tok).is_incremental
+    run_edits(tok, text + "abc", "all", data)
 
 
 @settings(max_examples=30, deadline=None)

@@ -8,7 +8,7 @@ that. The work is a small window around the edit plus numpy splicing of the per-
 
 Two locality rules, each used only where it is provably exact:
 
-- Regex pre-split (the tiktoken family, with one of `LOCAL_PATTERNS`):
+- Regex pre-split (the tiktoken and trained-BPE families, with one of `LOCAL_PATTERNS`):
   chunks are BPE-encoded independently, and the pattern has no lookbehind, so the matches after a
   chunk boundary depend only on the text after it. Re-splitting restarts at an old boundary far
   enough before the edit that no earlier match looked at the edited text, and stops at the first
@@ -28,7 +28,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass
-from typing import Iterator, Sequence
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 import regex
@@ -355,8 +355,14 @@ def _next_special(text: str, pos: int, end: int, order: Sequence[str]) -> tuple[
 class _RegexRule:
     """Specials first, then regex chunks, each chunk BPE-encoded alone (tiktoken's encode)."""
 
-    def __init__(self, tokenizer):
-        self._enc = tokenizer.tiktoken_encoding
+    def __init__(
+        self,
+        tokenizer,
+        encode_piece: Callable[[str], list[int]],
+        bytes_of: Callable[[list[int]], list[bytes]],
+    ):
+        self._encode_piece = encode_piece  # one chunk's ids, as the full encode makes them
+        self._bytes_of = bytes_of  # each token's bytes
         self._regex = compile_pattern(tokenizer.split_pattern)
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
@@ -447,10 +453,10 @@ class _RegexRule:
             if special:
                 chunk_ids = [self._special_ids[special]]
             else:
-                chunk_ids = self._enc._encode_single_piece(new[s:e])
+                chunk_ids = self._encode_piece(new[s:e])
             ids += chunk_ids
             counts.append(len(chunk_ids))
-        token_bytes = self._enc.decode_tokens_bytes(ids)
+        token_bytes = self._bytes_of(ids)
         lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
         byte_ends = byte_a + np.cumsum(lengths)
         old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
@@ -465,7 +471,7 @@ class _RegexRule:
         cs_new = np.concatenate([cs[:k], np.array([w[0] for w in window], dtype=np.int64), cs[j:] + delta])
         ce_new = np.concatenate([ce[:k], np.array([w[1] for w in window], dtype=np.int64), ce[j:] + delta])
         ct_new = np.concatenate([ct[:k], t0 + np.cumsum(count_arr) - count_arr, ct[j:] + tok_delta])
-        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._enc.decode_tokens_bytes)  # noqa: E731
+        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of)  # noqa: E731
         new_enc, changed = _splice(
             enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
         )
@@ -568,32 +574,39 @@ class _LineRule:
 
 # --- which rule a tokenizer gets -----------------------------------------------------------------
 
-_rules: "weakref.WeakKeyDictionary[object, _RegexRule | _LineRule | None]" = weakref.WeakKeyDictionary()
-_rules_lock = threading.Lock()
+# SentencePiece rules load two processors, so they are built once per tokenizer. (Regex rules are
+# cheap, and the BPE one refers to its tokenizer, which a weak-keyed cache would then keep alive.)
+_line_rules: "weakref.WeakKeyDictionary[object, _LineRule | None]" = weakref.WeakKeyDictionary()
+_line_rules_lock = threading.Lock()
 
 
 def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
-    """The tokenizer's locality rule, built once per tokenizer (SentencePiece loads two processors)."""
-    with _rules_lock:
-        try:
-            if tokenizer not in _rules:
-                _rules[tokenizer] = _make_rule(tokenizer)
-            return _rules[tokenizer]
-        except TypeError:  # not hashable or not weakly referable: build it for this encoder only
-            return _make_rule(tokenizer)
-
-
-def _make_rule(tokenizer) -> _RegexRule | _LineRule | None:
     """A rule only for the families whose full encode the rules reproduce (ids, masks, chunks):
     tests/core/test_incremental.py checks each against it."""
     family = getattr(tokenizer, "family", None)
-    if family == "tiktoken" and tokenizer.split_pattern in LOCAL_PATTERNS:
-        # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs
-        # on each regex match); it is private, so its absence means a full re-encode.
-        if hasattr(tokenizer.tiktoken_encoding, "_encode_single_piece"):
-            return _RegexRule(tokenizer)
+    pattern = getattr(tokenizer, "split_pattern", None)
+    if family == "tiktoken" and pattern in LOCAL_PATTERNS:
+        enc = tokenizer.tiktoken_encoding
+        # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs on
+        # each regex match); it is private, so its absence means a full re-encode.
+        if hasattr(enc, "_encode_single_piece"):
+            return _RegexRule(tokenizer, enc._encode_single_piece, enc.decode_tokens_bytes)
+    if family == "bpe" and pattern in LOCAL_PATTERNS:
+        # minbpe's per-chunk encoder; the tokenizer's tiktoken fast path gives the same ids (it
+        # is only used where it does).
+        vocab = tokenizer.vocab
+        return _RegexRule(
+            tokenizer, lambda piece: tokenizer.encode_chunk(piece.encode("utf-8")),
+            lambda ids: [vocab[i] for i in ids],
+        )
     if family == "sentencepiece":
-        return _line_rule(tokenizer, tokenizer.model_proto)
+        with _line_rules_lock:
+            try:
+                if tokenizer not in _line_rules:
+                    _line_rules[tokenizer] = _line_rule(tokenizer, tokenizer.model_proto)
+                return _line_rules[tokenizer]
+            except TypeError:  # not hashable or not weakly referable: build it for this encoder
+                return _line_rule(tokenizer, tokenizer.model_proto)
     return None
 
 
