@@ -299,3 +299,83 @@ def test_open_tokenizer_file(qtbot, window, tmp_path):
     wait_settled(qtbot, window)
     assert window.state.result.encoding.ids == [97, 98, 99]
     assert window.tokenizer_box.findText("tiny.tiktoken") >= 0
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-sp"])
+def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
+    from PySide6.QtCore import Qt
+    from PySide6.QtGui import QKeyEvent
+    from PySide6.QtCore import QEvent
+    from PySide6.QtWidgets import QApplication
+
+    window.state.set_tokenizer(name)
+    window.set_text("".join(f"line {i}: the quick brown fox 😀 jumps\n" for i in range(30)))
+    wait_settled(qtbot, window)
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(editor.document().findBlockByNumber(5).position() + 7)
+    editor.setTextCursor(cursor)
+    for step, text in enumerate(["x", " ", "\n", "ab", "\b", "\n\n", "\b", "  y"]):
+        if text == "\b":
+            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+                QApplication.sendEvent(editor, QKeyEvent(kind, Qt.Key.Key_Backspace, Qt.KeyboardModifier.NoModifier))
+        else:
+            type_text(editor, text)
+        if step % 2:
+            wait_settled(qtbot, window)
+    wait_settled(qtbot, window)
+    incremental = painted_spans(editor)
+    editor._epoch += 1  # forget every line's formats: a full repaint from the result
+    full = painted_spans(editor)
+    assert incremental == full
+    assert [(s, e) for s, e, _ in full] == expected_spans(window, editor.plain_text())
+
+
+def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
+    """The worker keeps its own copy of the text from Qt's edits; it must never drift."""
+    import random
+
+    from PySide6.QtGui import QTextCursor
+
+    editor = window.editor
+    rng = random.Random(7)
+    pieces = ["a", " ", "\n", "😀", "𝕏x", "\xa0", "\u2028", "é", "tab\t", "\n\n"]
+    window.set_text("start 😀 text\nsecond line\n")
+    wait_settled(qtbot, window)
+    for step in range(60):
+        n = editor.document().characterCount() - 1
+        op = rng.choice(["insert", "delete", "replace", "undo", "redo", "paste_block"])
+        cursor = QTextCursor(editor.document())
+        # Character boundaries only: a user's cursor never stops inside a surrogate pair.
+        text = editor.plain_text()
+        bounds = to_utf16(text, np.arange(len(text) + 1)).tolist()
+        i = rng.randrange(len(bounds))
+        a, b = bounds[i], bounds[min(len(bounds) - 1, i + rng.randint(1, 4))]
+        if op == "insert":
+            cursor.setPosition(a)
+            cursor.insertText(rng.choice(pieces))
+        elif op == "delete" and n:
+            cursor.setPosition(a)
+            cursor.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+        elif op == "replace":
+            cursor.setPosition(a)
+            cursor.setPosition(b, QTextCursor.MoveMode.KeepAnchor)
+            cursor.insertText(rng.choice(pieces))
+        elif op == "undo":
+            editor.undo()
+        elif op == "redo":
+            editor.redo()
+        else:
+            cursor.movePosition(QTextCursor.MoveOperation.End)
+            cursor.insertText("appended\nlines 👋\n")
+        if step % 5 == 4:
+            wait_settled(qtbot, window)
+            assert window.state.result.encoding.text == editor.plain_text()
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == editor.plain_text()
+    assert "out of step" not in capfd.readouterr().err
+    editor.selectAll()
+    editor.cut()
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == editor.plain_text() == ""

@@ -48,6 +48,9 @@ def test_update_colours_equals_recomputing(ids, data):
     removed = data.draw(st.integers(0, len(ids) - first))
     inserted = data.draw(st.lists(st.integers(0, 40), max_size=5))
     new = ids[:first] + inserted + ids[first + removed:]
-    got = update_colours(old, new, first, first + len(inserted))
+    got, lo, hi = update_colours(old, new, first, first + len(inserted))
     assert got.tolist() == colour_indices(np.array(new, dtype=np.int64)).tolist()
+    assert lo <= first and hi >= min(first + len(inserted), len(new))
+    shift = len(new) - len(old)
+    assert got[:lo].tolist() == old[:lo].tolist() and got[hi:].tolist() == old[hi - shift:].tolist()
     assert all(0 <= c < 2 * N_HUES for c in got.tolist())

@@ -43,8 +43,9 @@ def colour_indices(ids: np.ndarray) -> np.ndarray:
     return hue + parity * N_HUES
 
 
-def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> np.ndarray:
-    """The colours of `ids` after an edit, recomputing only near it.
+def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:
+    """The colours of `ids` after an edit, recomputing only near it; also the range of tokens
+    recomputed (every colour outside it is the old one).
 
     `old` are the colours before the edit; tokens before `first` are unchanged and every token from
     `stop` on equals old token i - (len(ids) - len(old)). Recomputing starts at a token that began a
@@ -53,8 +54,9 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> np
 
     >>> ids = [5, 5, 5, 7, 8, 9]
     >>> new = ids[:1] + [3] + ids[1:]
-    >>> update_colours(colour_indices(np.array(ids)), new, 1, 2).tolist() == colour_indices(np.array(new)).tolist()
-    True
+    >>> colours, lo, hi = update_colours(colour_indices(np.array(ids)), new, 1, 2)
+    >>> colours.tolist() == colour_indices(np.array(new)).tolist(), lo <= 1, hi >= 2
+    (True, True, True)
     """
     shift = len(ids) - len(old)
     start = max(first - 1, 0)
@@ -65,9 +67,9 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> np
         end = min(end, len(ids))
         mid = colour_indices(np.fromiter(ids[start:end], dtype=np.int64, count=end - start))
         if end == len(ids):
-            return np.concatenate([old[:start], mid])
+            return np.concatenate([old[:start], mid]), start, end
         if end > stop and mid[-1] == old[end - 1 - shift]:
-            return np.concatenate([old[:start], mid, old[end - shift:]])
+            return np.concatenate([old[:start], mid, old[end - shift:]]), start, end
         end = stop + 2 * (end - stop)
 
 

@@ -2,10 +2,12 @@
 
 How highlighting stays cheap on a book-length text:
 - Formats are set per block (line) with `QTextLayout.setFormats`, only for blocks that are on
-  screen, just before they are painted. Each block remembers (in its user state) the result epoch it
-  was formatted for; a new tokenization result bumps the epoch, so only what is visible is redone
-  now and the rest when it scrolls into view. No QSyntaxHighlighter: it would run Python for every
-  block of a newly loaded document.
+  screen, just before they are painted. Each block remembers (in its user state) the epoch it was
+  formatted for. A new text, tokenizer or theme bumps the epoch, so only what is visible is redone
+  now and the rest when it scrolls into view; an incremental result (`Tokenized.changed`) only
+  invalidates the lines its changed range touches, since every other token is the same token
+  with the same colour at the same place in its line. No QSyntaxHighlighter: it would run Python
+  for every block of a newly loaded document.
 - Between an edit and the tokenization of the new text, the edited lines are coloured with the
   previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
   result then replaces them. Colours are keyed on token ids, so unchanged tokens keep their colour.
@@ -22,6 +24,8 @@ from __future__ import annotations
 import html
 import time
 
+import numpy as np
+
 from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
 from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
@@ -32,8 +36,11 @@ from .colours import TokenFormats
 from .positions import Edit
 from .state import AppState
 from .tokenized import Tokenized
+from .worker import TextDelta
 
 LOAD_SLICE = 1 << 18  # characters inserted per event-loop turn when loading a big text
+MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
+PROVISIONAL = -2  # block user state: coloured from an older result through pending edits
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -72,6 +79,7 @@ class TokenEditor(QPlainTextEdit):
         self._epoch = 0  # a block whose userState differs is formatted before it is painted
         self._applying = False  # our own format changes also report a contents change
         self._loading = False
+        self._outbox: list[tuple[int, int, str]] | None = None  # edits not yet sent; None: send all
         self.formatted_blocks = 0  # blocks formatted so far (for tests and the benchmark)
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
@@ -101,7 +109,7 @@ class TokenEditor(QPlainTextEdit):
         progress (a 50 MB text takes Qt about 10 s to take in, in one piece or many).
         """
         self._loading = True
-        self._result, self._edits = None, []
+        self._result, self._edits, self._outbox = None, [], None
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -135,9 +143,14 @@ class TokenEditor(QPlainTextEdit):
         self._epoch += 1
         self.loaded.emit()
 
-    def snapshot(self) -> tuple[str, int]:
-        """(text, mark): the text and how many edits it includes."""
-        return self.plain_text(), self.edit_count
+    def snapshot(self, full: bool = False) -> TextDelta:
+        """What changed since the previous snapshot: the edits when they are plain ones, else the
+        whole text; with how many edits it includes and the text's length in UTF-16 units."""
+        outbox, self._outbox = self._outbox, []
+        length16 = self.document().characterCount() - 1  # without the final block separator
+        if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
+            return TextDelta(self.plain_text(), None, self.edit_count, length16)
+        return TextDelta(None, outbox, self.edit_count, length16)
 
     # --- formatting ----------------------------------------------------------------------
 
@@ -147,6 +160,7 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         doc = self.document()
+        self._post_edit(position, removed, added)
         block, last = doc.findBlock(position), doc.findBlock(position + added)
         while block.isValid():
             block.setUserState(-1)
@@ -155,13 +169,56 @@ class TokenEditor(QPlainTextEdit):
             block = block.next()
         self.text_edited.emit()
 
+    def _post_edit(self, position: int, removed: int, added: int) -> None:
+        """Queue the edit for the worker's copy of the text, or ask for the whole text.
+
+        subtle: Qt counts the document's final block separator in some changes (setPlainText
+        reports removing 1 character from an empty document); an edit that reaches it is not a
+        plain-text edit, so the next snapshot sends the whole text instead.
+        """
+        if self._outbox is None:
+            return
+        count = self.document().characterCount()
+        if position + added > count - 1 or position + removed > count - added + removed - 1:
+            self._outbox = None
+            return
+        inserted = ""
+        if added:
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(position)
+            cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
+            inserted = cursor.selectedText().replace("\u2029", "\n")
+        self._outbox.append((position, removed, inserted))
+
     def _on_tokenized(self, result: Tokenized | None) -> None:
-        self._result = result
+        previous, self._result = self._result, result
         mark = result.mark if result is not None else self.edit_count
         self._edits = [(n, e) for n, e in self._edits if n > mark]
-        self._epoch += 1
+        if result is None or previous is None or result.changed is None:
+            self._epoch += 1
+        else:
+            self._invalidate(result)
         self.setExtraSelections([])
         self.viewport().update()
+
+    def _invalidate(self, result: Tokenized) -> None:
+        """Mark the lines whose tokens changed (and those coloured provisionally) for formatting."""
+        c0, c1 = result.changed
+        starts, ends = result.encoding.starts, result.encoding.ends
+        first = int(np.searchsorted(ends, c0, side="right"))
+        last = int(np.searchsorted(starts, c1, side="left"))
+        # In UTF-16, from the first changed token (or the edit point) to the last one.
+        lo = int(result.starts16[first]) if first < len(starts) else int(result.ends16[-1]) if len(starts) else 0
+        hi = int(result.ends16[last - 1]) if last > first else lo
+        for _, e in self._edits:
+            lo, hi = e.start(lo), e.end(hi)
+        doc = self.document()
+        block, end = doc.findBlock(max(lo - 1, 0)), doc.findBlock(hi)
+        while block.isValid():
+            block.setUserState(-1)
+            if block == end:
+                break
+            block = block.next()
 
     def _on_dark(self, dark: bool) -> None:
         self._formats = TokenFormats(dark)
@@ -194,9 +251,12 @@ class TokenEditor(QPlainTextEdit):
                 top = self.blockBoundingGeometry(block).translated(offset).top()
                 if top > height:
                     break
-                if block.userState() != self._epoch:
+                state = block.userState()
+                if state != self._epoch and not (state == PROVISIONAL and self._edits):
                     self._format_block(block)
-                    block.setUserState(self._epoch)
+                    # Lines coloured from the previous result moved through pending edits are
+                    # redone once the edits' own result arrives.
+                    block.setUserState(PROVISIONAL if self._edits else self._epoch)
                     done += 1
                     if first_pos is None:
                         first_pos = block.position()

@@ -41,20 +41,6 @@ def to_utf16(text: str, positions: np.ndarray, prefix: np.ndarray | None = None)
     return positions + prefix[positions]
 
 
-def utf16_to_code_point(text: str, position16: int) -> int:
-    """A UTF-16 position in `text` as a code-point position (inside a pair: the pair's character).
-
-    >>> utf16_to_code_point("😀x", 2)
-    1
-    """
-    units = 0
-    for i, ch in enumerate(text):
-        if units >= position16:
-            return i
-        units += 2 if ord(ch) > 0xFFFF else 1
-    return len(text)
-
-
 def utf16_len(text: str) -> int:
     """Length in UTF-16 code units.
 
@@ -62,6 +48,41 @@ def utf16_len(text: str) -> int:
     3
     """
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+class TextMirror:
+    """A Python copy of the editor's text, kept up to date from Qt's edits (UTF-16 positions), so
+    the worker need not ask Qt for the whole text after every keystroke (that costs the UI thread
+    several milliseconds on a 1 MB text).
+
+    >>> m = TextMirror("a😀c")
+    >>> m.apply(3, 1, "xy")  # replace "c": UTF-16 position 3 is code point 2
+    >>> m.text, m.len16
+    ('a😀xy', 5)
+    """
+
+    def __init__(self, text: str = ""):
+        self.reset(text)
+
+    def reset(self, text: str) -> None:
+        self.text = text
+        self.len16 = utf16_len(text)
+        self._astral = self.len16 != len(text)  # may stay True after the last one is deleted
+
+    def apply(self, position16: int, removed16: int, inserted: str) -> None:
+        """Replace removed16 UTF-16 units at position16 by `inserted`."""
+        text = self.text
+        if self._astral:
+            # subtle: Qt counts an astral character as two units; find the code-point positions.
+            units = text.encode("utf-16-le", "surrogatepass")
+            start = len(units[: 2 * position16].decode("utf-16-le", "surrogatepass"))
+            end = start + len(units[2 * position16: 2 * (position16 + removed16)].decode("utf-16-le", "surrogatepass"))
+        else:
+            start, end = position16, position16 + removed16
+        self.text = text[:start] + inserted + text[end:]
+        added16 = utf16_len(inserted)
+        self.len16 += added16 - removed16
+        self._astral = self._astral or added16 != len(inserted)
 
 
 @dataclass(frozen=True)

@@ -34,9 +34,15 @@ class Tokenized:
     @classmethod
     def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
               colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0) -> "Tokenized":
-        prefix = astral_prefix(encoding.text)
         starts, ends = encoding.starts, encoding.ends
-        return cls(generation, tokenizer, policy, encoding, starts + prefix[starts], ends + prefix[ends],
+        text = encoding.text
+        # Most texts have no astral character; checking is a tenth of the cost of the prefix sums.
+        if text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text):
+            starts16, ends16 = starts, ends
+        else:
+            prefix = astral_prefix(text)
+            starts16, ends16 = starts + prefix[starts], ends + prefix[ends]
+        return cls(generation, tokenizer, policy, encoding, starts16, ends16,
                    colours, encoding.flags, mark, changed, seconds, encoding.stats())
 
     def __len__(self) -> int:

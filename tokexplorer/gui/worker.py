@@ -12,10 +12,11 @@ Workers never touch widgets: they emit signals, and the UI thread acts on them.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import time
 import traceback
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
@@ -25,6 +26,7 @@ from ..core.incremental import IncrementalEncoder
 from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
+from .positions import TextMirror
 from .tokenized import Tokenized
 
 # The special-token policies the window offers -> allowed_special for the core.
@@ -44,7 +46,8 @@ class Retokenizer:
         self._colours = np.zeros(0, dtype=np.int64)
 
     def run(self, tok: Tokenizer, policy: str, text: str) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
-        """(encoding, colour indices, changed code-point range or None for everything).
+        """(encoding, colour indices, code-point range whose tokens or colours changed, or None for
+        everything).
 
         Raises DisallowedSpecialError when the policy refuses the text.
         """
@@ -58,8 +61,21 @@ class Retokenizer:
         encoding, changed = encoder.update(text)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
         stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
-        self._colours = update_colours(self._colours, encoding.ids, first, stop)
+        self._colours, lo, hi = update_colours(self._colours, encoding.ids, first, stop)
+        if hi > lo:  # a recoloured neighbour counts as changed too
+            changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
         return encoding, self._colours, changed
+
+
+class TextDelta(NamedTuple):
+    """What a request carries: the whole text, or the edits since the previous request (UTF-16
+    position, removed units, inserted text); `mark` counts the editor's edits so far and `length16`
+    is the text's length in UTF-16 units, to check the worker's copy."""
+
+    text: str | None
+    edits: list[tuple[int, int, str]] | None
+    mark: int
+    length16: int
 
 
 class TokenizeService(QObject):
@@ -75,18 +91,21 @@ class TokenizeService(QObject):
     _refused = Signal(int, object)
     _failed = Signal(int, str)
     _status = Signal(int, str)
+    _resync = Signal(int)
 
-    def __init__(self, catalog: TokenizerCatalog, text_source: Callable[[], tuple[str, int]],
-                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 8, parent=None):
+    def __init__(self, catalog: TokenizerCatalog, text_source: Callable[[bool], TextDelta],
+                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 4, parent=None):
         super().__init__(parent)
         self._catalog = catalog
-        self._text_source = text_source  # () -> (the editor's text, its edit mark), in the UI thread
+        self._text_source = text_source  # (full) -> TextDelta since the last call, in the UI thread
         self._settings_source = settings_source  # () -> (tokenizer name, policy)
         self._pool = QThreadPool(self)
         self._pool.setMaxThreadCount(1)  # one at a time, in order: the Retokenizer is stateful
         self._retokenizer = Retokenizer()
+        self._mirror = TextMirror()  # the editor's text as the worker knows it (worker thread only)
         self.generation = 0  # of the latest request
         self.completed = 0  # latest generation whose answer reached the UI
+        self._lost_change = False  # a result was dropped since the last one delivered
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
@@ -95,6 +114,7 @@ class TokenizeService(QObject):
         self._refused.connect(self._on_refused)
         self._failed.connect(self._on_failed)
         self._status.connect(self._on_status)
+        self._resync.connect(lambda gen: gen == self.generation and self.submit(full=True))
 
     @property
     def idle(self) -> bool:
@@ -105,14 +125,14 @@ class TokenizeService(QObject):
         """The text changed: tokenize after the debounce interval, unless it changes again first."""
         self._timer.start()
 
-    def submit(self) -> int:
+    def submit(self, full: bool = False) -> int:
         """Tokenize the current text now; returns the request's generation."""
         self._timer.stop()
         self.generation += 1
         gen = self.generation
         name, policy = self._settings_source()
-        text, mark = self._text_source()
-        self._pool.start(lambda: self._work(gen, name, policy, text, mark))
+        delta = self._text_source(full)
+        self._pool.start(lambda: self._work(gen, name, policy, delta))
         return gen
 
     def wait_for_done(self, msecs: int = -1) -> bool:
@@ -121,9 +141,21 @@ class TokenizeService(QObject):
 
     # --- worker thread -------------------------------------------------------------------
 
-    def _work(self, gen: int, name: str, policy: str, text: str, mark: int) -> None:
+    def _work(self, gen: int, name: str, policy: str, delta: TextDelta) -> None:
+        # Every request's edits are applied, even a superseded one's: the next builds on them.
+        if delta.text is not None:
+            self._mirror.reset(delta.text)
+        else:
+            for position, removed, inserted in delta.edits:
+                self._mirror.apply(position, removed, inserted)
+        if self._mirror.len16 != delta.length16:  # a bug, but one the user need not see
+            print(f"tokexplorer: text copy out of step ({self._mirror.len16} != {delta.length16} "
+                  "UTF-16 units); resending the text", file=sys.stderr)
+            self._resync.emit(gen)
+            return
         if gen != self.generation:
             return  # a newer request is queued behind this one
+        text, mark = self._mirror.text, delta.mark
         try:
             if not self._catalog.is_loaded(name):
                 self._status.emit(gen, f"loading {name}…")
@@ -156,8 +188,15 @@ class TokenizeService(QObject):
         return True
 
     def _on_done(self, gen: int, tokenized: Tokenized) -> None:
-        if self._current(gen):
-            self.result.emit(tokenized)
+        if not self._current(gen):
+            # subtle: the next result's changed range is relative to this dropped one, so the
+            # views must treat the next result as a change of everything.
+            self._lost_change = True
+            return
+        if self._lost_change and tokenized.changed is not None:
+            tokenized = dataclasses.replace(tokenized, changed=None)
+        self._lost_change = False
+        self.result.emit(tokenized)
 
     def _on_refused(self, gen: int, exc: DisallowedSpecialError) -> None:
         if self._current(gen):
