@@ -113,13 +113,19 @@ def run(args) -> dict:
 
     app = QApplication.instance() or QApplication(["tokexplorer-bench"])
     app.setStyle("Fusion")
+    names = builtin_names()
     window = MainWindow()
+    window.state.set_tokenizer(names[-1])  # so that switching to the first is a real switch
     window.resize(1100, 720)
     window.show()
     loop = _Loop()
+    t0 = time.perf_counter()
+    loop.start_meter()
     window.open_text(Path(path))
     if not loop.run(120, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError("the corpus did not open within 120 s")
+    open_s, open_stall = time.perf_counter() - t0, max(loop.lateness, default=0.0)
+    loop.stop_meter()
     editor = window.editor
     # Type in the middle of the document, where a keystroke shifts half a megabyte of text.
     cursor = editor.textCursor()
@@ -128,11 +134,14 @@ def run(args) -> dict:
     editor.centerCursor()
     rng = random.Random(1)
     rows = []
-    for name in builtin_names():
+    for name in names:
         t0 = time.perf_counter()
+        loop.start_meter()
         window.state.set_tokenizer(name)
         loop.run(120, lambda: settled(window))
         colour_s = time.perf_counter() - t0
+        switch_stall = max(loop.lateness, default=0.0)
+        loop.stop_meter()
         latencies = []
         loop.start_meter()
         for k in range(n_keys):
@@ -151,7 +160,8 @@ def run(args) -> dict:
         loop.run(0.1)
         loop.stop_meter()
         stall = max(loop.lateness, default=0.0)
-        rows.append([name, f"{colour_s:.2f}", f"{statistics.median(latencies) * 1000:.1f}",
+        rows.append([name, f"{colour_s:.2f}", f"{switch_stall * 1000:.0f}",
+                     f"{statistics.median(latencies) * 1000:.1f}",
                      f"{_percentile(latencies, 0.95) * 1000:.1f}", f"{max(latencies) * 1000:.1f}",
                      f"{stall * 1000:.1f}", f"{len(latencies)}/{n_keys}"])
     window.editor.document().setModified(False)
@@ -159,13 +169,17 @@ def run(args) -> dict:
     return {
         "title": f"GUI: typing into {path.name} ({path.stat().st_size / 1e6:.1f} MB), "
                  f"{os.environ.get('QT_QPA_PLATFORM', 'native')} Qt",
-        "headers": ["tokenizer", "switch+colour s", "key→highlight median ms", "p95 ms", "max ms",
-                    "longest stall ms", "keys"],
+        "headers": ["tokenizer", "switch+colour s", "its stall ms", "key→highlight median ms",
+                    "p95 ms", "max ms", "typing stall ms", "keys"],
         "rows": rows,
         "notes": [
+            f"opening the file (read, insert, tokenize with {names[-1]}, colour): {open_s:.2f} s, "
+            f"longest stall {open_stall * 1000:.0f} ms",
+            "switch+colour: from picking the tokenizer (loaded on first use) to the visible text "
+            "coloured; its stall: the UI loop's longest stall meanwhile",
             f"launch → visible window: best {min(launches):.2f} s, median "
             f"{statistics.median(launches):.2f} s over {len(launches)} runs (target < 1.5 s)",
-            "targets: p95 key→highlight < 50 ms; longest stall of the UI loop < 50 ms "
-            f"(a {STALL_TICK_MS} ms timer's lateness while typing)",
+            "targets: p95 key→highlight < 50 ms; typing stall (the longest lateness of a "
+            f"{STALL_TICK_MS} ms timer while typing) < 50 ms",
         ],
     }
