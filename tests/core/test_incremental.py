@@ -222,6 +222,9 @@ def check_edit(tok, text: str, start: int, removed: int, inserted: str, policy="
         ("line one\nline two\n", 9, 0, "\n"),  # SentencePiece: a new line
         ("line one\nline two", 8, 1, ""),  # SentencePiece: join two lines
         ("<s>hello\n world", 3, 0, " "),  # SentencePiece: a part after a special token
+        ("<s> ", 0, 1, ""),  # SentencePiece: "s> " no longer starts a part at the space
+        ("one two  three four", 9, 1, "X"),  # SentencePiece: words around the edit
+        ("one two  three four", 7, 0, "<s>"),  # SentencePiece: the space now starts a part
     ],
 )
 @pytest.mark.parametrize("policy", ["all", "none"])  # "none": no special-token margin either

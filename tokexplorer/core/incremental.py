@@ -16,6 +16,8 @@ Two locality rules, each used only where it is provably exact:
 - SentencePiece BPE with byte fallback and identity normalisation, when no piece contains "\\n":
   a newline is always its own byte piece, so no merge crosses it and each line is encoded on its
   own; a line after a newline is encoded without the dummy-prefix space (a second processor).
+  When no piece has '▁' after another character (Llama's), no merge crosses from a word into the
+  spaces after it either, so the window is the words around the edit, not the whole line.
 
 Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, families whose
 full encode has not been checked against these rules) is re-encoded whole on every edit: correct,
@@ -57,6 +59,8 @@ LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two charact
 
 # Reverse match from a position: the whitespace run that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
+_SPACES_BEFORE = regex.compile(" *", flags=regex.REVERSE)
+_WORD_END = regex.compile("(?<=[^ ]) ")  # a space after a non-space
 
 Changed = tuple[int, int]  # (start, end) code points of the new text whose tokens changed
 
@@ -484,9 +488,10 @@ class _RegexRule:
 
 
 class _LineRule:
-    """SentencePiece BPE where no piece contains "\\n": each line is encoded on its own."""
+    """SentencePiece BPE where no piece contains "\\n": each line is encoded on its own, and with
+    `space_boundaries` each run of spaces with the word after it."""
 
-    def __init__(self, tokenizer, model_proto: bytes, no_prefix_proto: bytes):
+    def __init__(self, tokenizer, model_proto: bytes, no_prefix_proto: bytes, space_boundaries: bool):
         import sentencepiece as spm
 
         self._processors = {}
@@ -499,6 +504,7 @@ class _LineRule:
         self._token_bytes = [tokenizer.token_bytes(i) for i in range(sp.get_piece_size())]
         self._is_byte = np.array([sp.is_byte(i) for i in range(sp.get_piece_size())], dtype=bool)
         self._special_ids = tokenizer.special_tokens
+        self._space_boundaries = space_boundaries
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
         enc.starts, enc.ends, enc.flags  # noqa: B018 (computed once, spliced after)
@@ -513,12 +519,10 @@ class _LineRule:
         if SPACE_MARK in new or SPACE_MARK in enc.text:
             return None
         delta = len(inserted) - removed
-        # The lines around the edit; no special token contains "\n", so none crosses their ends.
-        w0 = new.rfind("\n", 0, p) + 1
-        newline = new.find("\n", p + len(inserted))
-        w1 = len(new) if newline < 0 else newline + 1
+        w0 = self._region_start(new, p, allowed)
+        w1 = self._region_end(new, p + len(inserted), allowed)
         n_tok = len(enc.ids)
-        # subtle: a token starting at a line start starts exactly there (code points suffice).
+        # subtle: a token starting at a region start starts exactly there (code points suffice).
         t0 = int(np.searchsorted(enc.starts, w0, side="left"))
         t1 = int(np.searchsorted(enc.starts, w1 - delta, side="left"))
         byte_w0 = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
@@ -529,7 +533,7 @@ class _LineRule:
         offset = byte_w0
         pos = w0
         # Special tokens split the text into parts, each encoded with the dummy prefix (as the
-        # backend does); the part a line continues is encoded without it.
+        # backend does); the part a region continues is encoded without it.
         order = sorted(allowed, key=len, reverse=True)
         dummy_prefix = w0 == 0
         while pos < w1:
@@ -570,6 +574,37 @@ class _LineRule:
             enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)), None
         )
         return _State(new_enc), changed
+
+    # Region boundaries: the tokens before one do not depend on the text after it. A line start
+    # always is one; with `space_boundaries`, so is a space after a non-space. No special token
+    # contains "\n" or " " (checked), so none crosses a boundary. Both functions return
+    # boundaries that read only unedited text.
+
+    def _region_start(self, text: str, p: int, allowed: set[str]) -> int:
+        """The last boundary at or before `p` that depends only on text[:p], and where the text
+        after it continues a part (the window is encoded without the dummy prefix there)."""
+        line = text.rfind("\n", 0, p) + 1
+        space = text.rfind(" ", line, p) if self._space_boundaries else -1
+        if space < 0:
+            return line
+        run = _SPACES_BEFORE.match(text, line, space + 1).start()
+        if run > line and not any(text.endswith(t, 0, run) for t in allowed):
+            return run
+        return line
+
+    def _region_end(self, text: str, end: int, allowed: set[str]) -> int:
+        """The first boundary after `end` that depends only on text[end:]."""
+        newline = text.find("\n", end)
+        line_end = len(text) if newline < 0 else newline + 1
+        if self._space_boundaries:
+            # subtle: from `end + longest` on, a special token ending at the boundary lies in
+            # unedited text, so it ended there before the edit too (it did not in "<s> " -> "s> "),
+            # and the text after it is a new part in both: the old tokens there still hold.
+            longest = max(map(len, allowed), default=0)
+            word_end = _WORD_END.search(text, end + max(longest, 1), line_end)
+            if word_end:
+                return word_end.start()
+        return line_end
 
 
 # --- which rule a tokenizer gets -----------------------------------------------------------------
@@ -625,5 +660,8 @@ def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
         and not any("\n" in piece.piece for piece in model.pieces)  # special tokens included
     ):
         return None
+    space_boundaries = not any(
+        regex.search("[^\u2581]\u2581", piece.piece) or " " in piece.piece for piece in model.pieces
+    )
     normalizer.add_dummy_prefix = False
-    return _LineRule(tokenizer, proto, model.SerializeToString())
+    return _LineRule(tokenizer, proto, model.SerializeToString(), space_boundaries)
