@@ -30,12 +30,11 @@ from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
 from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
 
-from ..cli import visible
 from ..core.encoding import TokenFlag
 from .colours import TokenFormats
 from .positions import Edit
 from .state import AppState
-from .tokenized import Tokenized
+from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 18  # characters inserted per event-loop turn when loading a big text
@@ -51,7 +50,7 @@ def describe_token(result: Tokenized, index: int) -> str:
         ("token", f"#{tok.index} of {len(result)}"),
         ("id", str(tok.id)),
         ("bytes", tok.bytes.hex(" ") or "(none)"),
-        ("text", f"“{visible(tok.text)}”"),
+        ("text", f"“{token_label(tok.bytes)}”"),
         ("span", f"characters {tok.start}–{tok.end}"),
     ]
     if flags:

@@ -101,8 +101,8 @@ def editor_text(text: str) -> EditorText:
     """Normalise text for a QTextDocument, remembering the line ending for saving.
 
     >>> t = editor_text("a\\r\\nb\\r\\n")
-    >>> t.text, t.newline, t.notes
-    ('a\\nb\\n', '\\r\\n', ())
+    >>> t.text, t.newline, t.notes[0].startswith("CRLF")
+    ('a\\nb\\n', '\\r\\n', True)
     >>> editor_text("a\\ud83db\\u2029").notes[0].startswith("1 lone surrogate")
     True
     """

@@ -11,10 +11,9 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
-from ..cli import visible
 from .colours import TokenFormats
 from .state import AppState
-from .tokenized import Tokenized
+from .tokenized import Tokenized, token_label
 
 HEADERS = ["#", "id", "text", "bytes"]
 
@@ -62,7 +61,7 @@ class TokenTableModel(QAbstractTableModel):
                 return result.encoding.ids[row]
             data = result.encoding.token_bytes[row]
             if col == 2:
-                return visible(data.decode("utf-8", errors="replace"))
+                return token_label(data)
             return data.hex(" ")
         if role == Qt.ItemDataRole.BackgroundRole and col == 2:
             return self._formats.background(int(result.colours[row]))
