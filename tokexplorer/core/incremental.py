@@ -57,7 +57,7 @@ LOCAL_PATTERNS = frozenset(
 )
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 
-# Reverse match from a position: the whitespace run that ends there.
+# Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
 _SPACES_BEFORE = regex.compile(" *", flags=regex.REVERSE)
 _WORD_END = regex.compile("(?<=[^ ]) ")  # a space after a non-space
@@ -70,7 +70,8 @@ class IncrementalEncoder:
 
     An editor's worker keeps one per (tokenizer, policy): `reset` when a file is opened, then per
     debounced change either `edit` (positions in code points) or `update` with the whole new text;
-    repaint the returned `changed` range. The constructor and `reset` encode the whole text.
+    repaint the returned `changed` range. The constructor and `reset` encode the whole text (and
+    raise DisallowedSpecialError as `encode` does).
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> inc = IncrementalEncoder(get_builtin("gpt2"), "hello world")
@@ -94,6 +95,7 @@ class IncrementalEncoder:
 
     @property
     def text(self) -> str:
+        """The current text (inserted lone surrogates are U+FFFD here)."""
         return self._state.enc.text
 
     @property
