@@ -276,6 +276,12 @@ def test_edits_on_a_real_corpus_stay_local(builtin, corpora, tricky_strings):
         assert changed[1] - changed[0] < 200, "an edit in running text should change a few tokens"
 
 
+def test_a_window_too_large_is_encoded_whole(builtin):
+    """Inserting a digit before 40,000 digits regroups every group of three (cl100k, o200k)."""
+    check_edit(builtin, "1" * 40_000 + " end", 0, 0, "2")
+    check_edit(builtin, "", 0, 0, "word " * 20_000)  # a paste into an empty document
+
+
 def test_chunks_are_precomputed(builtin):
     inc = IncrementalEncoder(builtin, "hello world")
     enc, _ = inc.edit(5, 0, ",")
