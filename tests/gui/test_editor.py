@@ -379,3 +379,19 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
     editor.cut()
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == editor.plain_text() == ""
+
+
+def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
+    from tokexplorer.gui.editor import LONG_LINE
+
+    words = " ".join(f"word{i}" for i in range(6000))  # one line of ~50,000 characters
+    window.set_text(words)
+    wait_settled(qtbot, window)
+    spans = painted_spans(window.editor)
+    assert spans and spans[0][0] == 0
+    assert spans[-1][1] < len(words) // 2  # not the whole line
+    assert len(spans) < 3 * LONG_LINE
+    # scrolling to the end colours the end
+    window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
+    window.editor.ensureCursorVisible()
+    qtbot.waitUntil(lambda: painted_spans(window.editor)[-1][1] == len(words), timeout=10_000)

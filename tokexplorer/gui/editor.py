@@ -8,6 +8,8 @@ How highlighting stays cheap on a book-length text:
   invalidates the lines its changed range touches, since every other token is the same token
   with the same colour at the same place in its line. No QSyntaxHighlighter: it would run Python
   for every block of a newly loaded document.
+- A line longer than LONG_LINE (minified JSON, a book without line breaks) is coloured only
+  around the visible part, and again when scrolling leaves that window.
 - Between an edit and the tokenization of the new text, the edited lines are coloured with the
   previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
   result then replaces them. Colours are keyed on token ids, so unchanged tokens keep their colour.
@@ -38,6 +40,8 @@ from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 18  # characters inserted per event-loop turn when loading a big text
+LONG_LINE = 4000  # UTF-16 units: a longer line is coloured only around what is on screen
+LONG_LINE_MARGIN = 2000  # UTF-16 units coloured beyond the visible part of a long line
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 PROVISIONAL = -2  # block user state: coloured from an older result through pending edits
 
@@ -76,6 +80,7 @@ class TokenEditor(QPlainTextEdit):
         self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
         self.edit_count = 0  # edits so far; a request records it as its `mark`
         self._epoch = 0  # a block whose userState differs is formatted before it is painted
+        self._long_spans: dict[int, tuple[int, int]] = {}  # long line's number -> formatted span
         self._applying = False  # our own format changes also report a contents change
         self._loading = False
         self._outbox: list[tuple[int, int, str]] | None = None  # edits not yet sent; None: send all
@@ -158,6 +163,7 @@ class TokenEditor(QPlainTextEdit):
             return
         self.edit_count += 1
         self._edits.append((self.edit_count, Edit(position, removed, added)))
+        self._long_spans.clear()  # keyed by block number, which an edit may shift
         doc = self.document()
         self._post_edit(position, removed, added)
         block, last = doc.findBlock(position), doc.findBlock(position + added)
@@ -244,6 +250,7 @@ class TokenEditor(QPlainTextEdit):
         doc = self.document()
         done = 0
         first_pos = last_end = None
+        window = None  # the visible UTF-16 range, needed only for long lines
         self._applying = True
         try:
             while block.isValid():
@@ -251,8 +258,19 @@ class TokenEditor(QPlainTextEdit):
                 if top > height:
                     break
                 state = block.userState()
+                span = None
+                if block.length() > LONG_LINE:
+                    if window is None:
+                        window = self._visible_range()
+                    span = self._long_spans.get(block.blockNumber())
+                    if state == self._epoch and span is not None and span[0] <= window[0] and window[1] <= span[1]:
+                        block = block.next()
+                        continue
+                    span = (window[0] - LONG_LINE_MARGIN, window[1] + LONG_LINE_MARGIN)
+                    self._long_spans[block.blockNumber()] = span
+                    state = None  # reformat the new window
                 if state != self._epoch and not (state == PROVISIONAL and self._edits):
-                    self._format_block(block)
+                    self._format_block(block, span)
                     # Lines coloured from the previous result moved through pending edits are
                     # redone once the edits' own result arrives.
                     block.setUserState(PROVISIONAL if self._edits else self._epoch)
@@ -269,24 +287,32 @@ class TokenEditor(QPlainTextEdit):
         self.formatted_blocks += done
         return done
 
-    def _format_block(self, block) -> None:
+    def _visible_range(self) -> tuple[int, int]:
+        """UTF-16 positions at the viewport's top-left and bottom-right corners."""
+        vp = self.viewport()
+        return (self.cursorForPosition(QPoint(0, 0)).position(),
+                self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
+
+    def _format_block(self, block, span: tuple[int, int] | None = None) -> None:
+        """Set the block's formats from the result, within `span` (UTF-16) when given."""
         pos = block.position()
         end = pos + block.length() - 1  # without the block separator
         ranges = []
         result = self._result
         if result is not None and end > pos:
             edits = [e for _, e in self._edits]
-            lo, hi = pos, end
+            lo, hi = (pos, end) if span is None else (max(pos, span[0]), min(end, span[1]))
+            old_lo, old_hi = lo, hi  # the same range in the result's text
             for e in reversed(edits):
-                lo, hi = e.back(lo), e.back(hi)
+                old_lo, old_hi = e.back(old_lo), e.back(old_hi)
             starts, ends = result.starts16, result.ends16
             colours, flags = result.colours, result.flags
             fmt = self._formats.format
-            for i in result.range16(lo - 1 if edits else lo, hi + 1 if edits else hi):
+            for i in result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi):
                 s, t = int(starts[i]), int(ends[i])
                 for e in edits:
                     s, t = e.start(s), e.end(t)
-                s, t = max(s, pos), min(t, end)
+                s, t = max(s, lo), min(t, hi)
                 if t > s:
                     r = QTextLayout.FormatRange()
                     r.start, r.length = s - pos, t - s
