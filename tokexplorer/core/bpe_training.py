@@ -10,14 +10,13 @@ progress and stop between merges keeping what was learned; `train` exhausts it i
 When no pair is left (every chunk is a single token) training stops early: the last step says so
 and the tokenizer's `n_vocab` is the size reached.
 
-How it is fast (facts from the design, written here):
-- Regex: each distinct chunk is stored once with its multiplicity; pair counts are weighted by it;
-  an index pair -> chunks holding it means a merge rewrites only those chunks, applying count deltas.
-- Basic: the stream is a doubly linked list over byte positions with pair -> positions lists, so a
-  merge touches only its occurrences and their neighbours.
-- Both pick the best pair from a lazy max-heap keyed (count, first occurrence). A pair that exists
-  can only lose occurrences (new adjacencies always involve the new token), so a stale heap entry
-  is never worse than the truth: pop, re-check, push back corrected if it changed.
+How it is fast: Regex counts each distinct chunk once, with its multiplicity (Basic is one chunk
+counted once). The distinct chunks are laid end to end as one stream, a doubly linked list over byte
+positions that never links across chunks, with pair -> positions lists and weighted pair counts, so
+a merge touches only its occurrences and their neighbours, however long a chunk is (a Chinese
+sentence is one GPT-4 chunk). The best pair comes from a lazy max-heap keyed (count, first
+occurrence): a pair that exists can only lose occurrences (new adjacencies always involve the new
+token), so a stale heap entry is never worse than the truth: pop, re-check, push back if it changed.
 
 It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_files`).
 """
@@ -82,9 +81,9 @@ def iter_train(
     if not text:
         raise TokexplorerError("the corpus is empty; give some text to train on")
     if pattern is None:
-        return _train_basic(list(text.encode("utf-8")), total)
+        return _train_stream([text.encode("utf-8")], [1], total)
     words = count_chunks(text, resolve_pattern(pattern))
-    return _train_chunks([list(w.encode("utf-8")) for w in words], list(words.values()), total)
+    return _train_stream([w.encode("utf-8") for w in words], list(words.values()), total)
 
 
 def count_chunks(text: str, pattern: str) -> Counter[str]:
@@ -167,109 +166,6 @@ def assign_special_ids(special_tokens: dict[str, int] | list[str], first_free: i
     return dict(special_tokens)
 
 
-# --- Regex: distinct chunks with multiplicity -------------------------------------------------
-
-
-def _train_chunks(chunks: list[list[int]], freq: list[int], total: int) -> Iterator[MergeStep]:
-    """Merge steps over distinct chunks (in order of first occurrence) weighted by `freq`."""
-    m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
-    counts: dict[int, int] = {}  # pair -> occurrences in the whole text
-    # pair -> indices of the chunks holding it; may also list chunks that no longer do
-    where: dict[int, set[int]] = {}
-    first: dict[int, int] = {}  # pair -> its first occurrence, (chunk index << 32) + byte offset
-    lengths = [1] * m  # token id -> byte length, for first-occurrence offsets
-    for c, ids in enumerate(chunks):
-        f = freq[c]
-        for i in range(len(ids) - 1):
-            p = ids[i] * m + ids[i + 1]
-            if p in counts:
-                counts[p] += f
-                where[p].add(c)
-            else:
-                counts[p] = f
-                where[p] = {c}
-                first[p] = (c << 32) + i
-    # subtle: the tie order is the first occurrence in the whole stream; chunks are numbered in
-    # order of first occurrence, so (chunk index, byte offset in the chunk) orders occurrences.
-    heap = [(-n, first[p], p) for p, n in counts.items()]
-    heapq.heapify(heap)
-    del first
-
-    def first_in_chunks(p: int) -> int:
-        holders = where[p]
-        a, b = divmod(p, m)
-        while True:
-            c = min(holders)
-            ids = chunks[c]
-            offset = 0
-            for i in range(len(ids) - 1):
-                if ids[i] == a and ids[i + 1] == b:
-                    return (c << 32) + offset
-                offset += lengths[ids[i]]
-            holders.discard(c)  # a stale entry
-
-    for step in range(1, total + 1):
-        best = _pop_best(heap, counts, first_in_chunks)
-        if best is None:
-            return
-        p, n = best
-        a, b = divmod(p, m)
-        new = 255 + step
-        lengths[new] = lengths[a] + lengths[b]
-        created: dict[int, int] = {}  # new pair -> the first chunk it is in
-        for c in where.pop(p):
-            ids = chunks[c]
-            f = freq[c]
-            out: list[int] = []
-            i, last = 0, len(ids) - 1
-            while i <= last:
-                x = ids[i]
-                if x != a or i == last or ids[i + 1] != b:
-                    out.append(x)
-                    i += 1
-                    continue
-                # subtle: as in the Basic loop, the left neighbour may be the new token made
-                # just before ("abab"): then (new, a) is taken back and (new, new) counted.
-                if out:
-                    t = out[-1] * m
-                    counts[t + a] -= f
-                    k = t + new
-                    if k in created:
-                        counts[k] += f
-                        where[k].add(c)
-                        if c < created[k]:
-                            created[k] = c
-                    else:
-                        counts[k] = f
-                        where[k] = {c}
-                        created[k] = c
-                if i + 2 <= last:
-                    t = ids[i + 2]
-                    counts[b * m + t] -= f
-                    k = new * m + t
-                    if k in created:
-                        counts[k] += f
-                        where[k].add(c)
-                        if c < created[k]:
-                            created[k] = c
-                    else:
-                        counts[k] = f
-                        where[k] = {c}
-                        created[k] = c
-                out.append(new)
-                i += 2
-            chunks[c] = out
-        del counts[p]
-        for k, c in created.items():
-            n_k = counts[k]
-            if n_k > 0:
-                # offset 0: not later than the truth, which is all the lazy heap needs
-                heapq.heappush(heap, (-n_k, c << 32, k))
-            else:
-                del counts[k], where[k]
-        yield MergeStep(step, total, (a, b), new, n)
-
-
 def _pop_best(heap: list, counts: dict[int, int], first_of) -> tuple[int, int] | None:
     """The pair with the highest count, earliest first occurrence among equals; None if none."""
     while heap:
@@ -289,33 +185,55 @@ def _pop_best(heap: list, counts: dict[int, int], first_of) -> tuple[int, int] |
     return None
 
 
-# --- Basic: one stream of bytes ----------------------------------------------------------------
+# --- the stream of distinct chunks -----------------------------------------------------------
 
 
-def _train_basic(tokens: list[int], total: int) -> Iterator[MergeStep]:
-    """Merge steps over one token stream, kept as a linked list over byte positions."""
-    size = len(tokens)
-    m = 256 + total + 1
-    nxt = list(range(1, size + 1))  # position -> next live position, -1 at the end
-    nxt[-1] = -1
-    prv = list(range(-1, size - 1))  # position -> previous live position, -1 at the start
-    # tokens[pos] is the token starting at pos, or -1 once it was merged into its left neighbour.
-    counts: dict[int, int] = {}  # pair -> occurrences
+def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[MergeStep]:
+    """Merge steps over distinct chunks (in order of first occurrence), chunk i counting freq[i]
+    times. Basic is one chunk counted once.
+
+    The chunks are laid end to end as one stream, a doubly linked list over byte positions that
+    never links across a chunk boundary; each position carries its chunk's multiplicity.
+    subtle: minbpe breaks ties by first occurrence in the whole text; distinct chunks in order of
+    first occurrence, laid end to end, order those occurrences the same way, so a position in
+    this stream is the tie key.
+    """
+    data = b"".join(chunks)
+    size = len(data)
+    m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
+    tokens = list(data)  # position -> token starting there, -1 once merged into its left neighbour
+    nxt = list(range(1, size + 1))  # position -> next live position in its chunk, or -1
+    prv = list(range(-1, size - 1))  # position -> previous live position in its chunk, or -1
+    lengths = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+    ends = np.cumsum(lengths)
+    for end in ends.tolist():
+        nxt[end - 1] = -1
+        if end < size:
+            prv[end] = -1
+    weight = np.repeat(np.asarray(freq, dtype=np.int64), lengths)  # position -> occurrences
+    counts: dict[int, int] = {}  # pair -> occurrences in the whole text
     positions: dict[int, list[int]] = {}  # pair -> ascending positions, some no longer valid
     start: dict[int, int] = {}  # pair -> index in positions[pair] before which all are stale
     if size >= 2:
-        data = np.frombuffer(bytes(tokens), dtype=np.uint8).astype(np.uint16)
-        codes = (data[:-1] << 8) | data[1:]  # initial pairs are bytes: 16 bits, radix-sortable
+        raw = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
+        inside = np.ones(size - 1, dtype=bool)  # a pair starts here (not at a chunk's last byte)
+        inside[ends[:-1] - 1] = False
+        at = np.flatnonzero(inside)
+        codes = (raw[at] << 8) | raw[at + 1]  # initial pairs are bytes: 16 bits, radix-sortable
         order = np.argsort(codes, kind="stable")  # stable: positions stay ascending per pair
         ordered = codes[order]
-        bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-        starts = [0, *bounds.tolist()]
-        ends = [*bounds.tolist(), size - 1]
-        for i, j, code in zip(starts, ends, ordered[starts].tolist()):
-            p = (code >> 8) * m + (code & 255)
-            counts[p] = j - i
-            positions[p] = order[i:j].tolist()
-            start[p] = 0
+        if len(ordered):
+            bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+            firsts = np.concatenate(([0], bounds))
+            sums = np.add.reduceat(weight[at[order]], firsts).tolist()
+            ranges = zip(firsts.tolist(), [*bounds.tolist(), len(ordered)])
+            sorted_at = at[order]
+            for (i, j), code, n in zip(ranges, ordered[firsts].tolist(), sums):
+                p = (code >> 8) * m + (code & 255)
+                counts[p] = n
+                positions[p] = sorted_at[i:j].tolist()
+                start[p] = 0
+    weight = weight.tolist()
 
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
@@ -348,30 +266,33 @@ def _train_basic(tokens: list[int], total: int) -> Iterator[MergeStep]:
             q = nxt[pos]
             if q < 0 or tokens[q] != b:
                 continue
+            f = weight[pos]
             left = prv[pos]
             right = nxt[q]
             if left >= 0:
+                # the left neighbour may be the new token made just before ("abab" merging
+                # (a, b)): then (new, a) is taken back and (new, new) counted.
                 t = tokens[left] * m
-                counts[t + a] -= 1
+                counts[t + a] -= f
                 k = t + new
                 where = created.get(k)
                 if where is None:
                     created[k] = [left]
-                    counts[k] = 1
+                    counts[k] = f
                 else:
                     where.append(left)
-                    counts[k] += 1
+                    counts[k] += f
             if right >= 0:
                 t = tokens[right]
-                counts[b * m + t] -= 1
+                counts[b * m + t] -= f
                 k = new * m + t
                 where = created.get(k)
                 if where is None:
                     created[k] = [pos]
-                    counts[k] = 1
+                    counts[k] = f
                 else:
                     where.append(pos)
-                    counts[k] += 1
+                    counts[k] += f
                 prv[right] = pos
             tokens[pos] = new
             tokens[q] = -1
