@@ -395,3 +395,40 @@ def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
     window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
     window.editor.ensureCursorVisible()
     qtbot.waitUntil(lambda: painted_spans(window.editor)[-1][1] == len(words), timeout=10_000)
+
+
+def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    first, second = tmp_path / "one.txt", tmp_path / "two.txt"
+    first.write_text("first file\n", encoding="utf-8")
+    second.write_text("second file\n", encoding="utf-8")
+    window.open_text(first)
+    qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
+    # drop the second file on the window
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(second))])
+    drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                      Qt.KeyboardModifier.NoModifier)
+    window.dropEvent(drop)
+    qtbot.waitUntil(lambda: window.editor.plain_text() == "second file\n", timeout=10_000)
+    actions = window.recent_menu.actions()
+    assert [a.statusTip() for a in actions] == [str(second), str(first)]
+    actions[1].trigger()
+    qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
+    assert window.windowTitle().startswith("one.txt")
+
+
+def test_bench_gui_runs(qtbot, tmp_path):
+    """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
+    import types
+
+    from tokexplorer.bench import gui as bench_gui
+
+    corpus = tmp_path / "small.txt"
+    corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
+    section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4))
+    assert [row[0] for row in section["rows"]] == BUILTINS
+    assert all(row[-1] == "4/4" for row in section["rows"])
+    assert "launch" in " ".join(section["notes"])

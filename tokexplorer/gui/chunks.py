@@ -17,6 +17,7 @@ from .worker import run_job
 
 
 HEADERS = ["#", "span", "chunk"]
+MAX_TEXT = 5_000_000  # characters: longer texts are not split for this view
 
 
 class ChunkModel(QAbstractTableModel):
@@ -103,6 +104,13 @@ class ChunkView(QWidget):
         if result is None or not self.isVisible():
             return
         encoding = result.encoding
+        if len(encoding.text) > MAX_TEXT:
+            # subtle: listing 13 million chunks holds the interpreter lock for seconds.
+            self.model.set_chunks("", [])
+            self.summary.setText(f"The chunk view lists the chunks of texts up to {MAX_TEXT:,} "
+                                 f"characters; this one has {len(encoding.text):,}.")
+            self._shown_generation = result.generation
+            return
         self.summary.setText("splitting…")
         run_job(lambda progress: encoding.chunks,
                 on_result=lambda chunks: self._show(result, chunks),

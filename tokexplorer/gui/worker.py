@@ -45,14 +45,16 @@ class Retokenizer:
         self._policy = ""
         self._colours = np.zeros(0, dtype=np.int64)
 
-    def run(self, tok: Tokenizer, policy: str, text: str) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
+    def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False
+            ) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
         """(encoding, colour indices, code-point range whose tokens or colours changed, or None for
         everything).
 
+        `fresh`: the text is a new one (a file was opened), not worth comparing with the last.
         Raises DisallowedSpecialError when the policy refuses the text.
         """
         encoder = self._encoder
-        if encoder is None or encoder.tokenizer is not tok or policy != self._policy:
+        if fresh or encoder is None or encoder.tokenizer is not tok or policy != self._policy:
             encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
             self._encoder, self._policy = encoder, policy
             encoding = encoder.encoding
@@ -165,7 +167,7 @@ class TokenizeService(QObject):
             if len(text) > 200_000:
                 self._status.emit(gen, "tokenizing…")
             t0 = time.perf_counter()
-            encoding, colours, changed = self._retokenizer.run(tok, policy, text)
+            encoding, colours, changed = self._retokenizer.run(tok, policy, text, fresh=delta.text is not None)
             tokenized = Tokenized.build(gen, name, policy, encoding, colours, mark=mark, changed=changed,
                                         seconds=time.perf_counter() - t0)
         except DisallowedSpecialError as exc:
