@@ -166,25 +166,6 @@ def assign_special_ids(special_tokens: dict[str, int] | list[str], first_free: i
     return dict(special_tokens)
 
 
-def _pop_best(heap: list, counts: dict[int, int], first_of) -> tuple[int, int] | None:
-    """The pair with the highest count, earliest first occurrence among equals; None if none."""
-    while heap:
-        neg, at, p = heapq.heappop(heap)
-        n = counts.get(p, 0)
-        if n <= 0:
-            counts.pop(p, None)
-            continue
-        if n != -neg:
-            heapq.heappush(heap, (-n, first_of(p), p))
-            continue
-        now = first_of(p)
-        if now != at:
-            heapq.heappush(heap, (neg, now, p))
-            continue
-        return p, n
-    return None
-
-
 # --- the stream of distinct chunks -----------------------------------------------------------
 
 
@@ -227,11 +208,11 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             firsts = np.concatenate(([0], bounds))
             sums = np.add.reduceat(weight[at[order]], firsts).tolist()
             ranges = zip(firsts.tolist(), [*bounds.tolist(), len(ordered)])
-            sorted_at = at[order]
+            sorted_at = at[order].tolist()
             for (i, j), code, n in zip(ranges, ordered[firsts].tolist(), sums):
                 p = (code >> 8) * m + (code & 255)
                 counts[p] = n
-                positions[p] = sorted_at[i:j].tolist()
+                positions[p] = sorted_at[i:j]
                 start[p] = 0
     weight = weight.tolist()
 
@@ -248,13 +229,31 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                     return pos
             i += 1
 
-    heap = [(-n, positions[p][0], p) for p, n in counts.items()]
+    # The heap holds ints, (cap - count, first position, pair) packed in bit fields, so that the
+    # smallest is the most frequent pair seen first; ints compare much faster than tuples.
+    pair_bits = (m * m).bit_length()
+    count_shift = pair_bits + max(size, 1).bit_length()
+    cap = 1 << max(size * max(freq, default=1), 1).bit_length()
+    pair_mask = (1 << pair_bits) - 1
+    position_mask = (1 << (count_shift - pair_bits)) - 1
+    heap = [((cap - n) << count_shift) | (positions[p][0] << pair_bits) | p for p, n in counts.items()]
     heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
     for step in range(1, total + 1):
-        best = _pop_best(heap, counts, first_position)
-        if best is None:
+        while heap:
+            key = pop(heap)
+            p = key & pair_mask
+            n = counts.get(p, 0)
+            if n <= 0:
+                counts.pop(p, None)
+                continue
+            at = first_position(p)
+            if n != cap - (key >> count_shift) or at != (key >> pair_bits) & position_mask:
+                push(heap, ((cap - n) << count_shift) | (at << pair_bits) | p)
+                continue
+            break
+        else:
             return
-        p, n = best
         a, b = divmod(p, m)
         new = 255 + step
         created: dict[int, list[int]] = {}  # new pair -> its positions, ascending
@@ -303,7 +302,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 positions[k] = where
                 start[k] = 0
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
-                heapq.heappush(heap, (-counts[k], where[0], k))
+                push(heap, ((cap - counts[k]) << count_shift) | (where[0] << pair_bits) | k)
             else:
                 del counts[k]
         yield MergeStep(step, total, (a, b), new, n)
