@@ -432,3 +432,27 @@ def test_bench_gui_runs(qtbot, tmp_path):
     assert [row[0] for row in section["rows"]] == BUILTINS
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])
+
+
+def test_hover_and_tooltip_from_the_mouse(qtbot, window):
+    from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
+    from PySide6.QtGui import QHelpEvent, QMouseEvent
+    from PySide6.QtWidgets import QApplication, QToolTip
+
+    window.state.set_tokenizer("cl100k_base")
+    type_text(window.editor, "😀 hello tokens")
+    wait_settled(qtbot, window)
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(5)  # inside " hello", after the astral character (UTF-16 position 5)
+    point = editor.cursorRect(cursor).center() + QPoint(2, 0)
+    move = QMouseEvent(QEvent.Type.MouseMove, QPointF(point), QPointF(editor.viewport().mapToGlobal(point)),
+                       Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(editor.viewport(), move)
+    index = window.state.hovered
+    assert window.state.result.encoding.token(index).text == " hello"
+    assert window.token_table.currentIndex().row() == index  # the token-id view follows
+    QApplication.sendEvent(editor.viewport(), QHelpEvent(QEvent.Type.ToolTip, point, editor.viewport().mapToGlobal(point)))
+    qtbot.waitUntil(QToolTip.isVisible, timeout=5_000)
+    assert f"#{index} of" in QToolTip.text() and "characters 1–7" in QToolTip.text()
+    QToolTip.hideText()

@@ -74,11 +74,21 @@ def run_gui(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.settings_dir:
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
-    from PySide6.QtCore import QTimer
+    if (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
+            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
+        # subtle: without a display Qt aborts the process (qFatal); say what to do instead.
+        if not (args.screenshot or args.probe_startup):
+            print("tokexplorer: error: no display to open the window on (DISPLAY is not set); "
+                  "use a sub-command (tokexplorer --help), or --screenshot PATH", file=sys.stderr)
+            return 2
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    from PySide6.QtCore import QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from ..core.tokenizer import TokexplorerError
     from .main_window import MainWindow
+
+    qInstallMessageHandler(_qt_message)
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "tokexplorer"])
     app.setApplicationName("tokexplorer")
@@ -116,6 +126,15 @@ def run_gui(argv: list[str]) -> int:
                           names)
     app.exec()
     return exit_code[0]
+
+
+# Qt warnings that say nothing to a user (the offscreen platform cannot resize to hints).
+_QUIET = ("This plugin does not support propagateSizeHints",)
+
+
+def _qt_message(mode, context, message: str) -> None:
+    if not message.startswith(_QUIET):
+        print(message, file=sys.stderr)
 
 
 def _add_tokenizer_file(window, path: str) -> str:
