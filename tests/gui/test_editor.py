@@ -456,3 +456,14 @@ def test_hover_and_tooltip_from_the_mouse(qtbot, window):
     qtbot.waitUntil(QToolTip.isVisible, timeout=5_000)
     assert f"#{index} of" in QToolTip.text() and "characters 1–7" in QToolTip.text()
     QToolTip.hideText()
+
+
+def test_dropped_files_are_not_inserted_as_paths(window, tmp_path):
+    from PySide6.QtCore import QMimeData, QUrl
+
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.txt"))])
+    assert not window.editor.canInsertFromMimeData(mime)
+    text = QMimeData()
+    text.setText("plain text")
+    assert window.editor.canInsertFromMimeData(text)

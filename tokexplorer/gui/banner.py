@@ -13,16 +13,22 @@ from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
 class Banner(QFrame):
     """A dismissable message with optional action buttons; hidden when there is nothing to say."""
 
-    STYLES = {  # kind -> (background, text, border)
+    STYLES = {  # kind -> (background, text, border), light theme
         "refusal": ("#fff3e0", "#4e2600", "#ffb74d"),
         "error": ("#ffebee", "#5f0000", "#e57373"),
         "note": ("#e3f2fd", "#0d2c4a", "#90caf9"),
+    }
+    DARK_STYLES = {
+        "refusal": ("#4e3000", "#ffe0b2", "#a66b00"),
+        "error": ("#4a1010", "#ffcdd2", "#a33"),
+        "note": ("#0d2c4a", "#d6eaff", "#3d6e9e"),
     }
 
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("banner")
         self.kind = ""
+        self.dark = False
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 4, 8, 4)
         self.label = QLabel()
@@ -49,10 +55,18 @@ class Banner(QFrame):
             self._buttons.append(b)
         self.kind = kind
         self.label.setText(text)
-        bg, fg, border = self.STYLES[kind]
-        self.setStyleSheet(f"#banner {{background:{bg}; border:1px solid {border};}}"
-                           f"#banner QLabel {{color:{fg}; border:none;}}")
+        self._style()
         self.show()
+
+    def set_dark(self, dark: bool) -> None:
+        self.dark = dark
+        if self.kind:
+            self._style()
+
+    def _style(self) -> None:
+        bg, fg, border = (self.DARK_STYLES if self.dark else self.STYLES)[self.kind]
+        self.setStyleSheet(f"#banner {{background:{bg}; border:1px solid {border};}}"
+                           f"#banner QLabel, #banner QPushButton {{color:{fg};}}")
 
     def clear(self, kind: str | None = None) -> None:
         """Hide the banner (only if it shows `kind`, when given)."""

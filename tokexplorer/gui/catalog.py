@@ -1,5 +1,6 @@
-"""The tokenizers the picker offers: the built-ins, tokenizer files the user opened, and tokenizers
-trained in this session. Loading happens on first use, from any thread (the worker asks).
+"""The tokenizers the picker offers: the built-ins and the tokenizer files the user opened (which
+includes tokenizers trained with `tokexplorer train`: minbpe or SentencePiece .model files).
+Loading happens on first use, from any thread (the worker asks).
 
 No Qt here; the state object owns one catalog and announces changes to it.
 """
@@ -19,11 +20,11 @@ class TokenizerCatalog:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._files: dict[str, Path] = {}  # display name -> tokenizer file
-        self._loaded: dict[str, Tokenizer] = {}  # display name -> loaded file or trained tokenizer
+        self._loaded: dict[str, Tokenizer] = {}  # display name -> loaded tokenizer file
         self._order: list[str] = list(registry.builtin_names())
 
     def names(self) -> list[str]:
-        """Display names, built-ins first, then opened and trained ones in the order added."""
+        """Display names, built-ins first, then opened files in the order added."""
         return list(self._order)
 
     def add_file(self, path: str | Path) -> str:
@@ -35,14 +36,6 @@ class TokenizerCatalog:
                     return name
             name = self._unique(path.name)
             self._files[name] = path
-            self._order.append(name)
-        return name
-
-    def add_tokenizer(self, tok: Tokenizer) -> str:
-        """Offer an already built tokenizer (e.g. one just trained); returns its display name."""
-        with self._lock:
-            name = self._unique(tok.name)
-            self._loaded[name] = tok
             self._order.append(name)
         return name
 
@@ -62,7 +55,7 @@ class TokenizerCatalog:
         return self._files.get(name)
 
     def is_loaded(self, name: str) -> bool:
-        if name in self._files or name in self._loaded:
+        if name in self._files:
             return name in self._loaded
         return registry.is_loaded(name)
 

@@ -320,6 +320,20 @@ class TokenEditor(QPlainTextEdit):
                     ranges.append(r)
         block.layout().setFormats(ranges)
 
+    # --- drops ----------------------------------------------------------------------------
+
+    def canInsertFromMimeData(self, source) -> bool:
+        # Dropped or pasted files are opened by the window, not inserted as their paths.
+        if source.hasUrls() and all(u.isLocalFile() for u in source.urls()):
+            return False
+        return super().canInsertFromMimeData(source)
+
+    def dragEnterEvent(self, event) -> None:
+        if not self.canInsertFromMimeData(event.mimeData()) and event.mimeData().hasUrls():
+            event.ignore()  # the main window takes it
+            return
+        super().dragEnterEvent(event)
+
     # --- hover and tooltips --------------------------------------------------------------
 
     def token_at(self, point: QPoint) -> int | None:

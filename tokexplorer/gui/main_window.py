@@ -216,6 +216,7 @@ class MainWindow(QMainWindow):
         s.refusal_changed.connect(self._on_refusal)
         s.busy_changed.connect(self._show_busy)
         s.dark_changed.connect(self._on_dark)
+        s.dark_changed.connect(self.banner.set_dark)
         s.show_whitespace_changed.connect(self.whitespace_action.setChecked)
         s.document_changed.connect(self._update_title)
         self.tokenizer_box.currentIndexChanged.connect(
