@@ -24,6 +24,7 @@ It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_fi
 from __future__ import annotations
 
 import heapq
+from array import array
 from collections import Counter
 from typing import Iterator, NamedTuple
 
@@ -183,8 +184,9 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     size = len(data)
     m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
     tokens = list(data)  # position -> token starting there, -1 once merged into its left neighbour
-    nxt = list(range(1, size + 1))  # position -> next live position in its chunk, or -1
-    prv = list(range(-1, size - 1))  # position -> previous live position in its chunk, or -1
+    # subtle: arrays, not lists: a list of a million distinct ints costs 36 bytes an entry.
+    nxt = array("q", np.arange(1, size + 1).tobytes())  # position -> next live one in its chunk, or -1
+    prv = array("q", np.arange(-1, size - 1).tobytes())  # position -> previous live one, or -1
     lengths = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
     ends = np.cumsum(lengths)
     for end in ends.tolist():
@@ -214,7 +216,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 counts[p] = n
                 positions[p] = sorted_at[i:j]
                 start[p] = 0
-    weight = weight.tolist()
+    weight = array("q", weight.tobytes())
 
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
