@@ -40,9 +40,6 @@ class FakeDialogs:
         self.asked.append(("choose_encoding", error))
         return self.encoding_answer
 
-    def show_error(self, title, message):
-        self.asked.append(("show_error", message))
-
     def show_info(self, title, rich_text):
         self.asked.append(("show_info", rich_text))
 

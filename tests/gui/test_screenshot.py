@@ -44,3 +44,14 @@ def test_bad_arguments_exit_with_a_message(tmp_path):
     assert "no such file" in proc.stderr and "Traceback" not in proc.stderr
     proc = run(["--screenshot", str(tmp_path / "x.png"), "-t", "nonesuch"], tmp_path)
     assert proc.returncode == 1 and "unknown tokenizer" in proc.stderr
+
+
+def test_screenshot_of_a_file_that_is_not_utf8(tmp_path):
+    latin = tmp_path / "latin.txt"
+    latin.write_bytes(b"caf\xe9\n")
+    out = tmp_path / "shot.png"
+    proc = run(["--screenshot", str(out), "--open", str(latin)], tmp_path)
+    assert proc.returncode == 1 and "byte 0xE9 at offset 3" in proc.stderr  # no dialog to hang on
+    proc = run(["--screenshot", str(out), "--open", str(latin), "--encoding", "latin-1"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    png_size(out)

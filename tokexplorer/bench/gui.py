@@ -65,7 +65,7 @@ def run(args) -> dict:
                      f"{len(ms)}/{r.keys}"])
     return {
         "title": f"GUI: typing into {path.name} ({path.stat().st_size / 1e6:.1f} MB), "
-                 f"{os.environ.get('QT_QPA_PLATFORM', 'native')} Qt",
+                 f"Qt platform {report.platform}",
         "headers": ["tokenizer", "switch+colour s", "its stall ms", "key→highlight median ms",
                     "p95 ms", "max ms", "typing stall ms", "keys"],
         "rows": rows,

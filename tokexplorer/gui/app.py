@@ -1,6 +1,6 @@
 """Start the desktop application: `tokexplorer` with no sub-command ends up in `run_gui`.
 
-Options: --open FILE, -t/--tokenizer NAME (repeatable: the first is shown, all join the picker),
+Options: --open FILE (--encoding NAME if it is not UTF-8), -t/--tokenizer NAME (repeatable: the first is shown, all join the picker),
 --screenshot PATH (wait until the text is tokenized and coloured, save a PNG of the window, exit;
 with several -t, one PNG per tokenizer named PATH-NAME.png), --settings-dir DIR (keep settings in
 DIR/tokexplorer.ini instead of the user's). --probe-startup prints when the window became visible
@@ -23,6 +23,7 @@ SCREENSHOT_TIMEOUT_S = 120.0
 def parse_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="tokexplorer", description="Open the tokexplorer window.")
     p.add_argument("--open", metavar="FILE", help="open this text file")
+    p.add_argument("--encoding", help="the file's encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="NAME",
                    help="a built-in tokenizer or a tokenizer file; repeat to add more")
     p.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window once coloured, then exit")
@@ -94,7 +95,8 @@ def run_gui(argv: list[str]) -> int:
     app.setApplicationName("tokexplorer")
     app.setOrganizationName("tokexplorer")
     app.setStyle("Fusion")
-    window = MainWindow()
+    headless = bool(args.screenshot or args.probe_startup)
+    window = MainWindow(dialogs=HeadlessDialogs() if headless else None)
     exit_code = [0]
 
     def app_exit(code: int) -> None:
@@ -104,6 +106,8 @@ def run_gui(argv: list[str]) -> int:
         app.exit(code)
 
     window.app_exit = app_exit
+    if headless:
+        window.dialogs.fail = app_exit
     names = []
     try:
         for t in args.tokenizer:
@@ -117,7 +121,7 @@ def run_gui(argv: list[str]) -> int:
         if not Path(args.open).is_file():
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
-        window.open_text(Path(args.open), asked=True)
+        window.open_text(Path(args.open), encoding=args.encoding, asked=True)
     window.show()
     if args.probe_startup:
         QTimer.singleShot(0, lambda: (print(json.dumps({"visible_at": time.time()}), flush=True), app_exit(0)))
@@ -126,6 +130,20 @@ def run_gui(argv: list[str]) -> int:
                           names)
     app.exec()
     return exit_code[0]
+
+
+class HeadlessDialogs:
+    """For --screenshot: nobody is there to answer, so a question that matters ends the run."""
+
+    def __init__(self):
+        self.fail: Callable[[int], None] = sys.exit
+
+    def choose_encoding(self, error) -> None:
+        print(f"tokexplorer: error: {error}", file=sys.stderr)
+        self.fail(1)
+
+    def ask_unsaved(self, name: str) -> str:
+        return "discard"  # the screenshot run never edits the text
 
 
 # Qt warnings that say nothing to a user (the offscreen platform cannot resize to hints).

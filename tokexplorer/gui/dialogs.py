@@ -77,9 +77,6 @@ class Dialogs:
             return None
         return dict((lab, enc) for enc, lab in FALLBACK_ENCODINGS)[label]
 
-    def show_error(self, title: str, message: str) -> None:
-        QMessageBox.warning(self.parent, title, message)
-
     def show_info(self, title: str, rich_text: str) -> None:
         QMessageBox.about(self.parent, title, rich_text)
 

@@ -38,6 +38,7 @@ class TokenizerRun:
 
 @dataclass
 class TypingReport:
+    platform: str  # Qt's platform plugin: offscreen, xcb, wayland...
     open_s: float  # reading, inserting, tokenizing and colouring the file
     open_stall_s: float
     runs: list[TokenizerRun]
@@ -103,7 +104,7 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
     window.open_text(Path(path))
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
-    report = TypingReport(time.perf_counter() - t0, loop.stop_meter(), [])
+    report = TypingReport(app.platformName(), time.perf_counter() - t0, loop.stop_meter(), [])
     editor = window.editor
     # Type in the middle of the document, where a keystroke shifts half of the text.
     cursor = editor.textCursor()
