@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections import Counter
+from collections import Counter, defaultdict
 from typing import Iterator, NamedTuple
 
 import numpy as np
@@ -217,6 +217,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 positions[p] = sorted_at[i:j]
                 start[p] = 0
     weight = array("q", weight.tobytes())
+    unit = all(f == 1 for f in freq)  # then a pair's count is its number of positions
 
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
@@ -258,7 +259,8 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             return
         a, b = divmod(p, m)
         new = 255 + step
-        created: dict[int, list[int]] = {}  # new pair -> its positions, ascending
+        # new pair -> its positions, ascending; counted once the merge is done
+        created: defaultdict[int, list[int]] = defaultdict(list)
         for pos in positions.pop(p)[start.pop(p):]:
             # subtle: occurrences are visited left to right and re-checked, so an overlapping
             # one ("aaa" merging (a, a)) is skipped exactly as a left-to-right rewrite skips it.
@@ -271,40 +273,28 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             left = prv[pos]
             right = nxt[q]
             if left >= 0:
-                # the left neighbour may be the new token made just before ("abab" merging
-                # (a, b)): then (new, a) is taken back and (new, new) counted.
-                t = tokens[left] * m
-                counts[t + a] -= f
-                k = t + new
-                where = created.get(k)
-                if where is None:
-                    created[k] = [left]
-                    counts[k] = f
+                t = tokens[left]
+                if t == new:
+                    # subtle: the occurrence just before ("abab" merging (a, b)) made the pair
+                    # (new, a) here, its last one; it becomes (new, new) instead.
+                    created[t * m + a].pop()
                 else:
-                    where.append(left)
-                    counts[k] += f
+                    counts[t * m + a] -= f
+                created[t * m + new].append(left)
             if right >= 0:
                 t = tokens[right]
                 counts[b * m + t] -= f
-                k = new * m + t
-                where = created.get(k)
-                if where is None:
-                    created[k] = [pos]
-                    counts[k] = f
-                else:
-                    where.append(pos)
-                    counts[k] += f
+                created[new * m + t].append(pos)
                 prv[right] = pos
             tokens[pos] = new
             tokens[q] = -1
             nxt[pos] = right
         del counts[p]
         for k, where in created.items():
-            if counts[k] > 0:
+            if where:
+                counts[k] = n_k = len(where) if unit else sum(map(weight.__getitem__, where))
                 positions[k] = where
                 start[k] = 0
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
-                push(heap, ((cap - counts[k]) << count_shift) | (where[0] << pair_bits) | k)
-            else:
-                del counts[k]
+                push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
         yield MergeStep(step, total, (a, b), new, n)
