@@ -124,3 +124,14 @@ def test_pathological_pattern_is_time_boxed(monkeypatch):
 def test_check_vocab_size():
     assert check_vocab_size(1024, 2) == 766
     assert resolve_pattern("gpt4") == GPT4_SPLIT_PATTERN
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.sampled_from(["aa", "ab", "ba", "aab", " a", "b", "aaa", "\n"]), max_size=80),
+       extra=st.integers(1, 30))
+def test_repeated_chunks_weigh_as_often_as_they_occur(words, extra):
+    text = " ".join(words)
+    if not text:
+        return
+    assert fast_merges(text, 256 + extra, GPT4_SPLIT_PATTERN) == list(ref.train(text, 256 + extra, GPT4_SPLIT_PATTERN).items())
+    assert fast_merges(text, 256 + extra, None) == list(ref.train(text, 256 + extra, None).items())
