@@ -374,7 +374,7 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
             assert window.state.result.encoding.text == editor.plain_text()
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == editor.plain_text()
-    assert "out of step" not in capfd.readouterr().err
+    assert "out of step" not in capfd.readouterr().err  # never needed the safety net
     editor.selectAll()
     editor.cut()
     wait_settled(qtbot, window)
@@ -467,3 +467,13 @@ def test_dropped_files_are_not_inserted_as_paths(window, tmp_path):
     text = QMimeData()
     text.setText("plain text")
     assert window.editor.canInsertFromMimeData(text)
+
+
+def test_a_worker_copy_out_of_step_is_repaired(qtbot, window, capfd):
+    type_text(window.editor, "abc")
+    wait_settled(qtbot, window)
+    window.service._mirror.reset("something else entirely")  # simulate a bug
+    type_text(window.editor, "d")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "abcd"
+    assert "out of step" in capfd.readouterr().err

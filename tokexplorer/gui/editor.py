@@ -67,7 +67,7 @@ class TokenEditor(QPlainTextEdit):
     """Plain-text editor with token colours, whitespace markers, token tooltips and hover."""
 
     text_edited = Signal()  # the user changed the text (not emitted while a file loads)
-    load_progress = Signal(int, int)  # UTF-16 units inserted so far, total
+    load_progress = Signal(int, int)  # characters inserted so far, total
     loaded = Signal()  # load_text finished
 
     def __init__(self, state: AppState, parent=None):
@@ -83,8 +83,8 @@ class TokenEditor(QPlainTextEdit):
         self._long_spans: dict[int, tuple[int, int]] = {}  # long line's number -> formatted span
         self._applying = False  # our own format changes also report a contents change
         self._loading = False
+        self._load_id = 0
         self._outbox: list[tuple[int, int, str]] | None = None  # edits not yet sent; None: send all
-        self.formatted_blocks = 0  # blocks formatted so far (for tests and the benchmark)
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -113,6 +113,8 @@ class TokenEditor(QPlainTextEdit):
         progress (a 50 MB text takes Qt about 10 s to take in, in one piece or many).
         """
         self._loading = True
+        self._load_id += 1  # a load still running in slices stops at its next step
+        load_id = self._load_id
         self._result, self._edits, self._outbox = None, [], None
         self.setReadOnly(True)
         doc = self.document()
@@ -125,6 +127,8 @@ class TokenEditor(QPlainTextEdit):
         slices = iter(range(0, len(text), LOAD_SLICE))
 
         def step() -> None:
+            if load_id != self._load_id:
+                return
             start = next(slices, None)
             if start is None:
                 self._finish_load()
@@ -284,7 +288,6 @@ class TokenEditor(QPlainTextEdit):
                 doc.markContentsDirty(first_pos, last_end - first_pos)
         finally:
             self._applying = False
-        self.formatted_blocks += done
         return done
 
     def _visible_range(self) -> tuple[int, int]:

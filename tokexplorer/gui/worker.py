@@ -145,14 +145,19 @@ class TokenizeService(QObject):
 
     def _work(self, gen: int, name: str, policy: str, delta: TextDelta) -> None:
         # Every request's edits are applied, even a superseded one's: the next builds on them.
-        if delta.text is not None:
-            self._mirror.reset(delta.text)
-        else:
-            for position, removed, inserted in delta.edits:
-                self._mirror.apply(position, removed, inserted)
-        if self._mirror.len16 != delta.length16:  # a bug, but one the user need not see
-            print(f"tokexplorer: text copy out of step ({self._mirror.len16} != {delta.length16} "
-                  "UTF-16 units); resending the text", file=sys.stderr)
+        try:
+            if delta.text is not None:
+                self._mirror.reset(delta.text)
+            else:
+                for position, removed, inserted in delta.edits:
+                    self._mirror.apply(position, removed, inserted)
+            in_step = self._mirror.len16 == delta.length16
+        except Exception:  # a bug, but one the user need not see: the whole text fixes it
+            traceback.print_exc(file=sys.stderr)
+            in_step = False
+        if not in_step:
+            print(f"tokexplorer: the worker's copy of the text is out of step "
+                  f"({self._mirror.len16} != {delta.length16} UTF-16 units); resending it", file=sys.stderr)
             self._resync.emit(gen)
             return
         if gen != self.generation:
