@@ -124,6 +124,8 @@ def test_special_token_refusal_is_shown_not_raised(qtbot, window):
     assert "<|endoftext|>" in window.banner.label.text()
     assert window.state.result is None
     assert window.counts_label.text() == "not tokenized"
+    selections = window.editor.extraSelections()  # the refused token is underlined
+    assert selections[0].cursor.selectedText() == "<|endoftext|>"
     allow = [b for b in window.banner._buttons if b.text().startswith("Encode as special")][0]
     allow.click()
     wait_settled(qtbot, window)

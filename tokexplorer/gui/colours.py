@@ -108,6 +108,14 @@ class TokenFormats:
         self._cache[key] = fmt
         return fmt
 
+    def refused(self) -> QTextCharFormat:
+        """The extra format of a special token that the policy refused."""
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#ffcdd2") if not self.dark else QColor("#7f1d1d"))
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
+        fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
+        return fmt
+
     def hover(self) -> QTextCharFormat:
         """The extra format of the token under the mouse (or picked in the token-id view)."""
         fmt = QTextCharFormat()

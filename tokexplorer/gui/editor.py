@@ -34,7 +34,7 @@ from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import TokenFormats
-from .positions import Edit
+from .positions import Edit, utf16_len
 from .state import AppState
 from .tokenized import Tokenized, token_label
 from .worker import TextDelta
@@ -96,6 +96,7 @@ class TokenEditor(QPlainTextEdit):
         state.reveal_token.connect(self.show_token)
         state.show_whitespace_changed.connect(self._on_show_whitespace)
         state.dark_changed.connect(self._on_dark)
+        state.refusal_changed.connect(self._on_refusal)
 
     # --- text in and out -----------------------------------------------------------------
 
@@ -385,6 +386,22 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(int(result.ends16[index]), QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._formats.hover()
+        self.setExtraSelections([selection])
+
+    def _on_refusal(self, refusal) -> None:
+        """Underline the special token that the policy refused, where the text spells it."""
+        if refusal is None or self._edits:
+            return
+        text = self.plain_text()
+        if text[refusal.position:refusal.position + len(refusal.token)] != refusal.token:
+            return  # the text moved on since; the next answer will say where
+        start = utf16_len(text[:refusal.position])
+        selection = QTextEdit.ExtraSelection()
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
+        selection.cursor = cursor
+        selection.format = self._formats.refused()
         self.setExtraSelections([selection])
 
     def show_token(self, index: int) -> None:

@@ -232,6 +232,7 @@ class MainWindow(QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1100, 720)
+            self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
         window_state = st.value(keys.WINDOW_STATE)
         if isinstance(window_state, QByteArray) and not window_state.isEmpty():
             self.restoreState(window_state)
