@@ -143,7 +143,7 @@ def run(args) -> dict:
             peer_seconds = timed["seconds"] * (best["vocab_size"] - 256) / ref_merges
             peer_mb = f"{timed['peak_mb']:.0f}"
         rows.append([label, name, f"{best['seconds']:.2f}", f"{best['peak_mb']:.0f}", best["vocab_size"],
-                     peer_name, f"{peer_seconds:.2f}", peer_mb, f"{best['seconds'] / peer_seconds:.3f}"])
+                     peer_name, f"{peer_seconds:.2f}", peer_mb, f"{best['seconds'] / peer_seconds:.3g}"])
     idle = _measure("idle", "en/taylorswift.txt", 0, None)
     notes.append(f"peak MB: the process's peak resident set (ru_maxrss), interpreter and imports "
                  f"included; an idle process with the same imports peaks at {idle['peak_mb']:.0f} MB")
