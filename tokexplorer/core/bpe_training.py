@@ -7,8 +7,8 @@ the pairs with the highest count, the one that occurs first in the current token
 
 Training is a generator, `iter_train`, yielding one `MergeStep` per merge, so a caller can show
 progress and stop between merges keeping what was learned; `train` exhausts it into a tokenizer.
-When no pair is left (every chunk is a single token) training stops early: the last step says so
-and the tokenizer's `n_vocab` is the size reached.
+When no pair is left (every chunk is a single token) training stops early: the steps end
+before `total`, and the tokenizer's `n_vocab` is the size reached.
 
 How it is fast: Regex counts each distinct chunk once, with its multiplicity (Basic is one chunk
 counted once). The distinct chunks are laid end to end as one stream, a doubly linked list over byte
