@@ -259,6 +259,11 @@ def test_panels_smoke(qtbot, window):
     window.chunk_dock.raise_()
     qtbot.waitUntil(lambda: window.chunk_view.model.rowCount() > 0, timeout=10_000)
     assert window.chunk_view.model.chunks == result.encoding.chunks
+    # hovering a chunk marks its text in the editor
+    start, end = result.encoding.chunks[1]
+    window.chunk_view._on_entered(window.chunk_view.model.index(1, 0))
+    selections = window.editor.extraSelections()
+    assert selections[0].cursor.selectedText() == result.encoding.text[start:end]
     # dark theme repaints with the dark formats, text unchanged
     window.dark_action.setChecked(True)
     assert painted_spans(window.editor)

@@ -1,4 +1,5 @@
-"""The chunk view: the regex pre-split of the text (tiktoken-family tokenizers split the text into
+"""The chunk view: the regex pre-split of the text, linked to the editor (hover a chunk to see it
+in the text, click to go there) (tiktoken-family tokenizers split the text into
 chunks with a regex, then run BPE inside each chunk; no token crosses a chunk boundary).
 
 Chunks are computed in a worker, and only while the view is visible: splitting a 1 MB text takes
@@ -79,11 +80,37 @@ class ChunkView(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(250)  # chunks are for reading, not for every keystroke
         self._timer.timeout.connect(self._refresh)
+        self.list.setMouseTracking(True)
+        self.list.entered.connect(self._on_entered)
+        self.list.clicked.connect(self._on_clicked)
+        self._state = state
         state.tokenized.connect(self._on_tokenized)
 
     @property
     def up_to_date(self) -> bool:
         return self._result is None or self._shown_generation == self._result.generation
+
+    def _span(self, row: int) -> tuple[int, int] | None:
+        """The chunk's code-point span, if the list shows the current text."""
+        if not self.up_to_date or self._result is None or not 0 <= row < len(self.model.chunks):
+            return None
+        return self.model.chunks[row]
+
+    def _on_entered(self, index) -> None:
+        span = self._span(index.row())
+        if span is not None:
+            self._state.set_hovered_span(*span)
+
+    def _on_clicked(self, index) -> None:
+        span = self._span(index.row())
+        if span is not None:
+            tokens = self._result.encoding.token_range(*span)
+            if len(tokens):
+                self._state.reveal_token.emit(tokens[0])
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        self._state.set_hovered_span(-1, -1)
 
     def _on_tokenized(self, result: Tokenized | None) -> None:
         self._result = result

@@ -97,6 +97,7 @@ class TokenEditor(QPlainTextEdit):
         state.show_whitespace_changed.connect(self._on_show_whitespace)
         state.dark_changed.connect(self._on_dark)
         state.refusal_changed.connect(self._on_refusal)
+        state.hovered_span_changed.connect(self._on_hovered_span)
 
     # --- text in and out -----------------------------------------------------------------
 
@@ -380,10 +381,23 @@ class TokenEditor(QPlainTextEdit):
         if result is None or index < 0 or index >= len(result) or self._edits:
             self.setExtraSelections([])
             return
+        self._mark(int(result.starts16[index]), int(result.ends16[index]))
+
+    def _on_hovered_span(self, start: int, end: int) -> None:
+        """Mark a code-point range that starts and ends at token boundaries (a regex chunk)."""
+        result = self._result
+        if result is None or start < 0 or self._edits:
+            self.setExtraSelections([])
+            return
+        tokens = result.encoding.token_range(start, end)
+        if len(tokens):
+            self._mark(int(result.starts16[tokens[0]]), int(result.ends16[tokens[-1]]))
+
+    def _mark(self, start16: int, end16: int) -> None:
         selection = QTextEdit.ExtraSelection()
         cursor = QTextCursor(self.document())
-        cursor.setPosition(int(result.starts16[index]))
-        cursor.setPosition(int(result.ends16[index]), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(start16)
+        cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._formats.hover()
         self.setExtraSelections([selection])

@@ -25,6 +25,7 @@ class AppState(QObject):
     busy_changed = Signal(str)  # "" when idle
     hovered_changed = Signal(int)  # token index, -1 for none
     reveal_token = Signal(int)  # a view asks the editor to scroll to this token
+    hovered_span_changed = Signal(int, int)  # a code-point range shown in the text (a chunk), or -1, -1
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
     document_changed = Signal()  # path, modified flag or notes changed
@@ -84,6 +85,9 @@ class AppState(QObject):
         if index != self.hovered:
             self.hovered = index
             self.hovered_changed.emit(index)
+
+    def set_hovered_span(self, start: int, end: int) -> None:
+        self.hovered_span_changed.emit(start, end)
 
     def set_show_whitespace(self, on: bool) -> None:
         if on != self.show_whitespace:
