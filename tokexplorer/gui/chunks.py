@@ -1,6 +1,6 @@
-"""The chunk view: the regex pre-split of the text, linked to the editor (hover a chunk to see it
-in the text, click to go there) (tiktoken-family tokenizers split the text into
-chunks with a regex, then run BPE inside each chunk; no token crosses a chunk boundary).
+"""The chunk view: the regex pre-split of the text. Tiktoken-family tokenizers split the text into
+chunks with a regex, then run BPE inside each chunk, so no token crosses a chunk boundary. Linked
+to the editor: hover a chunk to see it in the text, click to go there.
 
 Chunks are computed in a worker, and only while the view is visible: splitting a 1 MB text takes
 a fifth of a second. SentencePiece tokenizers have no regex split; the view says so.
