@@ -66,10 +66,14 @@ def test_lecture_sentencepiece_toy_model(tmp_path, capsys, lecture_notebook):
 def test_trained_model_works_in_every_command(tmp_path, capsys, corpora):
     prefix = tmp_path / "swift"
     code, out, _ = run(capsys, "train", corpora / "en/taylorswift.txt", "--vocab-size", 512,
-                       "--special", "<|endoftext|>", "--tiktoken", "--json", "-o", prefix)
+                       "--special", "<|endoftext|>", "--tiktoken", "--gpt2", "--json", "-o", prefix)
     summary = json.loads(out)
     assert code == 0 and summary["merges"] == 255 and summary["special_tokens"] == {"<|endoftext|>": 511}
-    assert sorted(Path(f).name for f in summary["files"]) == ["swift.model", "swift.tiktoken", "swift.vocab"]
+    assert sorted(Path(f).name for f in summary["files"]) == [
+        "encoder.json", "swift.model", "swift.tiktoken", "swift.vocab", "vocab.bpe"]
+    for other in [f"{prefix}.tiktoken", tmp_path / "swift-gpt2" / "encoder.json"]:
+        code, out, _ = run(capsys, "encode", "-t", other, "--ids-only", "Taylor Swift")
+        assert code == 0 and out.split() == [str(i) for i in load_tokenizer(f"{prefix}.model").encode("Taylor Swift").ids]
     code, out, _ = run(capsys, "encode", "-t", f"{prefix}.model", "--ids-only", "--allowed-special", "all",
                        "Taylor Swift<|endoftext|>")
     assert code == 0 and out.split()[-1] == "511"

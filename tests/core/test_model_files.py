@@ -11,6 +11,7 @@ from tokexplorer.core.bpe_training import train
 from tokexplorer.core.minbpe_files import (
     model_text,
     parse_minbpe_model,
+    save_gpt2,
     save_minbpe,
     save_tiktoken,
     vocab_text,
@@ -79,6 +80,15 @@ def test_tiktoken_round_trip(tmp_path):
     save_tiktoken(tok, tmp_path / "t.tiktoken")
     back = load_tokenizer(tmp_path / "t.tiktoken")  # a .tiktoken file assumes the GPT-4 pattern
     assert back.mergeable_ranks == tok.mergeable_ranks
+    assert back.encode(SAMPLE).ids == tok.encode(SAMPLE).ids
+
+
+def test_gpt2_files_round_trip(tmp_path):
+    tok = train(SAMPLE, 330, pattern="gpt2", special_tokens=["<|endoftext|>"])
+    paths = save_gpt2(tok, tmp_path / "gpt2style")
+    assert paths[1].read_text("utf-8").splitlines()[0] == "#version: 0.2"
+    back = load_tokenizer(paths[0])  # encoder.json, with vocab.bpe beside it
+    assert back.mergeable_ranks == tok.mergeable_ranks and back.special_tokens == tok.special_tokens
     assert back.encode(SAMPLE).ids == tok.encode(SAMPLE).ids
 
 

@@ -30,6 +30,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--show-options", action="store_true",
                    help="print the SentencePiece options that would be used, and stop")
     p.add_argument("--tiktoken", action="store_true", help="BPE: also write PREFIX.tiktoken")
+    p.add_argument("--gpt2", action="store_true",
+                   help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
     p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
@@ -151,7 +153,7 @@ def run_train(args: argparse.Namespace) -> int:
         raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
     from ..core.bpe_tokenizer import BPETokenizer
     from ..core.bpe_training import check_vocab_size, iter_train
-    from ..core.minbpe_files import model_text, save_minbpe, save_tiktoken
+    from ..core.minbpe_files import model_text, save_gpt2, save_minbpe, save_tiktoken
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
@@ -178,6 +180,8 @@ def run_train(args: argparse.Namespace) -> int:
     written = save_minbpe(tok, args.output)
     if args.tiktoken:
         written.append(save_tiktoken(tok, f"{args.output}.tiktoken"))
+    if args.gpt2:
+        written += save_gpt2(tok, f"{args.output}-gpt2")
     tokens = n_bytes - merged
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,

@@ -1,4 +1,4 @@
-"""minbpe's `.model` / `.vocab` files, and `.tiktoken` files of trained tokenizers.
+"""minbpe's `.model` / `.vocab` files, and `.tiktoken` and GPT-2 files of trained tokenizers.
 
 The `.model` format is minbpe's (version 1), so models move both ways between minbpe and here:
 the line "minbpe v1", the split pattern (an empty line for Basic), the number of special tokens,
@@ -6,7 +6,9 @@ one "token id" line per special token, then one "id1 id2" line per merge in the 
 (merge i makes id 256 + i). The `.vocab` file is minbpe's human-readable listing: "[token] id" for
 bytes and "[left][right] -> [token] id" for merges, each token decoded with U+FFFD for broken UTF-8
 and control characters escaped as \\uXXXX. minbpe never reads it back and neither do we: it is lossy.
-`.tiktoken` is one "base64(token) rank" line per byte or merged token.
+`.tiktoken` is one "base64(token) rank" line per byte or merged token. GPT-2's pair is
+`encoder.json` (token, spelt in GPT-2's printable byte alphabet -> id) and `vocab.bpe` (a version
+line, then the merges in order, "left right" in the same alphabet).
 
 Every write is atomic. What minbpe's reader would get wrong (a pattern spanning lines or with
 leading or trailing spaces, a special token containing whitespace) is refused before writing.
@@ -17,6 +19,7 @@ anything else truncated or corrupt is a clear error. It does not train or encode
 from __future__ import annotations
 
 import base64
+import json
 import os
 import unicodedata
 from pathlib import Path
@@ -24,6 +27,7 @@ from pathlib import Path
 from .bpe_tokenizer import BPETokenizer
 from .patterns import compile_pattern
 from .textfile import write_atomic
+from .tiktoken_backend import gpt2_byte_decoder
 from .tokenizer import TokexplorerError
 
 MAGIC = "minbpe v1"
@@ -193,3 +197,32 @@ def save_tiktoken(tok: BPETokenizer, path: str | os.PathLike) -> Path:
         )
     write_atomic(path, tiktoken_text(tok).encode("ascii"))
     return Path(path)
+
+
+def save_gpt2(tok: BPETokenizer, folder: str | os.PathLike) -> list[Path]:
+    """Write `encoder.json` and `vocab.bpe` into a folder (created if needed, files atomic).
+
+    Bytes keep ids 0..255 and merge i makes 256 + i, as here; special tokens are added to the
+    encoder as GPT-2's <|endoftext|> is. The split pattern is not stored (readers assume GPT-2's).
+    """
+    if len(tok.mergeable_ranks) != 256 + len(tok.merges):
+        raise TokexplorerError(
+            f"{tok.name} has two tokens with the same bytes; GPT-2's files cannot hold it"
+        )
+    spell = {b: c for c, b in gpt2_byte_decoder().items()}
+
+    def word(data: bytes) -> str:
+        return "".join(spell[b] for b in data)
+
+    encoder = {word(token): rank for token, rank in tok.mergeable_ranks.items()}
+    encoder.update(tok.special_tokens)
+    merges = "".join(f"{word(tok.vocab[a])} {word(tok.vocab[b])}\n" for a, b in tok.merges)
+    out = Path(folder)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise TokexplorerError(f"cannot create the folder {out}: {exc.strerror}") from None
+    paths = [out / "encoder.json", out / "vocab.bpe"]
+    write_atomic(paths[0], json.dumps(encoder, ensure_ascii=False).encode("utf-8"))
+    write_atomic(paths[1], ("#version: 0.2\n" + merges).encode("utf-8"))
+    return paths
