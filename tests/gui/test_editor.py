@@ -3,15 +3,23 @@ whitespace markers, the special-token refusal, settings, files, panels."""
 
 from __future__ import annotations
 
+import base64
+import random
+import types
+
 import numpy as np
 import pytest
-from PySide6.QtGui import QTextOption
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor, QTextOption
+from PySide6.QtWidgets import QApplication, QToolTip
 
+from tokexplorer.bench import gui as bench_gui
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.gui.editor import LONG_LINE, describe_token
 from tokexplorer.gui.positions import to_utf16
 
-from .helpers import FakeDialogs, type_text, wait_settled
+from .helpers import type_text, wait_settled
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
 
@@ -250,7 +258,6 @@ def test_panels_smoke(qtbot, window):
         int(result.starts16[2]), int(result.ends16[2]))
     assert window.token_table.currentIndex().row() == 2
     # tooltip text
-    from tokexplorer.gui.editor import describe_token
 
     tip = describe_token(result, 2)
     assert f"{result.encoding.ids[2]}" in tip and "partial" in tip  # GPT-2 splits the emoji's bytes
@@ -296,7 +303,6 @@ def test_open_tokenizer_file(qtbot, window, tmp_path):
     window.open_tokenizer(bad)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "broken.tiktoken" not in window.state.catalog.names()
-    import base64
 
     good = tmp_path / "tiny.tiktoken"
     good.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
@@ -310,11 +316,6 @@ def test_open_tokenizer_file(qtbot, window, tmp_path):
 
 @pytest.mark.parametrize("name", ["gpt2", "llama-sp"])
 def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
-    from PySide6.QtCore import Qt
-    from PySide6.QtGui import QKeyEvent
-    from PySide6.QtCore import QEvent
-    from PySide6.QtWidgets import QApplication
-
     window.state.set_tokenizer(name)
     window.set_text("".join(f"line {i}: the quick brown fox 😀 jumps\n" for i in range(30)))
     wait_settled(qtbot, window)
@@ -340,10 +341,6 @@ def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
 
 def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
     """The worker keeps its own copy of the text from Qt's edits; it must never drift."""
-    import random
-
-    from PySide6.QtGui import QTextCursor
-
     editor = window.editor
     rng = random.Random(7)
     pieces = ["a", " ", "\n", "😀", "𝕏x", "\xa0", "\u2028", "é", "tab\t", "\n\n"]
@@ -389,8 +386,6 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
 
 
 def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
-    from tokexplorer.gui.editor import LONG_LINE
-
     words = " ".join(f"word{i}" for i in range(6000))  # one line of ~50,000 characters
     window.set_text(words)
     wait_settled(qtbot, window)
@@ -405,9 +400,6 @@ def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
 
 
 def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
-    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
-    from PySide6.QtGui import QDropEvent
-
     first, second = tmp_path / "one.txt", tmp_path / "two.txt"
     first.write_text("first file\n", encoding="utf-8")
     second.write_text("second file\n", encoding="utf-8")
@@ -429,10 +421,6 @@ def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
 
 def test_bench_gui_runs(qtbot, tmp_path):
     """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
-    import types
-
-    from tokexplorer.bench import gui as bench_gui
-
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
     section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4))
@@ -442,10 +430,6 @@ def test_bench_gui_runs(qtbot, tmp_path):
 
 
 def test_hover_and_tooltip_from_the_mouse(qtbot, window):
-    from PySide6.QtCore import QEvent, QPoint, QPointF, Qt
-    from PySide6.QtGui import QHelpEvent, QMouseEvent
-    from PySide6.QtWidgets import QApplication, QToolTip
-
     window.state.set_tokenizer("cl100k_base")
     type_text(window.editor, "😀 hello tokens")
     wait_settled(qtbot, window)
@@ -466,8 +450,6 @@ def test_hover_and_tooltip_from_the_mouse(qtbot, window):
 
 
 def test_dropped_files_are_not_inserted_as_paths(window, tmp_path):
-    from PySide6.QtCore import QMimeData, QUrl
-
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(tmp_path / "a.txt"))])
     assert not window.editor.canInsertFromMimeData(mime)
