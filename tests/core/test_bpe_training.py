@@ -135,3 +135,22 @@ def test_repeated_chunks_weigh_as_often_as_they_occur(words, extra):
         return
     assert fast_merges(text, 256 + extra, GPT4_SPLIT_PATTERN) == list(ref.train(text, 256 + extra, GPT4_SPLIT_PATTERN).items())
     assert fast_merges(text, 256 + extra, None) == list(ref.train(text, 256 + extra, None).items())
+
+
+@pytest.mark.parametrize("name", ["gpt2", "gpt4", "o200k"])
+def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
+    from collections import Counter
+
+    from tokexplorer.core.bpe_training import _pieces
+    from tokexplorer.core.patterns import NAMED_PATTERNS, compile_pattern
+
+    compiled = compile_pattern(NAMED_PATTERNS[name])
+    text = "".join((corpora / rel).read_text("utf-8")[:60_000] for rel in [
+        "code/cpython311_argparse.py", "multilingual/ja_wagahaiwa_nekodearu.txt",
+        "unicode/blns.txt", "en/tinyshakespeare.txt", "code/pokemon.json"])
+    pieces = list(_pieces(text, size=2_000))
+    assert len(pieces) > 50 and "".join(pieces) == text
+    by_piece = Counter()
+    for piece in pieces:
+        by_piece.update(compiled.findall(piece))
+    assert list(by_piece.items()) == list(Counter(compiled.findall(text)).items())
