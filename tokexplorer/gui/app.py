@@ -1,10 +1,10 @@
 """Start the desktop application: `tokexplorer` with no sub-command ends up in `run_gui`.
 
-Options: --open FILE (--encoding NAME if it is not UTF-8), -t/--tokenizer NAME (repeatable: the first is shown, all join the picker),
---screenshot PATH (wait until the text is tokenized and coloured, save a PNG of the window, exit;
-with several -t, one PNG per tokenizer named PATH-NAME.png), --settings-dir DIR (keep settings in
-DIR/tokexplorer.ini instead of the user's). --probe-startup prints when the window became visible
-and exits (for `tokexplorer bench --gui`).
+Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer NAME, repeatable:
+the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
+coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
+PATH-NAME.png); --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
+--probe-startup prints the time of the window's first paint and exits (`tokexplorer bench --gui`).
 """
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def run_gui(argv: list[str]) -> int:
         window.open_text(Path(args.open), encoding=args.encoding, asked=True)
     window.show()
     if args.probe_startup:
-        QTimer.singleShot(0, lambda: (print(json.dumps({"visible_at": time.time()}), flush=True), app_exit(0)))
+        _report_first_paint(window)
     elif args.screenshot:
         _take_screenshots(window, screenshot_paths(args.screenshot, names or [window.state.tokenizer]),
                           names)
@@ -162,6 +162,20 @@ def _add_tokenizer_file(window, path: str) -> str:
         raise TokexplorerError(f"unknown tokenizer {path!r}: not a built-in "
                                f"({', '.join(window.state.catalog.names())}) and not a file")
     return window.state.add_tokenizer_file(path)
+
+
+def _report_first_paint(window) -> None:
+    """Print {"visible_at": wall-clock time} once the editor has painted, then exit."""
+    from PySide6.QtCore import QTimer
+
+    def poll() -> None:
+        if window.editor.painted_at:
+            print(json.dumps({"visible_at": time.time()}), flush=True)
+            window.app_exit(0)
+        else:
+            QTimer.singleShot(2, poll)
+
+    poll()
 
 
 def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
