@@ -127,8 +127,8 @@ def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:
     and a lone newline is one chunk whether or not the text ends after it), so counting chunks
     piece by piece gives the same counts in the same order, with a fraction of the memory.
 
-    >>> list(_pieces("ab\ncd\nef", size=2))
-    ['ab\n', 'cd\n', 'ef']
+    >>> list(_pieces("ab\\ncd\\nef", size=2))
+    ['ab\\n', 'cd\\n', 'ef']
     """
     start = 0
     while len(text) - start > size:
