@@ -1,10 +1,13 @@
 """Work off the UI thread: tokenizing the editor's text, and any other slow job (reading a file).
 
-`TokenizeService` turns edits into tokenization requests: edits restart a short debounce timer,
-each request gets the next generation number, a single worker thread runs them in order and skips
-any request that a newer one has already superseded, and results of old generations are dropped
-on arrival. The worker keeps the previous encoding so an edit re-encodes only the chunks around it
-(`Retokenizer`). `run_job` runs any function in the global thread pool and reports progress, the
+`TokenizeService` turns edits into tokenization requests. Edits are debounced by a timer (0 ms
+by default: it coalesces the edits of one event-loop turn, such as a paste or a many-step undo;
+typing faster than the worker is absorbed by the queue instead). Each request gets the next
+generation number; a single worker thread runs them in order and skips any request that a newer
+one has already superseded, and results of old generations are dropped on arrival. Requests carry
+the edits since the previous one, which the worker applies to its own copy of the text
+(`positions.TextMirror`), and the worker keeps the previous encoding so an edit re-encodes only the
+chunks around it (`Retokenizer`). `run_job` runs any function in the global thread pool and reports progress, the
 result or the error through signals.
 
 Workers never touch widgets: they emit signals, and the UI thread acts on them.
@@ -96,7 +99,7 @@ class TokenizeService(QObject):
     _resync = Signal(int)
 
     def __init__(self, catalog: TokenizerCatalog, text_source: Callable[[bool], TextDelta],
-                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 4, parent=None):
+                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 0, parent=None):
         super().__init__(parent)
         self._catalog = catalog
         self._text_source = text_source  # (full) -> TextDelta since the last call, in the UI thread
