@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -123,6 +124,12 @@ def run_gui(argv: list[str]) -> int:
             return 1
         window.open_text(Path(args.open), encoding=args.encoding, asked=True)
     window.show()
+    # Ctrl-C in the terminal closes the window (asking about unsaved changes, as the menu does).
+    # subtle: Python runs signal handlers only between bytecodes; a timer lets it in now and then.
+    signal.signal(signal.SIGINT, lambda *_: window.close())
+    wake = QTimer()
+    wake.timeout.connect(lambda: None)
+    wake.start(250)
     if args.probe_startup:
         _report_first_paint(window)
     elif args.screenshot:
