@@ -154,3 +154,27 @@ def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
     for piece in pieces:
         by_piece.update(compiled.findall(piece))
     assert list(by_piece.items()) == list(Counter(compiled.findall(text)).items())
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=tie_text | st.lists(st.sampled_from(["ab", "ba", "abab", " a", "b", "aab", "\n"])).map(" ".join),
+       extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT4_SPLIT_PATTERN]))
+def test_vectorised_merges_equal_the_reference(text, extra, pattern):
+    """Every merge of two different tokens through the numpy path, whatever its size."""
+    from tokexplorer.core import bpe_training
+
+    if not text:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
+        fast = fast_merges(text, 256 + extra, pattern)
+    assert fast == list(ref.train(text, 256 + extra, pattern).items())
+
+
+def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
+    from tokexplorer.core import bpe_training
+
+    monkeypatch.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
+    text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:12_000]
+    for pattern in (None, GPT4_SPLIT_PATTERN):
+        assert fast_merges(text, 330, pattern) == list(ref.train(text, 330, pattern).items())

@@ -215,7 +215,9 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     data = b"".join(chunks)
     size = len(data)
     m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
-    tokens = list(data)  # position -> token starting there, -1 once merged into its left neighbour
+    # position -> token starting there, -1 once merged into its left neighbour; an array while
+    # merges are large enough to run vectorised on it, a list after that
+    tokens = array("q", np.frombuffer(data, dtype=np.uint8).astype(np.int64).tobytes())
     # subtle: arrays, not lists: a list of a million distinct ints costs 36 bytes an entry.
     nxt = array("q", np.arange(1, size + 1).tobytes())  # position -> next live one in its chunk, or -1
     prv = array("q", np.arange(-1, size - 1).tobytes())  # position -> previous live one, or -1
@@ -250,6 +252,8 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 start[p] = 0
     weight = array("q", weight.tobytes())
     unit = all(f == 1 for f in freq)  # then a pair's count is its number of positions
+    # numpy views of the same memory, for merges with many occurrences (see _merge_many)
+    views: tuple | None = tuple(np.frombuffer(x, dtype=np.int64) for x in (tokens, nxt, prv, weight))
 
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
@@ -293,7 +297,15 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         new = 255 + step
         # new pair -> its positions, ascending; counted once the merge is done
         created: defaultdict[int, list[int]] = defaultdict(list)
-        for pos in positions.pop(p)[start.pop(p):]:
+        candidates = positions.pop(p)[start.pop(p):]
+        if views is not None and n < VECTOR_MERGE_MIN:
+            # The best count never grows: from now on merges are small, and a list reads faster.
+            tokens = tokens.tolist()
+            views = None
+        if views is not None and a != b:
+            _merge_many(views, candidates, a, b, new, m, counts, created)
+            candidates = ()
+        for pos in candidates:
             # subtle: occurrences are visited left to right and re-checked, so an overlapping
             # one ("aaa" merging (a, a)) is skipped exactly as a left-to-right rewrite skips it.
             if tokens[pos] != a:
@@ -330,3 +342,57 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
                 push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
         yield MergeStep(step, total, (a, b), new, n)
+
+
+# Merges of a pair counted at least this often run vectorised (numpy) instead of in Python.
+VECTOR_MERGE_MIN = 200
+
+
+def _merge_many(views, candidates: list[int], a: int, b: int, new: int, m: int,
+                counts: dict[int, int], created: defaultdict[int, list[int]]) -> None:
+    """The Python merge loop of `_train_stream` done with numpy, for a pair of two different
+    tokens (so occurrences cannot overlap): the same writes, count deltas and new pairs.
+
+    subtle: occurrence k's right neighbour may be occurrence k+1 ("abab"): the loop first makes
+    (new, a) there and then turns it into (new, new); here that pair is made directly.
+    """
+    tokens, nxt, prv, weight = views
+    at = np.asarray(candidates, dtype=np.int64)
+    right_of = nxt[at]
+    ok = (tokens[at] == a) & (right_of >= 0)
+    ok[ok] = tokens[right_of[ok]] == b
+    at, q = at[ok], right_of[ok]
+    if not len(at):
+        return
+    f = weight[at]
+    left, right = prv[at], nxt[q]
+    after_prev = np.zeros(len(at), dtype=bool)  # the left neighbour is the previous occurrence
+    after_prev[1:] = left[1:] == q[:-1]
+    has_left = (left >= 0) & ~after_prev
+    has_right = right >= 0
+    # Pairs that disappear, with their weights.
+    gone = np.concatenate((tokens[left[has_left]] * m + a, b * m + tokens[right[has_right]]))
+    gone_f = np.concatenate((f[has_left], f[has_right]))
+    codes, inverse = np.unique(gone, return_inverse=True)
+    for code, n in zip(codes.tolist(), np.bincount(inverse, weights=gone_f).astype(np.int64).tolist()):
+        counts[code] -= n
+    # Pairs that appear, at their left token's position.
+    before_next = np.zeros(len(at), dtype=bool)
+    before_next[:-1] = after_prev[1:]
+    made_right = has_right & ~before_next
+    made = np.concatenate((tokens[left[has_left]] * m + new,
+                           np.full(int(after_prev.sum()), new * m + new, dtype=np.int64),
+                           new * m + tokens[right[made_right]]))
+    made_at = np.concatenate((left[has_left], at[:-1][after_prev[1:]], at[made_right]))
+    # The writes (after reading every neighbour above).
+    tokens[at] = new
+    tokens[q] = -1
+    nxt[at] = right
+    prv[right[has_right]] = at[has_right]
+    order = np.lexsort((made_at, made))
+    made, made_at = made[order], made_at[order]
+    bounds = np.flatnonzero(made[1:] != made[:-1]) + 1
+    made_at = made_at.tolist()
+    for i, j, code in zip([0, *bounds.tolist()], [*bounds.tolist(), len(made)],
+                          made[np.concatenate(([0], bounds))].tolist() if len(made) else []):
+        created[code] = made_at[i:j]
