@@ -17,6 +17,8 @@ a merge touches only its occurrences and their neighbours, however long a chunk 
 sentence is one GPT-4 chunk). The best pair comes from a lazy max-heap keyed (count, first
 occurrence): a pair that exists can only lose occurrences (new adjacencies always involve the new
 token), so a stale heap entry is never worse than the truth: pop, re-check, push back if it changed.
+The first merges, each with hundreds of occurrences or more, run vectorised with numpy on views of
+the same arrays; the rest run in plain Python, where small merges are cheaper.
 
 It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_files`).
 """
