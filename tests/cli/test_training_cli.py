@@ -143,6 +143,15 @@ def test_bad_input_is_one_line_and_writes_nothing(tmp_path, capsys, monkeypatch,
     assert "Traceback" not in err and set(tmp_path.iterdir()) == before
 
 
+@pytest.mark.parametrize("algorithm", ["bpe", "sentencepiece"])
+def test_missing_output_folder_is_refused_before_training(tmp_path, capsys, algorithm):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hello world " * 50, "utf-8")
+    code, _, err = run(capsys, "train", corpus, "--algorithm", algorithm, "--vocab-size", 300,
+                       "-o", tmp_path / "missing" / "m")
+    assert code == 1 and "does not exist" in err and "Traceback" not in err
+
+
 def test_corrupt_model_file_in_other_commands(tmp_path, capsys):
     bad = tmp_path / "bad.model"
     bad.write_text("minbpe v1\n\n0\n97 98\n256\n", "utf-8")

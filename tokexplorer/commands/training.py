@@ -91,6 +91,18 @@ class _Progress:
             print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
 
 
+def _check_output(prefix: str) -> None:
+    """Refuse an output prefix whose folder is missing, before any time is spent training."""
+    import os
+    from pathlib import Path
+
+    folder = Path(prefix).parent
+    if not folder.is_dir():
+        raise TokexplorerError(f"the folder of -o {prefix} does not exist ({folder}); create it first")
+    if not os.access(folder, os.W_OK):
+        raise TokexplorerError(f"cannot write into {folder} (permission denied); choose another -o")
+
+
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
     from ..core.textfile import read_text_file
 
@@ -151,6 +163,7 @@ def run_train(args: argparse.Namespace) -> int:
         raise TokexplorerError("--option, --show-options and --model-type are for --algorithm sentencepiece")
     if not args.output:
         raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
+    _check_output(args.output)
     from ..core.bpe_tokenizer import BPETokenizer
     from ..core.bpe_training import check_vocab_size, iter_train
     from ..core.minbpe_files import model_text, save_gpt2, save_minbpe, save_tiktoken
@@ -221,6 +234,7 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
         return 0
     if not args.output:
         raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
+    _check_output(args.output)
     text = _read_corpora(args.corpus, args.encoding)
     started = time.perf_counter()
     print("sentencepiece: reading sentences, then training (no progress inside the library)",
