@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import Counter, defaultdict
-from typing import Iterator, NamedTuple
+from typing import Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -231,7 +231,8 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             prv[end] = -1
     weight = np.repeat(np.asarray(freq, dtype=np.int64), lengths)  # position -> occurrences
     counts: dict[int, int] = {}  # pair -> occurrences in the whole text
-    positions: dict[int, list[int]] = {}  # pair -> ascending positions, some no longer valid
+    # pair -> ascending positions (an array or a list), some no longer valid
+    positions: dict[int, Sequence[int]] = {}
     start: dict[int, int] = {}  # pair -> index in positions[pair] before which all are stale
     if size >= 2:
         raw = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
@@ -246,7 +247,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             firsts = np.concatenate(([0], bounds))
             sums = np.add.reduceat(weight[at[order]], firsts).tolist()
             ranges = zip(firsts.tolist(), [*bounds.tolist(), len(ordered)])
-            sorted_at = at[order].tolist()
+            sorted_at = array("q", at[order].tobytes())  # slices of it: 8 bytes a position
             for (i, j), code, n in zip(ranges, ordered[firsts].tolist(), sums):
                 p = (code >> 8) * m + (code & 255)
                 counts[p] = n
@@ -350,7 +351,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
 VECTOR_MERGE_MIN = 200
 
 
-def _merge_many(views, candidates: list[int], a: int, b: int, new: int, m: int,
+def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: int,
                 counts: dict[int, int], created: defaultdict[int, list[int]]) -> None:
     """The Python merge loop of `_train_stream` done with numpy, for a pair of two different
     tokens (so occurrences cannot overlap): the same writes, count deltas and new pairs.
