@@ -4,20 +4,23 @@ whitespace markers, the special-token refusal, settings, files, panels."""
 from __future__ import annotations
 
 import base64
+import bisect
 import random
 import types
 
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor, QTextOption
+from PySide6.QtGui import (QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCharFormat, QTextCursor,
+                           QTextOption)
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tokexplorer.bench import gui as bench_gui
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.gui.colours import CLUSTER_SPLIT
 from tokexplorer.gui.editor import LONG_LINE, describe_token
-from tokexplorer.gui.positions import to_utf16
+from tokexplorer.gui.positions import cluster_bounds16, to_utf16
 
 from .helpers import type_text, wait_settled
 
@@ -38,7 +41,8 @@ def painted_spans(editor) -> list[tuple[int, int, str]]:
 
 
 def expected_spans(window, text: str) -> list[tuple[int, int]]:
-    """Token spans in UTF-16 units, clipped to lines (a block holds no newline)."""
+    """Token spans in UTF-16 units, clipped to lines (a block holds no newline), with boundaries
+    inside a grapheme cluster moved to the cluster's end (as the editor draws them)."""
     enc = get_builtin(window.state.tokenizer).encode(text, allowed_special=None)
     starts = to_utf16(text, enc.starts)
     ends = to_utf16(text, enc.ends)
@@ -51,7 +55,9 @@ def expected_spans(window, text: str) -> list[tuple[int, int]]:
             a = a + 1 if a in newlines else a
             if b > a:
                 spans.append((a, b))
-    return spans
+    bounds = cluster_bounds16(text)
+    snapped = [(bounds[bisect.bisect_left(bounds, a)], bounds[bisect.bisect_left(bounds, b)]) for a, b in spans]
+    return [(a, b) for a, b in snapped if b > a]
 
 
 def test_typing_updates_highlight_and_counts(qtbot, window):
@@ -466,3 +472,24 @@ def test_a_worker_copy_out_of_step_is_repaired(qtbot, window, capfd):
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == "abcd"
     assert "out of step" in capfd.readouterr().err
+
+
+def test_clusters_split_by_tokens_are_drawn_whole(qtbot, window):
+    """cl100k_base cuts "é" (e + combining acute) into two tokens, and GPT-2 cuts "क्ष" into
+    several: each cluster is drawn in one colour (Qt shapes a format range on its own, so a colour
+    change inside a cluster would break it apart on screen) and marked with a dotted underline."""
+    window.state.set_tokenizer("cl100k_base")
+    text = "cafe\u0301 क्ष"
+    type_text(window.editor, text)
+    wait_settled(qtbot, window)
+    enc = window.state.result.encoding
+    assert [t.text for t in enc][:3] == ["ca", "fe", "\u0301"]
+    window.editor.format_visible()
+    formats = window.editor.document().begin().layout().formats()
+    spans = [(r.start, r.start + r.length) for r in formats]
+    assert (2, 5) in spans  # "fe" + the accent: one range, the accent's own token drawn with it
+    dotted = [(r.start, r.start + r.length) for r in formats
+              if r.format.underlineStyle() == QTextCharFormat.UnderlineStyle.DotLine]
+    assert (2, 5) in dotted
+    assert window.editor.plain_text() == text
+    assert CLUSTER_SPLIT not in {int(f) for f in enc.flags}  # a drawing detail, not a token flag

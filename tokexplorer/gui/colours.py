@@ -6,7 +6,8 @@ whose ids hash to the same hue are told apart by alternating a lighter and a dar
 such a run; a run ends at the first different hue, so this too stays local to an edit.
 
 Special tokens, byte-fallback pieces and partial-character tokens get their own look on top of the
-hue (a strong outline colour, a dashed or wavy underline), so they read differently in both themes.
+hue (a strong purple, a dashed or a wavy underline), so they read differently in both themes; a
+dotted underline marks a grapheme cluster with a token boundary inside it.
 This module computes colours and formats; it does not decide what to highlight.
 """
 
@@ -19,6 +20,9 @@ from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat
 from ..core.encoding import TokenFlag
 
 N_HUES = 10
+# A GUI-only flag beside the TokenFlag bits: a token boundary falls inside this grapheme cluster,
+# which is drawn in one colour so that Qt shapes it whole (see editor._snap_to_clusters).
+CLUSTER_SPLIT = 0x80
 # Hue angles spread round the wheel, ordered so that neighbouring indices are far apart.
 _HUES = [0.58, 0.08, 0.33, 0.83, 0.14, 0.47, 0.95, 0.25, 0.70, 0.40]
 
@@ -102,6 +106,9 @@ class TokenFormats:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
             fmt.setUnderlineColor(QColor("#e65100") if not self.dark else QColor("#ffb74d"))
             fmt.setFontItalic(True)
+        if flags & CLUSTER_SPLIT:
+            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
+            fmt.setUnderlineColor(QColor("#455a64") if not self.dark else QColor("#b0bec5"))
         if flags & TokenFlag.PARTIAL:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
             fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))

@@ -23,6 +23,7 @@ spans come converted by the worker (`Tokenized.starts16`). Code points appear on
 
 from __future__ import annotations
 
+import bisect
 import html
 import time
 
@@ -33,8 +34,8 @@ from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
-from .colours import TokenFormats
-from .positions import Edit, utf16_len
+from .colours import CLUSTER_SPLIT, TokenFormats
+from .positions import Edit, cluster_bounds16, utf16_len
 from .state import AppState
 from .tokenized import Tokenized, token_label
 from .worker import TextDelta
@@ -312,18 +313,50 @@ class TokenEditor(QPlainTextEdit):
                 old_lo, old_hi = e.back(old_lo), e.back(old_hi)
             starts, ends = result.starts16, result.ends16
             colours, flags = result.colours, result.flags
-            fmt = self._formats.format
             for i in result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi):
                 s, t = int(starts[i]), int(ends[i])
                 for e in edits:
                     s, t = e.start(s), e.end(t)
                 s, t = max(s, lo), min(t, hi)
                 if t > s:
-                    r = QTextLayout.FormatRange()
-                    r.start, r.length = s - pos, t - s
-                    r.format = fmt(int(colours[i]), int(flags[i]))
-                    ranges.append(r)
-        block.layout().setFormats(ranges)
+                    ranges.append((s, t, int(colours[i]), int(flags[i])))
+            ranges = self._snap_to_clusters(block, lo, hi, ranges)
+        fmt = self._formats.format
+        formats = []
+        for s, t, colour, flags in ranges:
+            r = QTextLayout.FormatRange()
+            r.start, r.length = s - pos, t - s
+            r.format = fmt(colour, flags)
+            formats.append(r)
+        block.layout().setFormats(formats)
+
+    def _snap_to_clusters(self, block, lo: int, hi: int, ranges: list) -> list:
+        """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
+
+        subtle: Qt shapes each format range on its own, so a colour change between "क" and "्"
+        (or inside an emoji ZWJ sequence) breaks the conjunct or the emoji apart on screen. Such a
+        cluster takes the colour of the token it starts in and a dotted underline says that a token
+        boundary lies inside it; the tooltip and the token-id view still show every token.
+        """
+        text = block.text()
+        if text.isascii():
+            return ranges
+        base = block.position()
+        if lo > base or hi < base + len(text):  # a long line: only the formatted window
+            cursor = QTextCursor(self.document())
+            cursor.setPosition(lo)
+            cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
+            text, base = cursor.selectedText(), lo
+        bounds = [base + b for b in cluster_bounds16(text)]
+        snapped = []
+        for s, t, colour, flags in ranges:
+            k = bisect.bisect_left(bounds, s)
+            s2 = bounds[k] if k < len(bounds) else s
+            k = bisect.bisect_left(bounds, t)
+            t2 = bounds[k] if k < len(bounds) else t
+            if t2 > s2:
+                snapped.append((s2, t2, colour, flags | CLUSTER_SPLIT if t2 != t else flags))
+        return snapped
 
     # --- drops ----------------------------------------------------------------------------
 

@@ -492,7 +492,9 @@ class MainWindow(QMainWindow):
             f"<h3>tokexplorer {__version__}</h3><p>See how GPT-2, GPT-4, GPT-4o and Llama-style "
             "tokenizers turn text into tokens, offline.</p><p>Colours follow token ids, so a token "
             "keeps its colour as you type. Wavy underline: a token that cuts a character's UTF-8 "
-            "bytes; dashed: a byte-fallback piece; purple: a special token.</p>")
+            "bytes; dashed: a byte-fallback piece; dotted: a token boundary inside a character "
+            "cluster (a conjunct, an emoji sequence), drawn in one colour so it renders whole; "
+            "purple: a special token.</p>")
 
     # --- closing -------------------------------------------------------------------------
 

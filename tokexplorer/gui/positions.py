@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.tokenizer import clean_text
+from ..core.unicode_info import graphemes
 
 
 def astral_prefix(text: str) -> np.ndarray:
@@ -48,6 +49,18 @@ def utf16_len(text: str) -> int:
     3
     """
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
+
+
+def cluster_bounds16(text: str) -> list[int]:
+    """UTF-16 offsets where grapheme clusters (what renders as one character) start, and the end.
+
+    >>> cluster_bounds16("ab👍🏽क्ष")  # the emoji and its skin tone, the conjunct: one cluster each
+    [0, 1, 2, 6, 9]
+    """
+    bounds = [0]
+    for start, end in graphemes(text):
+        bounds.append(bounds[-1] + utf16_len(text[start:end]))
+    return bounds
 
 
 class TextMirror:
