@@ -340,7 +340,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         for k, where in created.items():
             if where:
                 counts[k] = n_k = len(where) if unit else sum(map(weight.__getitem__, where))
-                positions[k] = where
+                positions[k] = where if len(where) < 32 else array("q", where)
                 start[k] = 0
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
                 push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
