@@ -233,7 +233,6 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     counts: dict[int, int] = {}  # pair -> occurrences in the whole text
     # pair -> ascending positions (an array or a list), some no longer valid
     positions: dict[int, Sequence[int]] = {}
-    start: dict[int, int] = {}  # pair -> index in positions[pair] before which all are stale
     if size >= 2:
         raw = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
         inside = np.ones(size - 1, dtype=bool)  # a pair starts here (not at a chunk's last byte)
@@ -252,7 +251,6 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 p = (code >> 8) * m + (code & 255)
                 counts[p] = n
                 positions[p] = sorted_at[i:j]
-                start[p] = 0
     weight = array("q", weight.tobytes())
     unit = all(f == 1 for f in freq)  # then a pair's count is its number of positions
     # numpy views of the same memory, for merges with many occurrences (see _merge_many)
@@ -261,13 +259,14 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
         where = positions[p]
-        i = start[p]
+        i = 0
         while True:
             pos = where[i]
             if tokens[pos] == a:
                 q = nxt[pos]
                 if q >= 0 and tokens[q] == b:
-                    start[p] = i
+                    if i:
+                        del where[:i]  # stale for good: a pair is never made again where it was
                     return pos
             i += 1
 
@@ -300,7 +299,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         new = 255 + step
         # new pair -> its positions, ascending; counted once the merge is done
         created: defaultdict[int, list[int]] = defaultdict(list)
-        candidates = positions.pop(p)[start.pop(p):]
+        candidates = positions.pop(p)
         if views is not None and n < VECTOR_MERGE_MIN:
             # The best count never grows: from now on merges are small, and a list reads faster.
             tokens = tokens.tolist()
@@ -341,7 +340,6 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             if where:
                 counts[k] = n_k = len(where) if unit else sum(map(weight.__getitem__, where))
                 positions[k] = where if len(where) < 32 else array("q", where)
-                start[k] = 0
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
                 push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
         yield MergeStep(step, total, (a, b), new, n)
