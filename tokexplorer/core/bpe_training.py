@@ -224,6 +224,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     nxt = array("q", np.arange(1, size + 1).tobytes())  # position -> next live one in its chunk, or -1
     prv = array("q", np.arange(-1, size - 1).tobytes())  # position -> previous live one, or -1
     lengths = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+    del chunks  # the stream holds them now
     ends = np.cumsum(lengths)
     for end in ends.tolist():
         nxt[end - 1] = -1
