@@ -277,14 +277,15 @@ class TokenEditor(QPlainTextEdit):
                     self._long_spans[block.blockNumber()] = span
                     state = None  # reformat the new window
                 if state != self._epoch and not (state == PROVISIONAL and self._edits):
-                    self._format_block(block, span)
+                    changed = self._format_block(block, span)
                     # Lines coloured from the previous result moved through pending edits are
                     # redone once the edits' own result arrives.
                     block.setUserState(PROVISIONAL if self._edits else self._epoch)
                     done += 1
-                    if first_pos is None:
-                        first_pos = block.position()
-                    last_end = block.position() + block.length()
+                    if changed:
+                        if first_pos is None:
+                            first_pos = block.position()
+                        last_end = block.position() + block.length()
                 block = block.next()
             if first_pos is not None:
                 # One relayout for all of them, as QSyntaxHighlighter does per block.
@@ -299,8 +300,9 @@ class TokenEditor(QPlainTextEdit):
         return (self.cursorForPosition(QPoint(0, 0)).position(),
                 self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
 
-    def _format_block(self, block, span: tuple[int, int] | None = None) -> None:
-        """Set the block's formats from the result, within `span` (UTF-16) when given."""
+    def _format_block(self, block, span: tuple[int, int] | None = None) -> bool:
+        """Set the block's formats from the result, within `span` (UTF-16) when given; returns
+        whether they changed."""
         pos = block.position()
         end = pos + block.length() - 1  # without the block separator
         ranges = []
@@ -328,7 +330,16 @@ class TokenEditor(QPlainTextEdit):
             r.start, r.length = s - pos, t - s
             r.format = fmt(colour, flags)
             formats.append(r)
-        block.layout().setFormats(formats)
+        layout = block.layout()
+        current = layout.formats()
+        # Often the result confirms what the edit already showed: then the line is not laid out
+        # again (setFormats alone relayouts it, which costs milliseconds on a long paragraph).
+        if len(current) == len(formats) and all(
+                a.start == b.start and a.length == b.length and a.format == b.format
+                for a, b in zip(current, formats)):
+            return False
+        layout.setFormats(formats)
+        return True
 
     def _snap_to_clusters(self, block, lo: int, hi: int, ranges: list) -> list:
         """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
