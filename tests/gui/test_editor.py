@@ -69,6 +69,7 @@ def test_typing_updates_highlight_and_counts(qtbot, window):
     type_text(window.editor, "!!")
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == "hello world!!"
+    assert "again in" in window.counts_label.toolTip()  # only the end was encoded again
     assert window.counts_label.text().startswith(f"{len(window.state.result)} tokens")
 
 

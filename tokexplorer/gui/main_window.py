@@ -304,6 +304,9 @@ class MainWindow(QMainWindow):
         self.counts_label.setText(
             f"{st['tokens']:,} tokens · {st['chars']:,} characters · {st['bytes']:,} bytes · "
             f"{st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token")
+        where = ("the whole text" if result.changed is None
+                 else f"characters {result.changed[0]:,}–{result.changed[1]:,} again")
+        self.counts_label.setToolTip(f"{result.tokenizer}: encoded {where} in {result.seconds * 1000:.0f} ms")
         if self.banner.kind == "error":
             self.banner.clear()
 

@@ -29,7 +29,6 @@ class AppState(QObject):
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
     document_changed = Signal()  # path, modified flag or notes changed
-    message = Signal(str)  # a passing note for the status bar
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
