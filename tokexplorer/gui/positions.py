@@ -6,8 +6,9 @@ cluster bounds in UTF-16 (`cluster_bounds16`).
 
 Also what the editor can hold: a QTextDocument turns "\\r\\n", "\\r", U+2029 and Qt's frame
 markers U+FDD0 / U+FDD1 into block breaks and drops lone surrogates, so text is normalised once,
-on its way in (`editor_text`), and the user is told what changed. No Qt here: plain Python and numpy, testable
-without a display.
+on its way in (`editor_text`), and the user is told what changed.
+
+No Qt here: plain Python and numpy, testable without a display.
 
 subtle: every astral character (emoji, 𝕏, 𠀀, most flags) is one code point but two UTF-16 units, so
 every position after one shifts by one per such character.
