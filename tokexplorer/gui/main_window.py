@@ -199,7 +199,8 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         s = self.state
-        self.editor.text_edited.connect(self.service.schedule)
+        self.editor.text_edited.connect(
+            lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)
         self.editor.load_progress.connect(lambda done, total: self._progress("inserting text", done, total))
         self.editor.loaded.connect(self._on_loaded)

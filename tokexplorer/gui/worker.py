@@ -32,6 +32,9 @@ from .colours import colour_indices, update_colours
 from .positions import TextMirror
 from .tokenized import Tokenized
 
+HUGE_TEXT = 5_000_000  # UTF-16 units: above this, edits wait for a pause in the typing
+HUGE_TEXT_DEBOUNCE_MS = 400
+
 # The special-token policies the window offers -> allowed_special for the core.
 POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
 
@@ -113,7 +116,7 @@ class TokenizeService(QObject):
         self._lost_change = False  # a result was dropped since the last one delivered
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(debounce_ms)
+        self._debounce_ms = debounce_ms
         self._timer.timeout.connect(self.submit)
         self._done.connect(self._on_done)
         self._refused.connect(self._on_refused)
@@ -126,9 +129,16 @@ class TokenizeService(QObject):
         """No request waiting or running."""
         return not self._timer.isActive() and self.completed == self.generation
 
-    def schedule(self) -> None:
-        """The text changed: tokenize after the debounce interval, unless it changes again first."""
-        self._timer.start()
+    def schedule(self, length16: int = 0) -> None:
+        """The text (now `length16` UTF-16 units long) changed: tokenize after the debounce
+        interval, unless it changes again first.
+
+        subtle: on a huge text each re-tokenization splices arrays of millions of tokens in the
+        worker, holding the interpreter lock for a few hundred milliseconds; waiting for a pause
+        in the typing keeps those stalls out of the keystrokes (the edited lines show the previous
+        colours meanwhile).
+        """
+        self._timer.start(self._debounce_ms if length16 < HUGE_TEXT else HUGE_TEXT_DEBOUNCE_MS)
 
     def submit(self, full: bool = False) -> int:
         """Tokenize the current text now; returns the request's generation."""
