@@ -21,6 +21,7 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import CLUSTER_SPLIT
 from tokexplorer.gui.editor import LONG_LINE, describe_token
 from tokexplorer.gui.positions import cluster_bounds16, to_utf16
+from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
 from .helpers import type_text, wait_settled
 
@@ -494,3 +495,11 @@ def test_clusters_split_by_tokens_are_drawn_whole(qtbot, window):
     assert (2, 5) in dotted
     assert window.editor.plain_text() == text
     assert CLUSTER_SPLIT not in {int(f) for f in enc.flags}  # a drawing detail, not a token flag
+
+
+def test_huge_texts_wait_for_a_pause_in_the_typing(window):
+    window.service.schedule(100)
+    assert window.service._timer.interval() == 0
+    window.service.schedule(HUGE_TEXT + 1)
+    assert window.service._timer.interval() == HUGE_TEXT_DEBOUNCE_MS
+    window.service._timer.stop()
