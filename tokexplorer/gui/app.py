@@ -84,6 +84,15 @@ def run_gui(argv: list[str]) -> int:
                   "use a sub-command (tokexplorer --help), or --screenshot PATH", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+    elif (missing := missing_x11_library()) is not None:
+        # subtle: Qt aborts the process when its X11 plugin cannot load a system library.
+        if not (args.screenshot or args.probe_startup):
+            print(f"tokexplorer: error: Qt cannot open a window on the X display: {missing}. "
+                  f"On Debian or Ubuntu: sudo apt install {' '.join(X11_PACKAGES)}. "
+                  "The sub-commands work without it (tokexplorer --help).", file=sys.stderr)
+            return 2
+        print(f"tokexplorer: {missing}; drawing the screenshot off screen", file=sys.stderr)
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
@@ -137,6 +146,39 @@ def run_gui(argv: list[str]) -> int:
                           names)
     app.exec()
     return exit_code[0]
+
+
+# What Qt's xcb platform plugin needs beyond a desktop's usual libraries (Qt for X11's docs).
+X11_PACKAGES = ("libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1", "libxcb-image0",
+                "libxcb-render-util0", "libxcb-shape0", "libxcb-randr0", "libxcb-xkb1",
+                "libxkbcommon-x11-0")
+
+
+def missing_x11_library(plugin: Path | None = None) -> str | None:
+    """Why Qt's X11 plugin would fail to load here ("libxcb-icccm.so.4 is missing"), or None.
+
+    Checked only where Qt would use X11 (Linux, DISPLAY set, no other platform asked for); `plugin`
+    is for tests. Loading the plugin resolves every library it needs, as Qt will.
+    """
+    if plugin is None:
+        if not (sys.platform.startswith("linux") and os.environ.get("DISPLAY")
+                and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith("xcb")
+                and not os.environ.get("WAYLAND_DISPLAY")):
+            return None
+        import PySide6
+
+        plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
+        if not plugin.is_file():
+            return None
+    import ctypes
+    import re
+
+    try:
+        ctypes.CDLL(str(plugin))
+    except OSError as exc:
+        found = re.search(r"([\w.+-]+\.so[\w.]*): cannot open shared object file", str(exc))
+        return f"{found.group(1)} is missing" if found else f"its plugin does not load ({exc})"
+    return None
 
 
 class HeadlessDialogs:
