@@ -259,6 +259,8 @@ def test_panels_smoke(qtbot, window):
     assert model.result is result  # settled: the view has caught up
     assert model.rowCount() == len(result)
     assert model.data(model.index(1, 1)) == result.encoding.ids[1]
+    assert result.encoding.token_bytes[1] == b" \xf0\x9f\x91"  # GPT-2: space + 3 of the emoji's bytes
+    assert model.data(model.index(1, 2)) == "␣\\xf0\\x9f\\x91"  # the space shows, and the bytes
     window.state.set_hovered(2)
     selections = window.editor.extraSelections()
     assert len(selections) == 1
