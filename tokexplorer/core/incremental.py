@@ -508,6 +508,7 @@ class _LineRule:
         sp = self._processors[True]
         self._lock = threading.Lock()  # rules are shared by encoders; processors may not be thread-safe
         self._token_bytes = [tokenizer.token_bytes(i) for i in range(sp.get_piece_size())]
+        self._bytes_of = lambda ids: [self._token_bytes[i] for i in ids]  # for LazyTokenBytes
         self._is_byte = np.array([sp.is_byte(i) for i in range(sp.get_piece_size())], dtype=bool)
         self._special_ids = tokenizer.special_tokens
         self._space_boundaries = space_boundaries
@@ -577,7 +578,8 @@ class _LineRule:
             self._is_byte[ids_arr],
         )
         new_enc, changed = _splice(
-            enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)), None
+            enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)),
+            lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of),
         )
         return _State(new_enc), changed
 
