@@ -68,7 +68,7 @@ class TiktokenTokenizer:
         return cls(enc, **kwargs)
 
     def with_special_tokens(self, extra: dict[str, int | None]) -> "TiktokenTokenizer":
-        """A new tokenizer with more special tokens (as one adds <|im_start|> for chat).
+        r"""A new tokenizer with more special tokens (as one adds <|im_start|> for chat).
 
         An id of None takes the next free id. Ids must not collide with a rank or another token.
 
