@@ -178,3 +178,32 @@ def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
     text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:12_000]
     for pattern in (None, GPT4_SPLIT_PATTERN):
         assert fast_merges(text, 330, pattern) == list(ref.train(text, 330, pattern).items())
+
+
+def test_a_pair_overlapping_itself_is_counted_twice_and_merged_once():
+    """minbpe counts (a, a) twice in "aaa" (so that count picks the pair) but a left-to-right
+    rewrite merges it once: "aaa" -> [256, 97], two tokens, not one."""
+    (step,) = iter_train("aaa", 257)
+    assert (step.pair, step.count, step.merged) == ((97, 97), 2, 1)
+
+
+@settings(max_examples=100, deadline=None)
+@given(text=tie_text, extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT2_SPLIT_PATTERN, r"..?"]))
+def test_merged_occurrences_shorten_the_text_as_the_reference(text, extra, pattern):
+    if not text:
+        return
+    steps = list(iter_train(text, 256 + extra, pattern=pattern))
+    chunks = ref.chunks_of(text, pattern)  # "..?" skips newlines: only matched bytes count
+    n_bytes = sum(map(len, chunks))
+    for s in steps:
+        chunks = [ref.merge(ids, s.pair, s.new_id) for ids in chunks]
+    assert n_bytes - sum(s.merged for s in steps) == sum(map(len, chunks))
+
+
+def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora):
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")
+    steps = list(iter_train(text, 300))  # Basic: the first merges have thousands of occurrences
+    chunks = ref.chunks_of(text, None)
+    for s in steps:
+        chunks = [ref.merge(ids, s.pair, s.new_id) for ids in chunks]
+    assert len(text.encode("utf-8")) - sum(s.merged for s in steps) == sum(map(len, chunks))

@@ -184,7 +184,7 @@ def run_train(args: argparse.Namespace) -> int:
     try:
         for step in steps:
             merges[step.pair] = step.new_id
-            merged += step.count
+            merged += step.merged
             progress(step.step, step.total)
     except KeyboardInterrupt:
         interrupted = True

@@ -44,13 +44,17 @@ from .tokenizer import TokexplorerError
 
 
 class MergeStep(NamedTuple):
-    """One merge: `step` of `total` (1-based), `pair` merged into `new_id`, seen `count` times."""
+    """One merge: `step` of `total` (1-based), `pair` merged into `new_id`, seen `count` times
+    (minbpe's count, which picks the pair), of which `merged` were rewritten: fewer when the pair
+    overlaps itself ("aaa" counts (a, a) twice and merges it once). The text shrinks by `merged`
+    tokens."""
 
     step: int
     total: int
     pair: tuple[int, int]
     new_id: int
     count: int
+    merged: int
 
 
 def check_vocab_size(vocab_size: int, n_special: int = 0) -> int:
@@ -305,8 +309,9 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             # The best count never grows: from now on merges are small, and a list reads faster.
             tokens = tokens.tolist()
             views = None
+        done = 0  # occurrences rewritten, weighted
         if views is not None and a != b:
-            _merge_many(views, candidates, a, b, new, m, counts, created)
+            done = _merge_many(views, candidates, a, b, new, m, counts, created)
             candidates = ()
         for pos in candidates:
             # subtle: occurrences are visited left to right and re-checked, so an overlapping
@@ -317,6 +322,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             if q < 0 or tokens[q] != b:
                 continue
             f = weight[pos]
+            done += f
             left = prv[pos]
             right = nxt[q]
             if left >= 0:
@@ -343,7 +349,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 positions[k] = where if len(where) < 32 else array("q", where)
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
                 push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
-        yield MergeStep(step, total, (a, b), new, n)
+        yield MergeStep(step, total, (a, b), new, n, done)
 
 
 # Merges of a pair counted at least this often run vectorised (numpy) instead of in Python.
@@ -351,9 +357,10 @@ VECTOR_MERGE_MIN = 200
 
 
 def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: int,
-                counts: dict[int, int], created: defaultdict[int, list[int]]) -> None:
+                counts: dict[int, int], created: defaultdict[int, list[int]]) -> int:
     """The Python merge loop of `_train_stream` done with numpy, for a pair of two different
-    tokens (so occurrences cannot overlap): the same writes, count deltas and new pairs.
+    tokens (so occurrences cannot overlap): the same writes, count deltas and new pairs. Returns
+    the occurrences rewritten, weighted.
 
     subtle: occurrence k's right neighbour may be occurrence k+1 ("abab"): the loop first makes
     (new, a) there and then turns it into (new, new); here that pair is made directly.
@@ -365,7 +372,7 @@ def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: i
     ok[ok] = tokens[right_of[ok]] == b
     at, q = at[ok], right_of[ok]
     if not len(at):
-        return
+        return 0
     f = weight[at]
     left, right = prv[at], nxt[q]
     after_prev = np.zeros(len(at), dtype=bool)  # the left neighbour is the previous occurrence
@@ -398,3 +405,4 @@ def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: i
     for i, j, code in zip([0, *bounds.tolist()], [*bounds.tolist(), len(made)],
                           made[np.concatenate(([0], bounds))].tolist() if len(made) else []):
         created[code] = made_at[i:j]
+    return int(f.sum())
