@@ -106,3 +106,27 @@ def test_loading_is_thread_safe_and_imports_no_vocabulary_package_code():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def mixed_text(corpora, tricky_strings) -> str:
+    """Prose, code, JSON, Japanese and the hard cases, newlines of every kind, special-token text."""
+    parts = [(corpora / rel).read_text("utf-8")[:40_000] for rel in (
+        "en/tinyshakespeare.txt", "code/cpython311_argparse.py", "code/pokemon.json",
+        "multilingual/ja_wagahaiwa_nekodearu.txt", "unicode/blns.txt")]
+    parts += [s for _, s in tricky_strings[:300]]
+    return "\n".join(parts) + "\n<|endoftext|>\r\nEnd\n\n \n"
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base"])
+@pytest.mark.parametrize("policy", ["none", "all"])
+def test_huge_texts_encode_in_pieces_as_a_whole(name, policy, corpora, tricky_strings, monkeypatch):
+    from tokexplorer.core import patterns
+
+    tok = get_builtin(name)
+    text = mixed_text(corpora, tricky_strings)
+    whole = tok.tiktoken_encoding.encode(text, allowed_special=set(tok.special_tokens) if policy == "all" else set(),
+                                         disallowed_special=())
+    monkeypatch.setattr(patterns, "PIECE_SIZE", 2_000)
+    assert len(patterns.piece_ends(text)) > 20  # really in pieces
+    assert tok.encode_ids(text, allowed_special=policy) == whole
+    assert tok.encode(text, allowed_special=policy).ids == whole

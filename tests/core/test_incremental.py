@@ -289,3 +289,20 @@ def test_chunks_are_precomputed(builtin):
         assert enc.chunks is None
     else:
         assert "_chunk_spans" in enc.__dict__ and enc.chunks == [(0, 5), (5, 6), (6, 12)]
+
+
+def test_a_huge_text_is_split_in_pieces_as_a_whole(builtin, corpora, tricky_strings, monkeypatch):
+    """The chunks the encoder keeps for its windows, found piece by piece, are the whole text's."""
+    from tokexplorer.core import patterns
+
+    from .test_builtins import mixed_text
+
+    text = mixed_text(corpora, tricky_strings)
+    expected = IncrementalEncoder(builtin, text, allowed_special="all").encoding
+    monkeypatch.setattr(patterns, "PIECE_SIZE", 2_000)
+    inc = IncrementalEncoder(builtin, text, allowed_special="all")
+    assert_same(inc.encoding, expected)
+    if expected.chunks is not None:
+        assert inc.encoding.chunks == expected.chunks == builtin.encode(text, allowed_special="all").chunks
+    enc, _ = inc.edit(len(text) // 2, 1, "x\n")
+    assert_same(enc, builtin.encode(enc.text, allowed_special="all"))

@@ -125,3 +125,23 @@ def test_token_lookup_by_position():
     assert enc.token_index_at(0) == 0 and enc.token_index_at(7) == 1
     assert enc.token_index_at(11) is None
     assert list(enc.token_range(3, 7)) == [0, 1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(max_size=60), picks=st.lists(st.integers(0, 400), max_size=30),
+       block=st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_utf8_positions_in_blocks_equal_a_byte_walk(text, picks, block):
+    """Characters started before each byte offset, and whether one starts there, in any order
+    of offsets and for any block size, against counting byte by byte."""
+    import numpy as np
+
+    from tokexplorer.core import encoding
+
+    data = text.encode("utf-8", "replace")
+    positions = np.array([p % (len(data) + 2) for p in picks], dtype=np.int64)  # past the end too
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(encoding, "SCAN_BLOCK", block)
+        before, starts_here = encoding.utf8_positions(np.frombuffer(data, dtype=np.uint8), positions)
+    lead = [(b & 0xC0) != 0x80 for b in data]
+    assert before.tolist() == [sum(lead[:p]) for p in positions.tolist()]
+    assert starts_here.tolist() == [p >= len(data) or lead[p] for p in positions.tolist()]

@@ -218,6 +218,7 @@ def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
     wait_settled(qtbot, window)
     assert window.editor.plain_text() == text
+    assert window.state.result.encoding.text == text  # the worker got the text Qt holds
     assert window.state.newline == newline
     assert path.read_bytes() == data
     type_text(window.editor, "x")
@@ -247,6 +248,7 @@ def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
                     timeout=30_000)
     assert len(seen) > 1 and seen[-1][0] == seen[-1][1]
     assert window.editor.document().blockCount() == 30_001
+    assert window.state.result.encoding.text == window.editor.plain_text()
 
 
 def test_panels_smoke(qtbot, window):

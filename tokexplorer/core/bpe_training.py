@@ -38,6 +38,7 @@ from .patterns import (
     SPLIT_TIMEOUT_FLOOR,
     SPLIT_TIMEOUT_PER_MB,
     compile_pattern,
+    piece_ends,
     resolve_pattern,
 )
 from .tokenizer import TokexplorerError
@@ -110,7 +111,8 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     if pattern not in NAMED_PATTERNS.values():
         timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
     else:
-        pieces = _pieces(text)
+        ends = piece_ends(text)
+        pieces = (text[a:b] for a, b in zip([0, *ends[:-1]], ends))
     words: Counter[str] = Counter()
     try:
         # As minbpe: findall (a pattern with groups yields the groups), empty matches dropped.
@@ -123,33 +125,6 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
         ) from None
     words.pop("", None)
     return words
-
-
-def _pieces(text: str, size: int = 1 << 20) -> Iterator[str]:
-    """The text in pieces of about `size` characters that the named patterns split as the whole.
-
-    subtle: a piece ends after a newline that has a non-space before it and a letter after it.
-    Every named pattern ends a chunk there (none lets a chunk run from a newline into a letter,
-    and a lone newline is one chunk whether or not the text ends after it), so counting chunks
-    piece by piece gives the same counts in the same order, with a fraction of the memory.
-
-    >>> list(_pieces("ab\\ncd\\nef", size=2))
-    ['ab\\n', 'cd\\n', 'ef']
-    """
-    start = 0
-    while len(text) - start > size:
-        cut = start + size
-        while True:
-            cut = text.find("\n", cut)
-            if cut < 0 or cut + 1 >= len(text):
-                yield text[start:]
-                return
-            if not text[cut - 1].isspace() and text[cut + 1].isalpha():
-                break
-            cut += 1
-        yield text[start : cut + 1]
-        start = cut + 1
-    yield text[start:]
 
 
 def train(

@@ -49,6 +49,62 @@ class Token(NamedTuple):
 
 ChunkFinder = Callable[[str], list[tuple[int, int]]]
 
+SCAN_BLOCK = 1 << 20  # bytes of UTF-8 per step of `utf8_positions`
+
+
+def id_array(ids: Sequence[int], block: int = SCAN_BLOCK) -> np.ndarray:
+    """Token ids as an int64 array, converted a block at a time (see `utf8_positions`: on millions
+    of ids one conversion holds the interpreter lock for a third of a second).
+
+    >>> id_array([3, 1, 2], block=2).tolist()
+    [3, 1, 2]
+    """
+    if len(ids) <= block:
+        return np.asarray(ids, dtype=np.int64)
+    return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64) for a in range(0, len(ids), block)])
+
+
+def utf8_positions(raw: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For byte offsets into UTF-8 `raw` (uint8): how many characters start before each, and
+    whether one starts there (True at or past the end).
+
+    subtle: one pass in blocks with buffers reused, never an array as long as the text: on 50 MB
+    a prefix-count array is 400 MB, whose first touch alone stalled a window for seconds (the
+    worker thread that builds an Encoding holds the interpreter lock through each numpy call).
+
+    >>> raw = np.frombuffer("aé😀".encode(), dtype=np.uint8)  # bytes 0 | 1 2 | 3 4 5 6
+    >>> before, starts_here = utf8_positions(raw, np.array([0, 1, 2, 3, 5, 7]))
+    >>> before.tolist(), starts_here.tolist()
+    ([0, 1, 2, 2, 3, 3], [True, True, False, True, False, True])
+    """
+    n = len(raw)
+    positions = np.clip(positions, 0, n)
+    order = None
+    if len(positions) > 1 and not (positions[1:] >= positions[:-1]).all():
+        order = np.argsort(positions, kind="stable")
+        positions = positions[order]
+    before = np.empty(len(positions), dtype=np.int64)
+    starts_here = np.ones(len(positions), dtype=bool)
+    masked = np.empty(min(n, SCAN_BLOCK), dtype=np.uint8)
+    lead = np.empty(min(n, SCAN_BLOCK), dtype=bool)  # a character starts at this byte
+    counts = np.zeros(min(n, SCAN_BLOCK) + 1, dtype=np.int64)  # counts[j]: lead bytes before j
+    base = lo = 0
+    for a in range(0, n, SCAN_BLOCK):
+        m = min(SCAN_BLOCK, n - a)
+        np.bitwise_and(raw[a : a + m], 0xC0, out=masked[:m])
+        np.not_equal(masked[:m], 0x80, out=lead[:m])
+        np.cumsum(lead[:m], dtype=np.int64, out=counts[1 : m + 1])
+        hi = lo + int(np.searchsorted(positions[lo:], a + m, side="left"))
+        local = positions[lo:hi] - a
+        before[lo:hi] = base + counts[local]
+        starts_here[lo:hi] = lead[local]
+        base += int(counts[m])
+        lo = hi
+    before[lo:] = base
+    if order is not None:
+        before[order], starts_here[order] = before.copy(), starts_here.copy()
+    return before, starts_here
+
 
 class LazyTokenBytes(Sequence[bytes]):
     """Each token's bytes, looked up only when first read (a list after that).
@@ -190,29 +246,30 @@ class Encoding:
     # --- derived, computed once on first use -------------------------------------------------
 
     @cached_property
-    def _lead_prefix(self) -> np.ndarray:
-        """prefix[k] = number of UTF-8 lead bytes in text_bytes[:k], i.e. code points started."""
+    def _character_spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(starts, ends, partial): each token's code-point span, and whether its bytes start or
+        end inside a character."""
         raw = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8)
-        lead = (raw & 0xC0) != 0x80
-        out = np.zeros(len(raw) + 2, dtype=np.int64)
-        np.cumsum(lead, out=out[1 : len(raw) + 1])
-        out[len(raw) + 1] = out[len(raw)]
-        self.__dict__["_n_text_bytes"] = len(raw)
-        self.__dict__["_is_lead"] = np.concatenate([lead, [True, True]])
-        return out
+        self.__dict__["_n_text_bytes"] = n = len(raw)
+        bs, be = self.byte_starts, self.byte_ends
+        before_s, lead_s = utf8_positions(raw, bs)
+        before_e, lead_e = utf8_positions(raw, be)
+        # A token starts in the character its first byte belongs to.
+        starts = np.maximum(before_s + ((bs < n) & lead_s) - 1, 0)
+        ends = np.maximum(before_e, starts + (be > bs))
+        partial = (~lead_s | ~lead_e) & (be > bs)
+        return starts, ends, partial
 
     @cached_property
     def starts(self) -> np.ndarray:
         """Code-point start of each token (int64 array); a partial token starts at the character it
         begins inside."""
-        prefix = self._lead_prefix
-        return np.maximum(prefix[self.byte_starts + 1] - 1, 0)
+        return self._character_spans[0]
 
     @cached_property
     def ends(self) -> np.ndarray:
         """Code-point end (exclusive) of each token (int64 array)."""
-        ends = self._lead_prefix[self.byte_ends]
-        return np.maximum(ends, self.starts + (self.byte_ends > self.byte_starts))
+        return self._character_spans[1]
 
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
@@ -222,10 +279,7 @@ class Encoding:
     @cached_property
     def flags(self) -> np.ndarray:
         """TokenFlag bits per token (uint8 array)."""
-        self._lead_prefix  # noqa: B018 (fills _is_lead)
-        is_lead = self.__dict__["_is_lead"]
-        empty = self.byte_ends <= self.byte_starts
-        partial = (~is_lead[self.byte_starts] | ~is_lead[self.byte_ends]) & ~empty
+        partial = self._character_spans[2]
         flags = np.where(partial, np.uint8(TokenFlag.PARTIAL), np.uint8(0)).astype(np.uint8)
         if self.special_mask is not None:
             flags |= np.where(self.special_mask, np.uint8(TokenFlag.SPECIAL), np.uint8(0))
@@ -280,7 +334,7 @@ class Encoding:
     def n_bytes(self) -> int:
         """Length of the text in UTF-8 bytes."""
         if "_n_text_bytes" not in self.__dict__:
-            self._lead_prefix  # noqa: B018 (fills _n_text_bytes)
+            self.__dict__["_n_text_bytes"] = len(self.text.encode("utf-8"))
         return self.__dict__["_n_text_bytes"]
 
     def stats(self) -> dict[str, float]:

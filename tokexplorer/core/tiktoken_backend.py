@@ -20,7 +20,7 @@ import regex
 import tiktoken
 
 from .encoding import Encoding, LazyTokenBytes
-from .patterns import split
+from .patterns import NAMED_PATTERNS, piece_ends, split
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 
@@ -138,8 +138,7 @@ class TiktokenTokenizer:
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
-        ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
-        ids_array = np.asarray(ids, dtype=np.int64)
+        ids, ids_array = self._encode_pieces(text, allowed)
         special_mask = None
         if allowed and len(self._special_ids):
             special_mask = np.isin(ids_array, self._special_ids)
@@ -151,6 +150,30 @@ class TiktokenTokenizer:
             special_mask=special_mask,
             chunk_finder=_ChunkFinder(self._enc._pat_str, frozenset(allowed)),
         )
+
+    def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int], np.ndarray]:
+        """tiktoken's encode, as a list and as an array; a huge text with a named pattern goes in
+        pieces (`piece_ends`), which give the same ids.
+
+        subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
+        for 50 MB a second or more in which a window whose worker thread encodes cannot even
+        repaint. A megabyte at a time keeps each step short.
+        """
+        ends = [len(text)]
+        if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
+            ends = piece_ends(text)
+        if len(ends) == 1:
+            ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+            return ids, np.asarray(ids, dtype=np.int64)
+        ids: list[int] = []
+        arrays = []
+        start = 0
+        for end in ends:
+            part = self._enc.encode(text[start:end], allowed_special=allowed, disallowed_special=())
+            ids += part
+            arrays.append(np.asarray(part, dtype=np.int64))
+            start = end
+        return ids, np.concatenate(arrays)
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         self._check_ids(ids)

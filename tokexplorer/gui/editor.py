@@ -40,7 +40,7 @@ from .state import AppState
 from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
-LOAD_SLICE = 1 << 18  # characters inserted per event-loop turn when loading a big text
+LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
 LONG_LINE = 4000  # UTF-16 units: a longer line is coloured only around what is on screen
 LONG_LINE_MARGIN = 2000  # UTF-16 units coloured beyond the visible part of a long line
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
@@ -86,6 +86,9 @@ class TokenEditor(QPlainTextEdit):
         self._loading = False
         self._load_id = 0
         self._outbox: list[tuple[int, int, str]] | None = None  # edits not yet sent; None: send all
+        # The text given to load_text while nothing has edited it since: the snapshot sends it
+        # instead of reading 50 MB back out of Qt in the UI thread.
+        self._loaded_text: str | None = None
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -119,6 +122,7 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox = None, [], None
+        self._loaded_text = text
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -159,8 +163,10 @@ class TokenEditor(QPlainTextEdit):
         whole text; with how many edits it includes and the text's length in UTF-16 units."""
         outbox, self._outbox = self._outbox, []
         length16 = self.document().characterCount() - 1  # without the final block separator
+        loaded, self._loaded_text = self._loaded_text, None
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
-            return TextDelta(self.plain_text(), None, self.edit_count, length16)
+            text = loaded if loaded is not None and not outbox else self.plain_text()
+            return TextDelta(text, None, self.edit_count, length16)
         return TextDelta(None, outbox, self.edit_count, length16)
 
     # --- formatting ----------------------------------------------------------------------
@@ -169,6 +175,7 @@ class TokenEditor(QPlainTextEdit):
         if self._applying or self._loading or (removed == 0 and added == 0):
             return
         self.edit_count += 1
+        self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         self._long_spans.clear()  # keyed by block number, which an edit may shift
         doc = self.document()
