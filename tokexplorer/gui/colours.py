@@ -28,7 +28,8 @@ _HUES = [0.58, 0.08, 0.33, 0.83, 0.14, 0.47, 0.95, 0.25, 0.70, 0.40]
 
 
 def colour_indices(ids: np.ndarray) -> np.ndarray:
-    """Per token: hue index in [0, N_HUES) plus N_HUES on every other token of a same-hue run.
+    """Per token (uint8): hue index in [0, N_HUES) plus N_HUES on every other token of a same-hue
+    run.
 
     >>> c = colour_indices(np.array([5, 5, 5]))
     >>> bool(c[1] == c[0] + N_HUES and c[2] == c[0])
@@ -37,14 +38,15 @@ def colour_indices(ids: np.ndarray) -> np.ndarray:
     ids = np.asarray(ids, dtype=np.uint64)
     # Knuth's multiplicative hash: nearby ids (common in BPE vocabularies) get unrelated hues.
     hue = (((ids * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16)) % np.uint64(N_HUES)
-    hue = hue.astype(np.int64)
+    hue = hue.astype(np.uint8)  # uint8: below 2 * N_HUES, and a book has a million of them
     if len(hue) < 2:
         return hue
     run_start = np.ones(len(hue), dtype=bool)
     run_start[1:] = hue[1:] != hue[:-1]
     start_index = np.maximum.accumulate(np.where(run_start, np.arange(len(hue)), 0))
-    parity = (np.arange(len(hue)) - start_index) & 1
-    return hue + parity * N_HUES
+    odd = ((np.arange(len(hue)) - start_index) & 1).astype(bool)
+    hue[odd] += N_HUES
+    return hue
 
 
 def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:

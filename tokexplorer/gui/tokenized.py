@@ -43,7 +43,7 @@ class Tokenized:
     encoding: Encoding
     starts16: np.ndarray  # int64 [n]: UTF-16 start of each token in the editor's text
     ends16: np.ndarray  # int64 [n]: UTF-16 end (exclusive)
-    colours: np.ndarray  # int64 [n]: colour index (colours.colour_indices)
+    colours: np.ndarray  # uint8 [n]: colour index (colours.colour_indices)
     flags: np.ndarray  # uint8 [n]: TokenFlag bits
     mark: int = 0  # the editor's edit count when the text was taken
     changed: tuple[int, int] | None = None  # code-point range re-encoded, None: everything

@@ -49,7 +49,7 @@ class Retokenizer:
     def __init__(self) -> None:
         self._encoder: IncrementalEncoder | None = None
         self._policy = ""
-        self._colours = np.zeros(0, dtype=np.int64)
+        self._colours = np.zeros(0, dtype=np.uint8)
 
     def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False
             ) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
