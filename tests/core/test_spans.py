@@ -141,7 +141,9 @@ def test_utf8_positions_in_blocks_equal_a_byte_walk(text, picks, block):
     positions = np.array([p % (len(data) + 2) for p in picks], dtype=np.int64)  # past the end too
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(encoding, "SCAN_BLOCK", block)
-        before, starts_here = encoding.utf8_positions(np.frombuffer(data, dtype=np.uint8), positions)
+        ((before, starts_here), (again, _)) = encoding.utf8_positions(
+            np.frombuffer(data, dtype=np.uint8), positions, np.sort(positions))
     lead = [(b & 0xC0) != 0x80 for b in data]
     assert before.tolist() == [sum(lead[:p]) for p in positions.tolist()]
     assert starts_here.tolist() == [p >= len(data) or lead[p] for p in positions.tolist()]
+    assert again.tolist() == sorted(before.tolist())  # several arrays in one pass

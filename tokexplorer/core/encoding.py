@@ -64,46 +64,56 @@ def id_array(ids: Sequence[int], block: int = SCAN_BLOCK) -> np.ndarray:
     return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64) for a in range(0, len(ids), block)])
 
 
-def utf8_positions(raw: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """For byte offsets into UTF-8 `raw` (uint8): how many characters start before each, and
-    whether one starts there (True at or past the end).
+def utf8_positions(raw: np.ndarray, *offsets: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
+    """For each array of byte offsets into UTF-8 `raw` (uint8): how many characters start before
+    each offset, and whether one starts there (True at or past the end). One pass over `raw`.
 
-    subtle: one pass in blocks with buffers reused, never an array as long as the text: on 50 MB
-    a prefix-count array is 400 MB, whose first touch alone stalled a window for seconds (the
-    worker thread that builds an Encoding holds the interpreter lock through each numpy call).
+    subtle: in blocks with buffers reused, never an array as long as the text: on 50 MB a
+    prefix-count array is 400 MB, whose first touch alone stalled a window for seconds (the worker
+    thread that builds an Encoding holds the interpreter lock through each numpy call).
 
     >>> raw = np.frombuffer("aé😀".encode(), dtype=np.uint8)  # bytes 0 | 1 2 | 3 4 5 6
-    >>> before, starts_here = utf8_positions(raw, np.array([0, 1, 2, 3, 5, 7]))
-    >>> before.tolist(), starts_here.tolist()
-    ([0, 1, 2, 2, 3, 3], [True, True, False, True, False, True])
+    >>> [(b.tolist(), s.tolist()) for b, s in utf8_positions(raw, np.array([0, 1, 2, 3, 5, 7]))]
+    [([0, 1, 2, 2, 3, 3], [True, True, False, True, False, True])]
     """
     n = len(raw)
-    positions = np.clip(positions, 0, n)
-    order = None
-    if len(positions) > 1 and not (positions[1:] >= positions[:-1]).all():
-        order = np.argsort(positions, kind="stable")
-        positions = positions[order]
-    before = np.empty(len(positions), dtype=np.int64)
-    starts_here = np.ones(len(positions), dtype=bool)
-    masked = np.empty(min(n, SCAN_BLOCK), dtype=np.uint8)
-    lead = np.empty(min(n, SCAN_BLOCK), dtype=bool)  # a character starts at this byte
-    counts = np.zeros(min(n, SCAN_BLOCK) + 1, dtype=np.int64)  # counts[j]: lead bytes before j
-    base = lo = 0
+    queries = []  # (sorted offsets, their order or None, before, starts_here, next to fill)
+    for positions in offsets:
+        order = None
+        if len(positions) > 1 and not (positions[1:] >= positions[:-1]).all():
+            order = np.argsort(positions, kind="stable")
+            positions = positions[order]
+        if len(positions) and (positions[0] < 0 or positions[-1] > n):
+            positions = np.clip(positions, 0, n)
+        queries.append([positions, order, np.empty(len(positions), dtype=np.int64),
+                        np.ones(len(positions), dtype=bool), 0])
+    size = min(n, SCAN_BLOCK)
+    masked = np.empty(size, dtype=np.uint8)
+    lead = np.empty(size, dtype=bool)  # a character starts at this byte
+    counts = np.zeros(size + 1, dtype=np.int64)  # counts[j]: lead bytes before j
+    base = 0
     for a in range(0, n, SCAN_BLOCK):
         m = min(SCAN_BLOCK, n - a)
         np.bitwise_and(raw[a : a + m], 0xC0, out=masked[:m])
         np.not_equal(masked[:m], 0x80, out=lead[:m])
         np.cumsum(lead[:m], dtype=np.int64, out=counts[1 : m + 1])
-        hi = lo + int(np.searchsorted(positions[lo:], a + m, side="left"))
-        local = positions[lo:hi] - a
-        before[lo:hi] = base + counts[local]
-        starts_here[lo:hi] = lead[local]
+        for q in queries:
+            positions, _, before, starts_here, lo = q
+            hi = lo + int(np.searchsorted(positions[lo:], a + m, side="left"))
+            local = positions[lo:hi] - a if a else positions[lo:hi]
+            np.take(counts, local, out=before[lo:hi])
+            if base:
+                before[lo:hi] += base
+            np.take(lead, local, out=starts_here[lo:hi])
+            q[4] = hi
         base += int(counts[m])
-        lo = hi
-    before[lo:] = base
-    if order is not None:
-        before[order], starts_here[order] = before.copy(), starts_here.copy()
-    return before, starts_here
+    results = []
+    for positions, order, before, starts_here, lo in queries:
+        before[lo:] = base
+        if order is not None:
+            before[order], starts_here[order] = before.copy(), starts_here.copy()
+        results.append((before, starts_here))
+    return results
 
 
 class LazyTokenBytes(Sequence[bytes]):
@@ -252,8 +262,7 @@ class Encoding:
         raw = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8)
         self.__dict__["_n_text_bytes"] = n = len(raw)
         bs, be = self.byte_starts, self.byte_ends
-        before_s, lead_s = utf8_positions(raw, bs)
-        before_e, lead_e = utf8_positions(raw, be)
+        (before_s, lead_s), (before_e, lead_e) = utf8_positions(raw, bs, be)
         # A token starts in the character its first byte belongs to.
         starts = np.maximum(before_s + ((bs < n) & lead_s) - 1, 0)
         ends = np.maximum(before_e, starts + (be > bs))
