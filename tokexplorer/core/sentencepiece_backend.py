@@ -16,7 +16,7 @@ import threading
 import numpy as np
 import sentencepiece as spm
 
-from .encoding import Encoding
+from .encoding import Encoding, LazyTokenBytes
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -57,6 +57,7 @@ class SentencePieceTokenizer:
                 self._token_bytes.append(piece.encode("utf-8"))
             else:
                 self._token_bytes.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
+        self._lengths = np.fromiter(map(len, self._token_bytes), dtype=np.int64, count=n)
         self._special_tokens = specials
         self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
         self.options = _model_options(model_proto)
@@ -113,7 +114,7 @@ class SentencePieceTokenizer:
         return Encoding(
             text,
             ids,
-            [self._token_bytes[i] for i in ids],
+            LazyTokenBytes(ids, self._bytes_of),
             np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64),
             np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64),
             np.isin(ids_arr, self._special_ids) if allowed else None,
@@ -164,11 +165,11 @@ class SentencePieceTokenizer:
         """Ids and UTF-8 byte spans of one special-free part of the text."""
         with self._lock:
             ids = self._sp.encode(part)
-        lengths = np.fromiter((len(self._token_bytes[i]) for i in ids), dtype=np.int64, count=len(ids))
+        lengths = self._lengths[np.asarray(ids, dtype=np.int64)]
         ends = np.cumsum(lengths)
         raw = part.encode("utf-8")
         lead = 1 if self.options.get("add_dummy_prefix", True) else 0
-        if ids and ends[-1] == len(raw) + lead and b"".join(self._token_bytes[i] for i in ids)[lead:] == raw:
+        if ids and ends[-1] == len(raw) + lead and b"".join(self._bytes_of(ids))[lead:] == raw:
             ends -= lead
             return ids, np.clip(ends - lengths, 0, None), np.clip(ends, 0, None)
         # The model changed the text (normalisation, unknown pieces): ask for its offsets.
@@ -177,6 +178,9 @@ class SentencePieceTokenizer:
         starts = np.array([p.begin for p in proto.pieces], dtype=np.int64)
         ends = np.array([p.end for p in proto.pieces], dtype=np.int64)
         return [p.id for p in proto.pieces], starts, ends
+
+    def _bytes_of(self, ids: list[int]) -> list[bytes]:
+        return list(map(self._token_bytes.__getitem__, ids))
 
     def _check_ids(self, ids: list[int]) -> None:
         n = len(self._pieces)
