@@ -97,6 +97,8 @@ def test_switching_tokenizers(qtbot, window, name):
     assert window.state.result.encoding.ids == get_builtin(name).encode(text).ids
     assert window.tokenizer_box.currentText() == name
     assert window.busy_label.text() == f"{name} ✓"
+    tip = window.tokenizer_box.itemData(window.tokenizer_box.currentIndex(), Qt.ItemDataRole.ToolTipRole)
+    assert f"{get_builtin(name).n_vocab:,} tokens" in tip  # the picker says what each name is
 
 
 @pytest.mark.parametrize("name", BUILTINS)

@@ -15,6 +15,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
+from ..core.registry import BUILTINS
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
 from . import settings as keys
@@ -284,8 +285,10 @@ class MainWindow(QMainWindow):
         for name in self.state.catalog.names():
             box.addItem(name)
             path = self.state.catalog.path_of(name)
-            if path is not None:
-                box.setItemData(box.count() - 1, str(path), Qt.ItemDataRole.ToolTipRole)
+            info = BUILTINS.get(name)
+            tip = str(path) if path is not None else (
+                f"{info.description} · {info.n_vocab:,} tokens · {info.family}" if info else "")
+            box.setItemData(box.count() - 1, tip, Qt.ItemDataRole.ToolTipRole)
         box.setCurrentText(self.state.tokenizer)
         box.blockSignals(False)
 
