@@ -170,6 +170,9 @@ def test_settings_restored(qtbot, make_window):
     first.state.set_policy("none")
     first.whitespace_action.setChecked(True)
     first.dark_action.setChecked(True)
+    first.monospace_action.setChecked(True)
+    first.zoom_in_action.trigger()
+    size = first.editor.font_size()
     first.token_dock.hide()
     first.resize(720, 520)
     wait_settled(qtbot, first)
@@ -180,9 +183,38 @@ def test_settings_restored(qtbot, make_window):
     assert second.state.policy == "none"
     assert second.state.show_whitespace and second.whitespace_action.isChecked()
     assert second.state.dark and second.dark_action.isChecked()
+    assert second.monospace_action.isChecked() and second.editor.font_size() == size
     assert not second.token_dock.isVisible()
     assert (second.width(), second.height()) == (720, 520)
     second.dark_action.setChecked(False)
+
+
+def test_zoom_and_monospace_change_the_font_not_the_text(qtbot, window):
+    from PySide6.QtGui import QFontDatabase, QFontInfo
+
+    type_text(window.editor, "def f():\n    return 1\n")
+    wait_settled(qtbot, window)
+    ids, default = window.state.result.encoding.ids, window.editor.font_size()
+    window.zoom_in_action.trigger()
+    window.zoom_in_action.trigger()
+    assert window.editor.font_size() == default + 2
+    window.zoom_out_action.trigger()
+    assert window.editor.font_size() == default + 1
+    window.monospace_action.trigger()
+    fixed = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+    assert window.editor.font().family() == fixed.family()
+    assert QFontInfo(window.editor.font()).fixedPitch() == QFontInfo(fixed).fixedPitch()
+    assert window.editor.font_size() == default + 1  # the size is kept
+    for _ in range(100):
+        window.zoom_out_action.trigger()
+    assert window.editor.font_size() == 6  # zooming out stops at a readable size
+    window.zoom_reset_action.trigger()
+    assert window.editor.font_size() == default and window.state.font_size == 0
+    wait_settled(qtbot, window)
+    assert window.editor.plain_text() == "def f():\n    return 1\n"
+    assert window.state.result.encoding.ids == ids
+    window.monospace_action.trigger()
+    assert not window.state.monospace
 
 
 def test_non_utf8_file_offers_other_decodings(qtbot, window, tmp_path):

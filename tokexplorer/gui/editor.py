@@ -30,8 +30,8 @@ import time
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
-from PySide6.QtGui import QTextCursor, QTextLayout, QTextOption
-from PySide6.QtWidgets import QPlainTextEdit, QTextEdit, QToolTip
+from PySide6.QtGui import QFontDatabase, QTextCursor, QTextLayout, QTextOption
+from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenFormats
@@ -100,6 +100,7 @@ class TokenEditor(QPlainTextEdit):
         state.reveal_token.connect(self.show_token)
         state.show_whitespace_changed.connect(self._on_show_whitespace)
         state.dark_changed.connect(self._on_dark)
+        state.font_changed.connect(self._on_font)
         state.refusal_changed.connect(self._on_refusal)
         state.hovered_span_changed.connect(self._on_hovered_span)
 
@@ -243,6 +244,20 @@ class TokenEditor(QPlainTextEdit):
         self._formats = TokenFormats(dark)
         self._epoch += 1
         self.viewport().update()
+
+    def _on_font(self) -> None:
+        """The state's font: the system's fixed-width one or the application's, at its size."""
+        if self.state.monospace:
+            font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        else:
+            font = QApplication.font()
+        if self.state.font_size:
+            font.setPointSize(self.state.font_size)
+        self.setFont(font)
+
+    def font_size(self) -> int:
+        """The editor's font size in points."""
+        return self.font().pointSize()
 
     def _on_show_whitespace(self, on: bool) -> None:
         option = self.document().defaultTextOption()

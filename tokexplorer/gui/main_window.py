@@ -31,6 +31,7 @@ from .worker import POLICIES, TokenizeService, run_job
 
 TOKENIZER_SUFFIXES = (".tiktoken", ".model")
 READ_BLOCK = 1 << 20  # bytes read per progress report
+MIN_FONT_SIZE = 6  # points: zooming out stops here
 
 SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
@@ -122,6 +123,13 @@ class MainWindow(QMainWindow):
                                               checkable=True)
         self.dark_action = self._action("&Dark Theme", self.state.set_dark, "Ctrl+Shift+D",
                                         "Switch between the light and the dark theme", checkable=True)
+        self.monospace_action = self._action("&Monospace Font", lambda on: self.state.set_font(monospace=on),
+                                             "Ctrl+Shift+M", "Show the text in a fixed-width font",
+                                             checkable=True)
+        self.zoom_in_action = self._action("Zoom &In", lambda: self._zoom(+1), S.ZoomIn, "Larger text")
+        self.zoom_out_action = self._action("Zoom &Out", lambda: self._zoom(-1), S.ZoomOut, "Smaller text")
+        self.zoom_reset_action = self._action("&Reset Zoom", lambda: self.state.set_font(size=0), "Ctrl+0",
+                                              "The default text size")
         self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, S.HelpContents)
         self.about_action = self._action("&About tokexplorer", self.show_about)
 
@@ -139,7 +147,9 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
         self.view_menu = bar.addMenu("&View")
-        self.view_menu.addActions([self.whitespace_action, self.dark_action])
+        self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
+        self.view_menu.addSeparator()
+        self.view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu.addSeparator()
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
@@ -220,6 +230,7 @@ class MainWindow(QMainWindow):
         s.dark_changed.connect(self._on_dark)
         s.dark_changed.connect(self.banner.set_dark)
         s.show_whitespace_changed.connect(self.whitespace_action.setChecked)
+        s.font_changed.connect(lambda: self.monospace_action.setChecked(s.monospace))
         s.document_changed.connect(self._update_title)
         self.tokenizer_box.currentIndexChanged.connect(
             lambda i: i >= 0 and s.set_tokenizer(self.tokenizer_box.itemText(i)))
@@ -246,6 +257,8 @@ class MainWindow(QMainWindow):
             self.state.set_policy(policy)
         self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
         self.state.set_dark(keys.read_bool(st, keys.DARK, False))
+        self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
+                            size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
 
     def write_settings(self) -> None:
@@ -257,6 +270,8 @@ class MainWindow(QMainWindow):
         st.setValue(keys.POLICY, self.state.policy)
         st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
         st.setValue(keys.DARK, self.state.dark)
+        st.setValue(keys.MONOSPACE, self.state.monospace)
+        st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()
 
     def _recent(self) -> list[str]:
@@ -335,6 +350,9 @@ class MainWindow(QMainWindow):
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
         self._report("Cannot tokenize", message)
+
+    def _zoom(self, step: int) -> None:
+        self.state.set_font(size=max(MIN_FONT_SIZE, self.editor.font_size() + step))
 
     def _on_dark(self, dark: bool) -> None:
         self.dark_action.setChecked(dark)
@@ -487,6 +505,8 @@ class MainWindow(QMainWindow):
         rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
         rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
                  for a in (self.open_tokenizer_action, self.whitespace_action, self.dark_action,
+                           self.monospace_action, self.zoom_in_action, self.zoom_out_action,
+                           self.zoom_reset_action,
                            self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction())]
         body = "".join(f"<tr><td>{n}</td><td><b>{k}</b></td></tr>" for n, k in rows)
         self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")

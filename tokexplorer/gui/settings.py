@@ -18,6 +18,8 @@ TOKENIZER = "editor/tokenizer"  # picker name
 POLICY = "editor/special_policy"  # "refuse", "all" or "none"
 SHOW_WHITESPACE = "view/show_whitespace"  # bool
 DARK = "view/dark"  # bool
+MONOSPACE = "view/monospace"  # bool: the editor uses the system's fixed-width font
+FONT_SIZE = "view/font_size"  # int points; 0: the default size
 RECENT_FILES = "files/recent"  # list of paths, newest first
 MAX_RECENT = 10
 
@@ -46,3 +48,11 @@ def read_list(settings: QSettings, key: str) -> list[str]:
     if isinstance(value, str):
         return [value] if value else []
     return [str(v) for v in value or []]
+
+
+def read_int(settings: QSettings, key: str, default: int) -> int:
+    """An int setting; INI files store it as a string, and a hand-edited one may be anything."""
+    try:
+        return int(settings.value(key, default))
+    except (TypeError, ValueError):
+        return default

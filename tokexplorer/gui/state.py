@@ -16,6 +16,9 @@ from .catalog import TokenizerCatalog
 from .tokenized import Tokenized
 
 
+MAX_FONT_SIZE = 72  # points
+
+
 class AppState(QObject):
     tokenizer_changed = Signal(str)
     tokenizers_changed = Signal()  # the catalog gained a tokenizer
@@ -28,6 +31,7 @@ class AppState(QObject):
     hovered_span_changed = Signal(int, int)  # a code-point range shown in the text (a chunk), or -1, -1
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
+    font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
 
     def __init__(self, parent: QObject | None = None):
@@ -41,6 +45,8 @@ class AppState(QObject):
         self.hovered = -1
         self.show_whitespace = False
         self.dark = False
+        self.monospace = False
+        self.font_size = 0  # points; 0: the application's default size
         self.path: Path | None = None
         self.newline = "\n"  # line ending written back on save
         self.modified = False
@@ -97,6 +103,13 @@ class AppState(QObject):
         if dark != self.dark:
             self.dark = dark
             self.dark_changed.emit(dark)
+
+    def set_font(self, *, monospace: bool | None = None, size: int | None = None) -> None:
+        monospace = self.monospace if monospace is None else monospace
+        size = self.font_size if size is None else max(0, min(size, MAX_FONT_SIZE))
+        if (monospace, size) != (self.monospace, self.font_size):
+            self.monospace, self.font_size = monospace, size
+            self.font_changed.emit()
 
     def set_document(self, path: Path | None, *, newline: str = "\n", notes: tuple[str, ...] = (),
                      modified: bool = False) -> None:
