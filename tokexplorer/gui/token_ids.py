@@ -88,7 +88,8 @@ class TokenTable(QTableView):
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for col, width in enumerate((70, 70, 120)):
+        digits = self.fontMetrics().horizontalAdvance("8" * 7) + 12  # room for 7-digit numbers
+        for col, width in enumerate((digits, digits, 120)):
             self.setColumnWidth(col, width)
         self.entered.connect(self._on_entered)
         self.clicked.connect(lambda index: self._current() and state.reveal_token.emit(index.row()))
