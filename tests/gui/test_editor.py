@@ -541,3 +541,35 @@ def test_huge_texts_wait_for_a_pause_in_the_typing(window):
     window.service.schedule(HUGE_TEXT + 1)
     assert window.service._timer.interval() == HUGE_TEXT_DEBOUNCE_MS
     window.service._timer.stop()
+
+
+def test_find_bar_finds_wraps_and_leaves_the_tokens(qtbot, window):
+    text = "😀 Hello world\nhello again 𝕏 hello\n"
+    window.set_text(text)
+    wait_settled(qtbot, window)
+    ids = window.state.result.encoding.ids
+    window.find_action.trigger()
+    bar = window.find_bar
+    assert bar.isVisible() and bar.field.hasFocus()
+    qtbot.keyClicks(bar.field, "hello")  # ASCII only: see helpers.type_text
+    cursor = window.editor.textCursor()
+    assert cursor.selectedText() == "Hello"  # found as you type, case-insensitive
+    assert cursor.selectionStart() == 3  # UTF-16: the emoji and a space come first
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert window.editor.textCursor().selectionStart() == len("😀 Hello world\n".encode("utf-16-le")) // 2
+    bar.case.setChecked(True)
+    window.find_next_action.trigger()
+    third = len("😀 Hello world\nhello again 𝕏 ".encode("utf-16-le")) // 2
+    assert window.editor.textCursor().selectionStart() == third
+    window.find_next_action.trigger()  # wraps to the first lower-case match
+    assert bar.status.text() == "wrapped"
+    assert window.editor.textCursor().selectionStart() == len("😀 Hello world\n".encode("utf-16-le")) // 2
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)  # backwards, wrapping
+    assert window.editor.textCursor().selectionStart() == third
+    bar.field.setText("nowhere")
+    assert not bar.find_next() and bar.status.text() == "not found"
+    assert window.editor.textCursor().selectionStart() == third  # the cursor stays
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    wait_settled(qtbot, window)
+    assert window.editor.plain_text() == text and window.state.result.encoding.ids == ids

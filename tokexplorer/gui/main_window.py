@@ -24,6 +24,7 @@ from .chunks import ChunkView
 from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
+from .find_bar import FindBar
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -37,7 +38,9 @@ SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
     ("Save as", QKeySequence.StandardKey.SaveAs), ("Quit", QKeySequence.StandardKey.Quit),
     ("Undo", QKeySequence.StandardKey.Undo), ("Redo", QKeySequence.StandardKey.Redo),
-    ("Select all", QKeySequence.StandardKey.SelectAll),
+    ("Select all", QKeySequence.StandardKey.SelectAll), ("Find", QKeySequence.StandardKey.Find),
+    ("Find next", QKeySequence.StandardKey.FindNext),
+    ("Find previous", QKeySequence.StandardKey.FindPrevious),
 ]
 
 
@@ -71,6 +74,8 @@ class MainWindow(QMainWindow):
         layout.setSpacing(0)
         layout.addWidget(self.banner)
         layout.addWidget(self.editor)
+        self.find_bar = FindBar(self.editor)
+        layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
                                        lambda: (self.state.tokenizer, self.state.policy), parent=self)
@@ -114,6 +119,9 @@ class MainWindow(QMainWindow):
         self.copy_action = self._action("&Copy", e.copy, S.Copy)
         self.paste_action = self._action("&Paste", e.paste, S.Paste)
         self.select_all_action = self._action("Select &All", e.selectAll, S.SelectAll)
+        self.find_action = self._action("&Find…", self.find_bar.open, S.Find, "Find text in the editor")
+        self.find_next_action = self._action("Find &Next", self._find_again(False), S.FindNext)
+        self.find_previous_action = self._action("Find Pre&vious", self._find_again(True), S.FindPrevious)
         self.undo_action.setEnabled(False)
         self.redo_action.setEnabled(False)
         e.undoAvailable.connect(self.undo_action.setEnabled)
@@ -146,6 +154,8 @@ class MainWindow(QMainWindow):
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()
         edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
+        edit_menu.addSeparator()
+        edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
         self.view_menu.addSeparator()
@@ -350,6 +360,17 @@ class MainWindow(QMainWindow):
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
         self._report("Cannot tokenize", message)
+
+    def _find_again(self, backward: bool):
+        """F3 / Shift+F3: the next or previous match, opening the bar if nothing is sought yet."""
+        def find() -> None:
+            if not self.find_bar.field.text():
+                self.find_bar.open()
+            elif backward:
+                self.find_bar.find_previous()
+            else:
+                self.find_bar.find_next()
+        return find
 
     def _zoom(self, step: int) -> None:
         self.state.set_font(size=max(MIN_FONT_SIZE, self.editor.font_size() + step))
