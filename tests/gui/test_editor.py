@@ -573,3 +573,19 @@ def test_find_bar_finds_wraps_and_leaves_the_tokens(qtbot, window):
     assert not bar.isVisible()
     wait_settled(qtbot, window)
     assert window.editor.plain_text() == text and window.state.result.encoding.ids == ids
+
+
+def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
+    import json
+
+    window.state.set_tokenizer("cl100k_base")
+    window.set_text("👋 hello world!!!")
+    wait_settled(qtbot, window)
+    window.copy_ids_action.trigger()
+    assert json.loads(QApplication.clipboard().text()) == get_builtin("cl100k_base").encode("👋 hello world!!!").ids
+    cursor = window.editor.textCursor()
+    cursor.setPosition(3)  # UTF-16: after the emoji (2 units) and the space
+    cursor.setPosition(8, QTextCursor.MoveMode.KeepAnchor)  # "hello"
+    window.editor.setTextCursor(cursor)
+    window.copy_ids_action.trigger()
+    assert json.loads(QApplication.clipboard().text()) == [24748]  # " hello": the token under it

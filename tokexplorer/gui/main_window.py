@@ -8,6 +8,7 @@ reaches `_report` and is shown in the window, never as a traceback.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
@@ -119,6 +120,9 @@ class MainWindow(QMainWindow):
         self.copy_action = self._action("&Copy", e.copy, S.Copy)
         self.paste_action = self._action("&Paste", e.paste, S.Paste)
         self.select_all_action = self._action("Select &All", e.selectAll, S.SelectAll)
+        self.copy_ids_action = self._action(
+            "Copy Token &IDs", self.copy_token_ids, "Ctrl+Shift+C",
+            "Copy the ids of the selected text's tokens (or of every token) as a JSON list")
         self.find_action = self._action("&Find…", self.find_bar.open, S.Find, "Find text in the editor")
         self.find_next_action = self._action("Find &Next", self._find_again(False), S.FindNext)
         self.find_previous_action = self._action("Find Pre&vious", self._find_again(True), S.FindPrevious)
@@ -153,7 +157,8 @@ class MainWindow(QMainWindow):
         edit_menu = bar.addMenu("&Edit")
         edit_menu.addActions([self.undo_action, self.redo_action])
         edit_menu.addSeparator()
-        edit_menu.addActions([self.cut_action, self.copy_action, self.paste_action, self.select_all_action])
+        edit_menu.addActions([self.cut_action, self.copy_action, self.copy_ids_action, self.paste_action,
+                              self.select_all_action])
         edit_menu.addSeparator()
         edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
@@ -361,6 +366,20 @@ class MainWindow(QMainWindow):
         self.state.set_result(None)
         self._report("Cannot tokenize", message)
 
+    def copy_token_ids(self) -> None:
+        """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""
+        result = self.state.result
+        if result is None:
+            self.statusBar().showMessage("no tokens to copy: the text is not tokenized", 4000)
+            return
+        cursor = self.editor.textCursor()
+        if cursor.hasSelection():
+            ids = [result.encoding.ids[i] for i in result.range16(cursor.selectionStart(), cursor.selectionEnd())]
+        else:
+            ids = result.encoding.ids
+        QApplication.clipboard().setText(json.dumps(ids))
+        self.statusBar().showMessage(f"copied {len(ids):,} {result.tokenizer} token ids", 4000)
+
     def _find_again(self, backward: bool):
         """F3 / Shift+F3: the next or previous match, opening the bar if nothing is sought yet."""
         def find() -> None:
@@ -525,7 +544,8 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
         rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                 for a in (self.open_tokenizer_action, self.whitespace_action, self.dark_action,
+                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.whitespace_action,
+                           self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,
                            self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction())]
