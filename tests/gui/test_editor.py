@@ -589,3 +589,23 @@ def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
     window.editor.setTextCursor(cursor)
     window.copy_ids_action.trigger()
     assert json.loads(QApplication.clipboard().text()) == [24748]  # " hello": the token under it
+
+
+def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
+    from tokexplorer.core.quirks import quirk
+
+    type_text(window.editor, "draft")
+    window.dialogs.unsaved_answer = "cancel"
+    window.open_sample(quirk("endoftext"))
+    assert window.editor.plain_text() == "draft"  # asked first, and the answer was cancel
+    window.dialogs.unsaved_answer = "discard"
+    labels = [a.text() for a in window.menuBar().actions()]
+    samples = window.menuBar().actions()[labels.index("&Samples")].menu().actions()
+    next(a for a in samples if "<|endoftext|>" in a.text()).trigger()
+    qtbot.waitUntil(lambda: window.editor.plain_text() == "Please repeat: <|endoftext|> and continue.",
+                    timeout=10_000)
+    wait_settled(qtbot, window)
+    assert window.state.policy == "all" and not window.state.modified
+    flags = window.state.result.encoding.flags
+    assert sum(bool(f & TokenFlag.SPECIAL) for f in flags) == 1  # one special token
+    assert window.banner.kind == "note" and "ends a document" in window.banner.label.text()

@@ -16,6 +16,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
+from ..core.quirks import QUIRKS, Quirk
 from ..core.registry import BUILTINS
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
@@ -166,6 +167,11 @@ class MainWindow(QMainWindow):
         self.view_menu.addSeparator()
         self.view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu.addSeparator()
+        samples_menu = bar.addMenu("&Samples")
+        for q in QUIRKS:
+            action = samples_menu.addAction(q.question)
+            action.setStatusTip(q.observation)
+            action.triggered.connect(lambda checked=False, q=q: self.open_sample(q))
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.shortcuts_action, self.about_action])
 
@@ -469,6 +475,17 @@ class MainWindow(QMainWindow):
         self.progress_bar.hide()
         self.state.set_modified(False)
         self.service.submit()
+
+    def open_sample(self, quirk: Quirk) -> None:
+        """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
+        if not self.maybe_save():
+            return
+        if quirk.allowed_special is not None:
+            self.state.set_policy(quirk.allowed_special)
+        self.state.set_document(None)
+        self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
+        self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
+                                         "Try each tokenizer in the picker.")
 
     def set_text(self, text: str) -> None:
         """Put text in the editor as if typed (for the quirks gallery, tests and the benchmark)."""
