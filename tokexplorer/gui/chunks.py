@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWid
 
 from ..cli import visible
 from .state import AppState
-from .tokenized import Tokenized
+from .tokenized import VISIBLE_SPACE, Tokenized
 from .worker import run_job
 
 
@@ -48,7 +48,9 @@ class ChunkModel(QAbstractTableModel):
             return None
         row, col = index.row(), index.column()
         start, end = self.chunks[row]
-        return row if col == 0 else f"{start}–{end}" if col == 1 else f"“{visible(self.text[start:end])}”"
+        if col == 2:  # as the token-id view shows token text: spaces as ␣, controls escaped
+            return visible(self.text[start:end]).replace(" ", VISIBLE_SPACE)
+        return row if col == 0 else f"{start}–{end}"
 
 
 class ChunkView(QWidget):
