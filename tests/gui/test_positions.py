@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tokexplorer.gui.colours import N_HUES, colour_indices, update_colours
-from tokexplorer.gui.positions import Edit, astral_prefix, editor_text, to_utf16, utf16_len
+from tokexplorer.gui.positions import Edit, astral_prefix, editor_text, longest_line, to_utf16, utf16_len
 
 
 @given(st.text())
@@ -54,3 +54,15 @@ def test_update_colours_equals_recomputing(ids, data):
     shift = len(new) - len(old)
     assert got[:lo].tolist() == old[:lo].tolist() and got[hi:].tolist() == old[hi - shift:].tolist()
     assert all(0 <= c < 2 * N_HUES for c in got.tolist())
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet="ab\n", max_size=80), at_least=st.integers(1, 12))
+def test_longest_line_equals_splitting(text, at_least):
+    lengths = [len(line) for line in text.split("\n") if len(line) >= at_least]
+    assert longest_line(text, at_least) == max(lengths, default=0)
+
+
+def test_a_very_long_line_is_pointed_out():
+    assert "a line of 150,000 characters" in editor_text("x\n" + "y" * 150_000 + "\nz").notes[0]
+    assert editor_text("short\n" * 50_000).notes == ()

@@ -151,7 +151,37 @@ def editor_text(text: str) -> EditorText:
         if n:
             notes.append(f"{n} {name} character(s) become line breaks in the editor (Qt cannot hold them)")
             text = text.replace(ch, "\n")
+    longest = longest_line(text, SLOW_LINE)
+    if longest:
+        notes.append(f"a line of {longest:,} characters: Qt lays out a whole line again on every edit, "
+                     "so typing in it is slow (about half a second a key at a million characters); "
+                     "its tokens are exact")
     return EditorText(text, newline, tuple(notes))
+
+
+SLOW_LINE = 100_000  # characters: editing a line this long in Qt takes a noticeable time
+
+
+def longest_line(text: str, at_least: int) -> int:
+    """The length of the longest line of at least `at_least` characters, or 0 if there is none.
+
+    Reads windows of `at_least` characters from line starts, jumping past the last newline in each,
+    so a text of short lines costs len(text) / at_least steps.
+
+    >>> longest_line("ab\\nabcdef\\nabc", 4), longest_line("ab\\nabc", 4)
+    (6, 0)
+    """
+    longest = pos = 0
+    while pos + at_least <= len(text):
+        last = text.rfind("\n", pos, pos + at_least)
+        if last >= 0:
+            pos = last + 1
+            continue
+        end = text.find("\n", pos)
+        end = len(text) if end < 0 else end
+        longest = max(longest, end - pos)
+        pos = end + 1
+    return longest
 
 
 @dataclass(frozen=True)
