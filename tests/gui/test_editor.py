@@ -591,6 +591,10 @@ def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
     window.editor.setTextCursor(cursor)
     window.copy_ids_action.trigger()
     assert json.loads(QApplication.clipboard().text()) == [24748]  # " hello": the token under it
+    type_text(window.editor, "x")  # no event loop has run since: the tokens are of the old text
+    window.copy_ids_action.trigger()
+    assert json.loads(QApplication.clipboard().text()) == [24748]  # nothing stale was copied
+    assert "not tokenized" in window.statusBar().currentMessage()
 
 
 def test_samples_menu_opens_the_lecture_quirks(qtbot, window):

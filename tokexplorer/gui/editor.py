@@ -405,6 +405,11 @@ class TokenEditor(QPlainTextEdit):
             return
         super().dragEnterEvent(event)
 
+    @property
+    def tokens_current(self) -> bool:
+        """Whether the tokens on screen are those of the text as it is now (no edit pending)."""
+        return self._result is not None and not self._edits
+
     # --- hover and tooltips --------------------------------------------------------------
 
     def token_at(self, point: QPoint) -> int | None:

@@ -375,8 +375,8 @@ class MainWindow(QMainWindow):
     def copy_token_ids(self) -> None:
         """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""
         result = self.state.result
-        if result is None:
-            self.statusBar().showMessage("no tokens to copy: the text is not tokenized", 4000)
+        if result is None or not self.editor.tokens_current:
+            self.statusBar().showMessage("no tokens to copy: the text is not tokenized (yet)", 4000)
             return
         cursor = self.editor.textCursor()
         if cursor.hasSelection():
@@ -488,7 +488,7 @@ class MainWindow(QMainWindow):
                                          "Try each tokenizer in the picker.")
 
     def set_text(self, text: str) -> None:
-        """Put text in the editor as if typed (for the quirks gallery, tests and the benchmark)."""
+        """Put text in the editor as if typed (for tests and the benchmark)."""
         self.editor.setPlainText(editor_text(text).text)
 
     def save(self) -> bool:
