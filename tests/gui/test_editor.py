@@ -471,10 +471,11 @@ def test_bench_gui_runs(qtbot, tmp_path):
     """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
-    section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4))
+    section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
     assert [row[0] for row in section["rows"]] == BUILTINS
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])
+    assert "opening a 1 MB text (small.txt repeated" in section["notes"][-1]
 
 
 def test_hover_and_tooltip_from_the_mouse(qtbot, window):

@@ -26,6 +26,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         p.add_argument(f"--{flag}", action="store_true", help=f"run the {module} benchmarks")
     p.add_argument("--corpus", metavar="PATH", help="text to measure on (default tinyshakespeare)")
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    p.add_argument("--huge-mb", type=int, default=0, metavar="N",
+                   help="with --gui: also open an N MB text (the corpus repeated), e.g. 50")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
