@@ -141,14 +141,13 @@ def test_repeated_chunks_weigh_as_often_as_they_occur(words, extra):
 def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
     from collections import Counter
 
-    from tokexplorer.core.patterns import NAMED_PATTERNS, compile_pattern, piece_ends
+    from tokexplorer.core.patterns import NAMED_PATTERNS, compile_pattern, piece_spans
 
     compiled = compile_pattern(NAMED_PATTERNS[name])
     text = "".join((corpora / rel).read_text("utf-8")[:60_000] for rel in [
         "code/cpython311_argparse.py", "multilingual/ja_wagahaiwa_nekodearu.txt",
         "unicode/blns.txt", "en/tinyshakespeare.txt", "code/pokemon.json"])
-    ends = piece_ends(text, size=2_000)
-    pieces = [text[a:b] for a, b in zip([0, *ends[:-1]], ends)]
+    pieces = [text[a:b] for a, b in piece_spans(text, size=2_000)]
     assert len(pieces) > 30 and "".join(pieces) == text
     by_piece = Counter()
     for piece in pieces:

@@ -38,7 +38,7 @@ from .patterns import (
     SPLIT_TIMEOUT_FLOOR,
     SPLIT_TIMEOUT_PER_MB,
     compile_pattern,
-    piece_ends,
+    piece_spans,
     resolve_pattern,
 )
 from .tokenizer import TokexplorerError
@@ -111,8 +111,7 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     if pattern not in NAMED_PATTERNS.values():
         timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
     else:
-        ends = piece_ends(text)
-        pieces = (text[a:b] for a, b in zip([0, *ends[:-1]], ends))
+        pieces = (text[a:b] for a, b in piece_spans(text))
     words: Counter[str] = Counter()
     try:
         # As minbpe: findall (a pattern with groups yields the groups), empty matches dropped.

@@ -37,7 +37,7 @@ import regex
 
 from .encoding import Encoding, LazyTokenBytes
 from .patterns import (
-    GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern, piece_ends,
+    GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern, piece_spans,
 )
 from .sentencepiece_backend import SPACE_MARK
 from .tokenizer import (
@@ -386,13 +386,10 @@ class _RegexRule:
             # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
             # so the lengths alone give the spans. A huge text goes in pieces, so that no single
             # findall holds the interpreter lock for seconds.
-            piece_start = pos
-            for piece_end in piece_ends(text, pos, at) if at > pos else ():
-                lengths = np.fromiter(map(len, self._regex.findall(text, piece_start, piece_end)),
-                                      dtype=np.int64)
-                ends.append(piece_start + np.cumsum(lengths))
+            for a, b in piece_spans(text, pos, at) if at > pos else ():
+                lengths = np.fromiter(map(len, self._regex.findall(text, a, b)), dtype=np.int64)
+                ends.append(a + np.cumsum(lengths))
                 starts.append(ends[-1] - lengths)
-                piece_start = piece_end
             if special is not None:
                 starts.append(np.array([at], dtype=np.int64))
                 ends.append(np.array([at + len(special)], dtype=np.int64))

@@ -106,9 +106,10 @@ def split(text: str, pattern: str) -> list[tuple[int, int]]:
 PIECE_SIZE = 1 << 20  # characters: a huge text is split and encoded in pieces of about this size
 
 
-def piece_ends(text: str, start: int = 0, end: int | None = None, size: int | None = None) -> list[int]:
-    """Where to cut text[start:end] into pieces of about `size` characters that every named
-    pattern splits exactly as it splits the whole (the last entry is `end`).
+def piece_spans(text: str, start: int = 0, end: int | None = None,
+                size: int | None = None) -> list[tuple[int, int]]:
+    """text[start:end] cut into (start, end) pieces of about `size` characters that every named
+    pattern splits exactly as it splits the whole.
 
     subtle: a piece ends after a newline that has a non-space before it and a letter after it.
     Every named pattern ends a chunk there (none lets a chunk run from a newline into a letter,
@@ -117,23 +118,21 @@ def piece_ends(text: str, start: int = 0, end: int | None = None, size: int | No
     stays small, and a worker thread hands the interpreter lock over between steps. Not for custom
     patterns, nor for special tokens that contain a newline.
 
-    >>> piece_ends("ab\\ncd\\nef", size=2)
-    [3, 6, 8]
+    >>> piece_spans("ab\\ncd\\nef", size=2)
+    [(0, 3), (3, 6), (6, 8)]
     """
     end = len(text) if end is None else end
     size = PIECE_SIZE if size is None else size
-    cuts = []
+    spans = []
     while end - start > size:
-        cut = start + size
-        while True:
-            cut = text.find("\n", cut, end)
-            if cut < 0 or cut + 1 >= end:
-                return cuts + [end]
-            if not text[cut - 1].isspace() and text[cut + 1].isalpha():
-                break
-            cut += 1
-        cuts.append(start := cut + 1)
-    return cuts + [end]
+        cut = text.find("\n", start + size, end)
+        while cut >= 0 and cut + 1 < end and (text[cut - 1].isspace() or not text[cut + 1].isalpha()):
+            cut = text.find("\n", cut + 1, end)
+        if cut < 0 or cut + 1 >= end:
+            break
+        spans.append((start, cut + 1))
+        start = cut + 1
+    return spans + [(start, end)]
 
 
 def split_texts(text: str, pattern: str) -> list[str]:

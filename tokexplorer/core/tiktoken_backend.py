@@ -20,7 +20,7 @@ import regex
 import tiktoken
 
 from .encoding import Encoding, LazyTokenBytes
-from .patterns import NAMED_PATTERNS, piece_ends, split
+from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 
@@ -154,16 +154,16 @@ class TiktokenTokenizer:
 
     def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int], np.ndarray]:
         """tiktoken's encode, as a list and as an array; a huge text with a named pattern goes in
-        pieces (`piece_ends`), which give the same ids.
+        pieces (`piece_spans`), which give the same ids.
 
         subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
         for 50 MB a second or more in which a window whose worker thread encodes cannot even
         repaint. A megabyte at a time keeps each step short.
         """
-        ends = [len(text)]
+        spans = [(0, len(text))]
         if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
-            ends = piece_ends(text)
-        if len(ends) == 1:
+            spans = piece_spans(text)
+        if len(spans) == 1:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
         # subtle: tiktoken makes a new int object per id (32 bytes each: 430 MB for 50 MB of
@@ -171,12 +171,10 @@ class TiktokenTokenizer:
         shared = self._id_objects()
         ids: list[int] = []
         arrays = []
-        start = 0
-        for end in ends:
-            part = self._enc.encode(text[start:end], allowed_special=allowed, disallowed_special=())
+        for a, b in spans:
+            part = self._enc.encode(text[a:b], allowed_special=allowed, disallowed_special=())
             ids += map(shared.__getitem__, part)
             arrays.append(np.asarray(part, dtype=np.int64))
-            start = end
         return ids, np.concatenate(arrays)
 
     def _id_objects(self) -> list[int]:
