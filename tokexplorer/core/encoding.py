@@ -52,18 +52,6 @@ ChunkFinder = Callable[[str], list[tuple[int, int]]]
 SCAN_BLOCK = 1 << 20  # bytes of UTF-8 per step of `utf8_positions`
 
 
-def id_array(ids: Sequence[int], block: int = SCAN_BLOCK) -> np.ndarray:
-    """Token ids as an int64 array, converted a block at a time (see `utf8_positions`: on millions
-    of ids one conversion holds the interpreter lock for a third of a second).
-
-    >>> id_array([3, 1, 2], block=2).tolist()
-    [3, 1, 2]
-    """
-    if len(ids) <= block:
-        return np.asarray(ids, dtype=np.int64)
-    return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64) for a in range(0, len(ids), block)])
-
-
 def utf8_positions(raw: np.ndarray, *offsets: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
     """For each array of byte offsets into UTF-8 `raw` (uint8): how many characters start before
     each offset, and whether one starts there (True at or past the end). One pass over `raw`.
@@ -189,11 +177,13 @@ class Encoding:
         byte_fallback_mask: np.ndarray | None = None,
         chunk_finder: ChunkFinder | None = None,
         lead: int = 0,
+        id_array: np.ndarray | None = None,
     ) -> "Encoding":
         """Build from tokens whose bytes concatenate to the text's UTF-8 (after `lead` extra bytes,
         such as SentencePiece's dummy-prefix space, which belong to no character).
 
-        `lengths` (each token's byte length) saves reading `token_bytes` when it is lazy.
+        `lengths` (each token's byte length) saves reading `token_bytes` when it is lazy;
+        `id_array`, the ids as an array when the backend has made one, saves converting them again.
         """
         if lengths is None:
             lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
@@ -201,9 +191,9 @@ class Encoding:
         starts = ends - lengths
         np.clip(starts, 0, None, out=starts)
         np.clip(ends, 0, None, out=ends)
-        return cls(
+        enc = cls(
             text,
-            list(ids),
+            ids if isinstance(ids, list) else list(ids),
             token_bytes,
             starts,
             ends,
@@ -211,6 +201,9 @@ class Encoding:
             byte_fallback_mask,
             chunk_finder,
         )
+        if id_array is not None:
+            enc.__dict__["id_array"] = id_array
+        return enc
 
     @classmethod
     def from_parts(
@@ -228,6 +221,7 @@ class Encoding:
         flags: np.ndarray,
         n_bytes: int,
         chunk_spans: tuple[np.ndarray, np.ndarray] | None = None,
+        id_array: np.ndarray | None = None,
     ) -> "Encoding":
         """Build with the derived values already known, so none is recomputed over the whole text.
 
@@ -248,12 +242,28 @@ class Encoding:
         enc.__dict__.update(starts=starts, ends=ends, flags=flags, _n_text_bytes=n_bytes)
         if chunk_spans is not None:
             enc.__dict__["_chunk_spans"] = chunk_spans
+        if id_array is not None:
+            enc.__dict__["id_array"] = id_array
         return enc
 
     def __len__(self) -> int:
         return len(self.ids)
 
     # --- derived, computed once on first use -------------------------------------------------
+
+    @cached_property
+    def id_array(self) -> np.ndarray:
+        """The ids as an int64 array, converted a block at a time (on millions of ids a single
+        conversion holds the interpreter lock for a third of a second; see `utf8_positions`).
+
+        >>> Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"]).id_array.tolist()
+        [1, 2]
+        """
+        ids, block = self.ids, SCAN_BLOCK
+        if len(ids) <= block:
+            return np.asarray(ids, dtype=np.int64)
+        return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64)
+                               for a in range(0, len(ids), block)])
 
     @cached_property
     def _character_spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -403,6 +403,7 @@ class _RegexRule:
             text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
+            id_array=enc.id_array,
         )
         return _State(full, cs, ce, ct)
 

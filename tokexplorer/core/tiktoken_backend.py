@@ -150,6 +150,7 @@ class TiktokenTokenizer:
             lengths=self._lengths[ids_array],
             special_mask=special_mask,
             chunk_finder=_ChunkFinder(self._enc._pat_str, frozenset(allowed)),
+            id_array=ids_array,
         )
 
     def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int], np.ndarray]:

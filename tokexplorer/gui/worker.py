@@ -24,7 +24,7 @@ from typing import Callable, NamedTuple
 import numpy as np
 from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
-from ..core.encoding import Encoding, id_array
+from ..core.encoding import Encoding
 from ..core.incremental import IncrementalEncoder
 from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
 from .catalog import TokenizerCatalog
@@ -64,7 +64,7 @@ class Retokenizer:
             encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
             self._encoder, self._policy = encoder, policy
             encoding = encoder.encoding
-            self._colours = colour_indices(id_array(encoding.ids))
+            self._colours = colour_indices(encoding.id_array)
             return encoding, self._colours, None
         encoding, changed = encoder.update(text)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
