@@ -76,23 +76,13 @@ def run_gui(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.settings_dir:
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
-    if (sys.platform.startswith("linux") and not os.environ.get("QT_QPA_PLATFORM")
-            and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY")):
-        # subtle: without a display Qt aborts the process (qFatal); say what to do instead.
+    problem = display_problem()
+    if problem is not None:
+        # subtle: Qt aborts the process (qFatal) where it cannot open a window; say what to do.
         if not (args.screenshot or args.probe_startup):
-            print("tokexplorer: error: no display to open the window on (DISPLAY is not set); "
-                  "use a sub-command (tokexplorer --help), or --screenshot PATH", file=sys.stderr)
+            print(f"tokexplorer: error: {problem}", file=sys.stderr)
             return 2
         os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
-    elif (missing := missing_x11_library()) is not None:
-        # subtle: Qt aborts the process when its X11 plugin cannot load a system library.
-        if not (args.screenshot or args.probe_startup):
-            print(f"tokexplorer: error: Qt cannot open a window on the X display: {missing}. "
-                  f"On Debian or Ubuntu: sudo apt install {' '.join(X11_PACKAGES)}. "
-                  "The sub-commands work without it (tokexplorer --help).", file=sys.stderr)
-            return 2
-        print(f"tokexplorer: {missing}; drawing the screenshot off screen", file=sys.stderr)
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"
     from PySide6.QtCore import QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
@@ -154,17 +144,29 @@ X11_PACKAGES = ("libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1", "libxcb-im
                 "libxkbcommon-x11-0")
 
 
+def display_problem() -> str | None:
+    """Why Qt could not open a window here (no display, a missing X11 library), or None."""
+    if not sys.platform.startswith("linux") or (os.environ.get("QT_QPA_PLATFORM") or "xcb") != "xcb":
+        return None
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        return ("no display to open the window on (DISPLAY is not set); use a sub-command "
+                "(tokexplorer --help), or --screenshot PATH")
+    missing = missing_x11_library()
+    if missing is not None:
+        return (f"Qt cannot open a window on the X display: {missing}. On Debian or Ubuntu: sudo apt "
+                f"install {' '.join(X11_PACKAGES)}. The sub-commands work without it (tokexplorer --help).")
+    return None
+
+
 def missing_x11_library(plugin: Path | None = None) -> str | None:
     """Why Qt's X11 plugin would fail to load here ("libxcb-icccm.so.4 is missing"), or None.
 
-    Checked only where Qt would use X11 (Linux, DISPLAY set, no other platform asked for); `plugin`
-    is for tests. Loading the plugin resolves every library it needs, as Qt will.
+    Checked only where Qt would use X11 (DISPLAY set, no Wayland); `plugin` is for tests. Loading
+    the plugin resolves every library it needs, as Qt will.
     """
     if plugin is None:
-        if not (sys.platform.startswith("linux") and os.environ.get("DISPLAY")
-                and os.environ.get("QT_QPA_PLATFORM", "xcb").startswith("xcb")
-                and not os.environ.get("WAYLAND_DISPLAY")):
-            return None
+        if not os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+            return None  # Qt would use Wayland, or nothing
         import PySide6
 
         plugin = Path(PySide6.__file__).parent / "Qt" / "plugins" / "platforms" / "libqxcb.so"
