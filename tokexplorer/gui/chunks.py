@@ -11,9 +11,8 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
-from ..cli import visible
 from .state import AppState
-from .tokenized import VISIBLE_SPACE, Tokenized
+from .tokenized import Tokenized, token_label
 from .worker import run_job
 
 
@@ -48,8 +47,8 @@ class ChunkModel(QAbstractTableModel):
             return None
         row, col = index.row(), index.column()
         start, end = self.chunks[row]
-        if col == 2:  # as the token-id view shows token text: spaces as ␣, controls escaped
-            return visible(self.text[start:end]).replace(" ", VISIBLE_SPACE)
+        if col == 2:  # as the token-id view shows a token's text
+            return token_label(self.text[start:end].encode("utf-8"))
         return row if col == 0 else f"{start}–{end}"
 
 
