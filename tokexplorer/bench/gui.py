@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 
 from . import corpus_path
 
@@ -94,10 +95,8 @@ def run(args) -> dict:
 HUGE_TOKENIZER = "cl100k_base"
 
 
-def _repeated(path, size: int, folder: str):
+def _repeated(path: Path, size: int, folder: str) -> Path:
     """A file of about `size` bytes: the text of `path` repeated."""
-    from pathlib import Path
-
     data = path.read_bytes()
     out = Path(folder) / f"huge-{path.name}"
     out.write_bytes(data * max(1, round(size / max(len(data), 1))))

@@ -65,6 +65,13 @@ class FindBar(QWidget):
     def find_previous(self) -> bool:
         return self._find(backward=True)
 
+    def find_again(self, backward: bool = False) -> None:
+        """F3 / Shift+F3: the next or previous match; with nothing to find yet, open the bar."""
+        if not self.field.text():
+            self.open()
+        else:
+            self._find(backward)
+
     def eventFilter(self, watched, event) -> bool:
         """Escape closes; Shift+Enter finds backwards (the field alone would find forwards)."""
         if watched is self.field and event.type() == QEvent.Type.KeyPress:

@@ -34,7 +34,6 @@ from .worker import POLICIES, TokenizeService, run_job
 
 TOKENIZER_SUFFIXES = (".tiktoken", ".model")
 READ_BLOCK = 1 << 20  # bytes read per progress report
-MIN_FONT_SIZE = 6  # points: zooming out stops here
 
 SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
@@ -125,8 +124,9 @@ class MainWindow(QMainWindow):
             "Copy Token &IDs", self.copy_token_ids, "Ctrl+Shift+C",
             "Copy the ids of the selected text's tokens (or of every token) as a JSON list")
         self.find_action = self._action("&Find…", self.find_bar.open, S.Find, "Find text in the editor")
-        self.find_next_action = self._action("Find &Next", self._find_again(False), S.FindNext)
-        self.find_previous_action = self._action("Find Pre&vious", self._find_again(True), S.FindPrevious)
+        self.find_next_action = self._action("Find &Next", lambda: self.find_bar.find_again(), S.FindNext)
+        self.find_previous_action = self._action("Find Pre&vious", lambda: self.find_bar.find_again(backward=True),
+                                                 S.FindPrevious)
         self.undo_action.setEnabled(False)
         self.redo_action.setEnabled(False)
         e.undoAvailable.connect(self.undo_action.setEnabled)
@@ -386,19 +386,8 @@ class MainWindow(QMainWindow):
         QApplication.clipboard().setText(json.dumps(ids))
         self.statusBar().showMessage(f"copied {len(ids):,} {result.tokenizer} token ids", 4000)
 
-    def _find_again(self, backward: bool):
-        """F3 / Shift+F3: the next or previous match, opening the bar if nothing is sought yet."""
-        def find() -> None:
-            if not self.find_bar.field.text():
-                self.find_bar.open()
-            elif backward:
-                self.find_bar.find_previous()
-            else:
-                self.find_bar.find_next()
-        return find
-
     def _zoom(self, step: int) -> None:
-        self.state.set_font(size=max(MIN_FONT_SIZE, self.editor.font_size() + step))
+        self.state.set_font(size=self.editor.font_size() + step)
 
     def _on_dark(self, dark: bool) -> None:
         self.dark_action.setChecked(dark)

@@ -16,7 +16,7 @@ from .catalog import TokenizerCatalog
 from .tokenized import Tokenized
 
 
-MAX_FONT_SIZE = 72  # points
+MIN_FONT_SIZE, MAX_FONT_SIZE = 6, 72  # points: zooming stops here
 
 
 class AppState(QObject):
@@ -106,7 +106,10 @@ class AppState(QObject):
 
     def set_font(self, *, monospace: bool | None = None, size: int | None = None) -> None:
         monospace = self.monospace if monospace is None else monospace
-        size = self.font_size if size is None else max(0, min(size, MAX_FONT_SIZE))
+        if size is None:
+            size = self.font_size
+        elif size:  # 0 stays 0: the default size
+            size = max(MIN_FONT_SIZE, min(size, MAX_FONT_SIZE))
         if (monospace, size) != (self.monospace, self.font_size):
             self.monospace, self.font_size = monospace, size
             self.font_changed.emit()
