@@ -159,7 +159,7 @@ class TiktokenTokenizer:
 
         subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
         for 50 MB a second or more in which a window whose worker thread encodes cannot even
-        repaint. A megabyte at a time keeps each step short.
+        repaint. A few megabytes at a time keep each step short.
         """
         spans = [(0, len(text))]
         if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
