@@ -32,15 +32,29 @@ COMMANDS = {
 def build_parser() -> argparse.ArgumentParser:
     from . import commands
 
+    from . import __version__
+    from .gui.app import window_parser
+
     parser = argparse.ArgumentParser(
         prog="tokexplorer",
+        usage="tokexplorer [WINDOW OPTIONS] | tokexplorer COMMAND ...",
         description="Explore how LLM tokenizers turn text into tokens. "
         "With no command, opens the main window.",
+        epilog=window_options_help(window_parser()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+    parser.add_argument("--version", action="version", version=f"tokexplorer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in dict.fromkeys(COMMANDS.values()):
         commands.load(module).add_parsers(sub)
     return parser
+
+
+def window_options_help(window: argparse.ArgumentParser) -> str:
+    """The window's own options, as the epilog of the command's help."""
+    body = window.format_help().split("options:", 1)[-1]
+    lines = [line for line in body.splitlines() if line.strip() and "-h, --help" not in line]
+    return "window options (without a COMMAND):\n" + "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -48,7 +62,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
+    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         return _run_gui(argv)
     parser = build_parser()
     args = parser.parse_args(argv)

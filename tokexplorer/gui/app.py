@@ -19,10 +19,14 @@ from pathlib import Path
 from typing import Callable
 
 SCREENSHOT_TIMEOUT_S = 120.0
+APP_ID = "io.github.tokexplorer.tokexplorer"  # packaging/*.desktop and *.metainfo.xml are named so
+ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
 
 
-def parse_args(argv: list[str]) -> argparse.Namespace:
+def window_parser() -> argparse.ArgumentParser:
+    """The window's options (`tokexplorer --help` lists them too)."""
     p = argparse.ArgumentParser(prog="tokexplorer", description="Open the tokexplorer window.")
+    p.add_argument("file", nargs="?", metavar="FILE", help="open this text file (as --open FILE)")
     p.add_argument("--open", metavar="FILE", help="open this text file")
     p.add_argument("--encoding", help="the file's encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="NAME",
@@ -30,7 +34,15 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window once coloured, then exit")
     p.add_argument("--settings-dir", metavar="DIR", help="keep settings in DIR instead of the user's")
     p.add_argument("--probe-startup", action="store_true", help=argparse.SUPPRESS)
-    return p.parse_args(argv)
+    return p
+
+
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    args = window_parser().parse_args(argv)
+    if args.file and args.open and args.file != args.open:
+        window_parser().error("give one file to open, as FILE or --open FILE")
+    args.open = args.open or args.file
+    return args
 
 
 def screenshot_paths(path: str, names: list[str]) -> list[Path]:
@@ -95,6 +107,8 @@ def run_gui(argv: list[str]) -> int:
     app.setApplicationName("tokexplorer")
     app.setOrganizationName("tokexplorer")
     app.setStyle("Fusion")
+    app.setDesktopFileName(APP_ID)  # the .desktop file's name: desktops match the window to it
+    app.setWindowIcon(app_icon())
     headless = bool(args.screenshot or args.probe_startup)
     window = MainWindow(dialogs=HeadlessDialogs() if headless else None)
     exit_code = [0]
@@ -199,6 +213,18 @@ class HeadlessDialogs:
 
 # Qt warnings that say nothing to a user (the offscreen platform cannot resize to hints).
 _QUIET = ("This plugin does not support propagateSizeHints",)
+
+
+def app_icon():
+    """The window icon at every size the package carries (resources/icons)."""
+    from PySide6.QtGui import QIcon
+
+    from ..core.resources import resource_path
+
+    icon = QIcon()
+    for size in ICON_SIZES:
+        icon.addFile(str(resource_path("icons", f"tokexplorer-{size}.png")))
+    return icon
 
 
 def _qt_message(mode, context, message: str) -> None:
