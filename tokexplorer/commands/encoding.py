@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 
@@ -18,7 +19,7 @@ from ..cli import (
     visible,
 )
 from ..core.encoding import Encoding, Token, TokenFlag
-from ..core.patterns import resolve_pattern, split
+from ..core.patterns import NAMED_PATTERNS, resolve_pattern, split
 from ..core.registry import builtin_names, load_tokenizer
 from ..core.tokenizer import TokexplorerError
 
@@ -42,7 +43,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("split", help="the regex pre-split into chunks",
                        description="Split text into chunks as a BPE pre-tokenizer does.")
-    p.add_argument("--pattern", "-p", default="gpt4", help="gpt2, gpt4, o200k, or a regex (default gpt4)")
+    p.add_argument("--pattern", "-p", default="gpt4",
+                   help="gpt2, gpt4, o200k, a tokenizer's name or file (its own pattern), or a regex "
+                   "(default gpt4)")
     add_text_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_split)
@@ -144,10 +147,33 @@ def _is_utf8(data: bytes) -> bool:
         return False
 
 
+PATTERN_NAME = re.compile(r"[\w.-]+")  # what a name looks like; a regex of only such characters is not useful
+
+
+def split_pattern_argument(value: str) -> str:
+    """--pattern: a named pattern, a tokenizer's own pattern, or a regex; an unknown name is refused
+    rather than used as a regex that matches nothing."""
+    if value.lower() in NAMED_PATTERNS:
+        return resolve_pattern(value)
+    if value in builtin_names() or os.path.isfile(value):
+        tok = load_tokenizer(value)
+        pattern = getattr(tok, "split_pattern", None)
+        if not pattern:
+            raise TokexplorerError(f"{tok.name} has no regex split pattern (it is a {tok.family} tokenizer)")
+        return pattern
+    if PATTERN_NAME.fullmatch(value):
+        raise TokexplorerError(
+            f"unknown pattern {value!r}: use {', '.join(NAMED_PATTERNS)}, a tokenizer "
+            f"({', '.join(builtin_names())} or a file), or a regex")
+    return resolve_pattern(value)
+
+
 def run_split(args: argparse.Namespace) -> int:
-    pattern = resolve_pattern(args.pattern)
+    pattern = split_pattern_argument(args.pattern)
     text = read_text_argument(args)
     chunks = split(text, pattern)
+    if text and not chunks:
+        print("tokexplorer: note: the pattern matched nothing in the text", file=sys.stderr)
     if args.json:
         print_json({"pattern": pattern, "chunks": [
             {"text": text[a:b], "start": a, "end": b} for a, b in chunks]})
