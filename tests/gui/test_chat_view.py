@@ -1,0 +1,77 @@
+"""The Chat view with real tokenizers: its numbers are the core's, the rendered text is coloured
+token by token under the text, a tokenizer without a chat format gets a message, switching the
+tokenizer recounts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtWidgets import QApplication
+
+from tokexplorer.core.chat import Message, count_chat
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.gui.panels.chat import ChatView
+from tokexplorer.gui.state import AppState
+
+CONVERSATION = [Message("system", "Be brief."), Message("user", "안녕! 👋🏽 2+2?"),
+                Message("assistant", "4"), Message("user", "Thanks")]
+
+
+@pytest.fixture
+def view(qtbot):
+    state = AppState()
+    state.set_tokenizer("cl100k_base")
+    view = ChatView(state)
+    qtbot.addWidget(view)
+    view.show()
+    return view
+
+
+def wait_for_count(qtbot, view, generation=None):
+    generation = view.generation if generation is None else generation
+    qtbot.waitUntil(lambda: view.count is not None and view.generation >= generation
+                    and not view._timer.isActive(), timeout=20_000)
+
+
+def test_the_view_shows_the_cores_counts(qtbot, view):
+    view.set_messages(CONVERSATION)
+    qtbot.waitUntil(lambda: view.count is not None and len(view.count.parts) == 5, timeout=20_000)
+    expected = count_chat(get_builtin("cl100k_base"), CONVERSATION)
+    assert view.count.encoding.ids == expected.encoding.ids
+    assert view.rendered.toPlainText() == expected.text
+    table = [[view.table.item(r, c).text() for c in range(5)] for r in range(view.table.rowCount())]
+    assert [int(row[2]) for row in table] == [p.tokens for p in expected.parts]
+    assert sum(int(row[2]) for row in table) == expected.total
+    assert table[-1][1] == "(reply prompt)"
+    assert f"{expected.total:,} tokens" in view.summary.text()
+    # One background per token, drawn as selections (the text keeps one format).
+    selections = view.rendered.extraSelections()
+    assert len(selections) == expected.total
+    assert selections[0].cursor.selectedText() == "<|im_start|>"
+
+
+def test_without_generation_prompt_and_on_another_tokenizer(qtbot, view):
+    view.set_messages(CONVERSATION)
+    wait_for_count(qtbot, view)
+    view.prompt_box.setChecked(False)
+    qtbot.waitUntil(lambda: view.count is not None and view.count.parts[-1].index == 3, timeout=20_000)
+    view.state.set_tokenizer("o200k_base")
+    qtbot.waitUntil(lambda: view.count is not None and view.count.format == "harmony", timeout=20_000)
+    assert view.count.total == count_chat(get_builtin("o200k_base"), CONVERSATION,
+                                          add_generation_prompt=False).total
+
+
+def test_a_tokenizer_without_a_chat_format_gets_a_message(qtbot, view):
+    wait_for_count(qtbot, view)
+    view.state.set_tokenizer("gpt2")
+    qtbot.waitUntil(lambda: "has no chat format" in view.summary.text(), timeout=20_000)
+    assert view.table.rowCount() == 0 and view.rendered.toPlainText() == ""
+
+
+def test_copy_json(qtbot, view):
+    wait_for_count(qtbot, view)
+    view.copy_json()
+    data = json.loads(QApplication.clipboard().text())
+    assert data["total"] == len(data["ids"]) == view.count.total
+    assert [m["role"] for m in data["messages"]] == ["system", "user"]

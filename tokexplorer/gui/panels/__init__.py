@@ -1,0 +1,1 @@
+"""The window's views, one module each; each observes the AppState and never imports another."""
