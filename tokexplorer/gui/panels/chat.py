@@ -118,6 +118,7 @@ class ChatView(QWidget):
         splitter.addWidget(scroll)
         splitter.addWidget(self.rendered)
         splitter.addWidget(self.table)
+        splitter.setSizes([300, 200, 160])
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(splitter, 1)
@@ -224,7 +225,9 @@ class ChatView(QWidget):
             sel.cursor = cursor
             sel.format.setBackground(formats.background(int(colours[i])))
             if enc.flags[i] & TokenFlag.SPECIAL:
-                sel.format.setBackground(QColor("#7b1fa2") if not self.state.dark else QColor("#ce93d8"))
+                # Two shades, so that special tokens in a row (<|end|><|start|>) stay apart.
+                shade = ("#7b1fa2", "#4a148c") if not self.state.dark else ("#ce93d8", "#e1bee7")
+                sel.format.setBackground(QColor(shade[i % 2]))
                 sel.format.setForeground(QColor("white") if not self.state.dark else QColor("black"))
             selections.append(sel)
         return selections
