@@ -169,7 +169,7 @@ def test_settings_restored(qtbot, make_window):
     first.state.set_tokenizer("o200k_base")
     first.state.set_policy("none")
     first.whitespace_action.setChecked(True)
-    first.dark_action.setChecked(True)
+    first.dark_action.trigger()  # as the menu does: a chosen theme is kept
     first.monospace_action.setChecked(True)
     first.zoom_in_action.trigger()
     size = first.editor.font_size()
@@ -187,6 +187,22 @@ def test_settings_restored(qtbot, make_window):
     assert not second.token_dock.isVisible()
     assert (second.width(), second.height()) == (720, 520)
     second.dark_action.setChecked(False)
+
+
+def test_the_theme_follows_the_system_until_chosen(qtbot, make_window):
+    from PySide6.QtCore import Qt
+    from PySide6.QtWidgets import QApplication
+
+    from tokexplorer.gui import settings as keys
+
+    first = make_window()
+    system_dark = QApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+    assert first.state.dark == system_dark
+    first.write_settings()
+    assert first.settings.value(keys.DARK) is None  # nothing chosen, nothing stored
+    first.dark_action.trigger()
+    first.write_settings()
+    assert keys.read_bool(first.settings, keys.DARK, system_dark) == (not system_dark)
 
 
 def test_zoom_and_monospace_change_the_font_not_the_text(qtbot, window):

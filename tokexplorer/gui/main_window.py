@@ -135,7 +135,9 @@ class MainWindow(QMainWindow):
                                               "Mark spaces, tabs and line ends (the text is not changed)",
                                               checkable=True)
         self.dark_action = self._action("&Dark Theme", self.state.set_dark, "Ctrl+Shift+D",
-                                        "Switch between the light and the dark theme", checkable=True)
+                                        "Switch between the light and the dark theme (else the "
+                                        "system's is followed)", checkable=True)
+        self.dark_action.triggered.connect(lambda: setattr(self, "_dark_chosen", True))
         self.monospace_action = self._action("&Monospace Font", lambda on: self.state.set_font(monospace=on),
                                              "Ctrl+Shift+M", "Show the text in a fixed-width font",
                                              checkable=True)
@@ -277,7 +279,11 @@ class MainWindow(QMainWindow):
         if policy in POLICIES:
             self.state.set_policy(policy)
         self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
-        self.state.set_dark(keys.read_bool(st, keys.DARK, False))
+        # The theme follows the system's until the user picks one (View > Dark Theme).
+        self._dark_chosen = st.value(keys.DARK) is not None
+        self.state.set_dark(keys.read_bool(st, keys.DARK, False) if self._dark_chosen else self._system_dark())
+        QApplication.styleHints().colorSchemeChanged.connect(
+            lambda: self._dark_chosen or self.state.set_dark(self._system_dark()))
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
@@ -290,7 +296,8 @@ class MainWindow(QMainWindow):
             st.setValue(keys.TOKENIZER, self.state.tokenizer)
         st.setValue(keys.POLICY, self.state.policy)
         st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
-        st.setValue(keys.DARK, self.state.dark)
+        if self._dark_chosen:
+            st.setValue(keys.DARK, self.state.dark)
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()
@@ -388,6 +395,10 @@ class MainWindow(QMainWindow):
 
     def _zoom(self, step: int) -> None:
         self.state.set_font(size=self.editor.font_size() + step)
+
+    @staticmethod
+    def _system_dark() -> bool:
+        return QApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
 
     def _on_dark(self, dark: bool) -> None:
         self.dark_action.setChecked(dark)
