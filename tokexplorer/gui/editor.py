@@ -32,7 +32,7 @@ import time
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtGui import QFontDatabase, QPainter, QTextCharFormat, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
@@ -81,7 +81,7 @@ class TokenEditor(QPlainTextEdit):
         self.state = state
         self.setObjectName("editor")
         self.setPlaceholderText("Type or paste text, or drop a file here, to see its tokens.")
-        self._palette = TokenPalette(state.dark)
+        self._palette = TokenPalette(state.dark, state.token_colours)
         self._result: Tokenized | None = None
         self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
         self.edit_count = 0  # edits so far; a request records it as its `mark`
@@ -102,7 +102,8 @@ class TokenEditor(QPlainTextEdit):
         state.hovered_changed.connect(self._on_hovered)
         state.reveal_token.connect(self.show_token)
         state.show_whitespace_changed.connect(self._on_show_whitespace)
-        state.dark_changed.connect(self._on_dark)
+        state.dark_changed.connect(self._on_palette)
+        state.token_colours_changed.connect(self._on_palette)
         state.font_changed.connect(self._on_font)
         state.refusal_changed.connect(self._on_refusal)
         state.hovered_span_changed.connect(self._on_hovered_span)
@@ -246,8 +247,8 @@ class TokenEditor(QPlainTextEdit):
         self.viewport().update(QRect(0, int(max(top, 0)) - 1, self.viewport().width(),
                                      int(min(bottom, height) - max(top, 0)) + 3))
 
-    def _on_dark(self, dark: bool) -> None:
-        self._palette = TokenPalette(dark)
+    def _on_palette(self, *_) -> None:
+        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
         self.viewport().update()
 
     def _on_font(self) -> None:
@@ -513,7 +514,8 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(start)
         cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
-        selection.format = self._palette.refused()
+        selection.format = QTextCharFormat()
+        selection.format.setBackground(self._palette.refused()[0])
         self.setExtraSelections([selection])
 
     def show_token(self, index: int) -> None:

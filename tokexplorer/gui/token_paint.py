@@ -39,11 +39,21 @@ class Piece(NamedTuple):
 
 
 def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
-    """Fill each piece with its token's colour (special tokens with theirs)."""
+    """Fill each piece with its token's colour (special tokens with theirs), and draw the
+    palette's boundary line at each piece's left edge (every boundary is one, in either
+    direction)."""
     special = palette.special()[0]
     for p in pieces:
-        if p.x1 != p.x0:
-            painter.fillRect(p.rect(), special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour))
+        if p.x1 == p.x0:
+            continue
+        colour = special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour)
+        if colour is not None:
+            painter.fillRect(p.rect(), colour)
+    if palette.boundary is not None:
+        painter.setPen(QPen(palette.boundary, 1.0))
+        for p in pieces:
+            x = round(min(p.x0, p.x1)) + 0.5  # a crisp one-pixel line
+            painter.drawLine(QPointF(x, p.top), QPointF(x, p.top + p.height - 1))
 
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
