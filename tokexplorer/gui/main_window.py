@@ -27,6 +27,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .legend import token_colours_menu
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -166,6 +167,7 @@ class MainWindow(QMainWindow):
         edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
+        self.view_menu.addMenu(token_colours_menu(self.state, self))
         self.view_menu.addSeparator()
         self.view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu.addSeparator()
@@ -284,6 +286,7 @@ class MainWindow(QMainWindow):
         self.state.set_dark(keys.read_bool(st, keys.DARK, False) if self._dark_chosen else self._system_dark())
         QApplication.styleHints().colorSchemeChanged.connect(
             lambda: self._dark_chosen or self.state.set_dark(self._system_dark()))
+        self.state.set_token_colours(str(st.value(keys.TOKEN_COLOURS, self.state.token_colours)))
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
@@ -298,6 +301,7 @@ class MainWindow(QMainWindow):
         st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
         if self._dark_chosen:
             st.setValue(keys.DARK, self.state.dark)
+        st.setValue(keys.TOKEN_COLOURS, self.state.token_colours)
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()

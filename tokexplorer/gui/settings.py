@@ -18,6 +18,7 @@ TOKENIZER = "editor/tokenizer"  # picker name
 POLICY = "editor/special_policy"  # "refuse", "all" or "none"
 SHOW_WHITESPACE = "view/show_whitespace"  # bool
 DARK = "view/dark"  # bool
+TOKEN_COLOURS = "view/token_colours"  # a scheme of colours.SCHEMES
 MONOSPACE = "view/monospace"  # bool: the editor uses the system's fixed-width font
 FONT_SIZE = "view/font_size"  # int points; 0: the default size
 RECENT_FILES = "files/recent"  # list of paths, newest first

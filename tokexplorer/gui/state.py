@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..core.tokenizer import DisallowedSpecialError
 from .catalog import TokenizerCatalog
+from .colours import DEFAULT_SCHEME, SCHEMES
 from .tokenized import Tokenized
 
 
@@ -31,6 +32,7 @@ class AppState(QObject):
     hovered_span_changed = Signal(int, int)  # a code-point range shown in the text (a chunk), or -1, -1
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
+    token_colours_changed = Signal(str)  # the colour scheme's name (colours.SCHEMES)
     font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
 
@@ -45,6 +47,7 @@ class AppState(QObject):
         self.hovered = -1
         self.show_whitespace = False
         self.dark = False
+        self.token_colours = DEFAULT_SCHEME
         self.monospace = False
         self.font_size = 0  # points; 0: the application's default size
         self.path: Path | None = None
@@ -103,6 +106,11 @@ class AppState(QObject):
         if dark != self.dark:
             self.dark = dark
             self.dark_changed.emit(dark)
+
+    def set_token_colours(self, scheme: str) -> None:
+        if scheme in SCHEMES and scheme != self.token_colours:
+            self.token_colours = scheme
+            self.token_colours_changed.emit(scheme)
 
     def set_font(self, *, monospace: bool | None = None, size: int | None = None) -> None:
         monospace = self.monospace if monospace is None else monospace
