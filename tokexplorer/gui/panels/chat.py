@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtGui import QColor, QTextCursor
+from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel,
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget)
@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, 
 from ...core.chat import FORMATS, ROLES, ChatCount, Message, count_chat
 from ...core.encoding import TokenFlag
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenFormats, colour_indices
+from ..colours import TokenPalette, colour_indices
 from ..positions import astral_prefix
 from ..state import AppState
 from ..worker import run_job
@@ -132,6 +132,7 @@ class ChatView(QWidget):
         self.prompt_box.toggled.connect(self.schedule)
         state.tokenizer_changed.connect(self.schedule)
         state.dark_changed.connect(lambda _: self._show())
+        state.token_colours_changed.connect(lambda _: self._show())
         self.schedule()
 
     # --- the conversation -------------------------------------------------------------------
@@ -211,7 +212,8 @@ class ChatView(QWidget):
             f"{count.total - count.overhead:,} in the messages' contents")
 
     def _token_selections(self, count: ChatCount) -> list:
-        formats = TokenFormats(self.state.dark)
+        palette = TokenPalette(self.state.dark, self.state.token_colours)
+        special, special_text = palette.special()
         enc = count.encoding
         colours = colour_indices(enc.id_array)
         prefix = astral_prefix(count.text)
@@ -223,12 +225,13 @@ class ChatView(QWidget):
             cursor.setPosition(s)
             cursor.setPosition(t, QTextCursor.MoveMode.KeepAnchor)
             sel.cursor = cursor
-            sel.format.setBackground(formats.background(int(colours[i])))
+            background = palette.background(int(colours[i]))
             if enc.flags[i] & TokenFlag.SPECIAL:
                 # Two shades, so that special tokens in a row (<|end|><|start|>) stay apart.
-                shade = ("#7b1fa2", "#4a148c") if not self.state.dark else ("#ce93d8", "#e1bee7")
-                sel.format.setBackground(QColor(shade[i % 2]))
-                sel.format.setForeground(QColor("white") if not self.state.dark else QColor("black"))
+                background = special if i % 2 else special.darker(125 if not self.state.dark else 80)
+                sel.format.setForeground(special_text)
+            if background is not None:
+                sel.format.setBackground(background)
             selections.append(sel)
         return selections
 
