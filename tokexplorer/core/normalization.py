@@ -20,6 +20,7 @@ import regex
 # A character that may change under NFC, or be changed by what follows it: one that is not
 # NFC_Quick_Check=Yes, or that has a non-zero combining class (marks may be reordered).
 _MAY_CHANGE = regex.compile(r"[^\p{NFC_QC=Y}]|\P{ccc=0}")
+_MAY_CHANGE_RUN = regex.compile(r"(?:[^\p{NFC_QC=Y}]|\P{ccc=0})+")
 
 
 def _stable(ch: str) -> bool:
@@ -81,8 +82,8 @@ def nfc_alignment(text: str) -> Alignment | None:
     if unicodedata.is_normalized("NFC", text):
         return None
     runs: list[tuple[int, int]] = []  # code-point runs [l, r) to normalise on their own
-    for m in _MAY_CHANGE.finditer(text):
-        p = m.start()
+    for m in _MAY_CHANGE_RUN.finditer(text):
+        p, q = m.span()
         if runs and p < runs[-1][1]:
             continue
         l = p - 1
@@ -91,7 +92,7 @@ def nfc_alignment(text: str) -> Alignment | None:
         l = max(l, 0)
         if runs and l < runs[-1][1]:
             l = runs.pop()[0]
-        r = p + 1
+        r = q
         while r < len(text) and not _stable(text[r]):
             r += 1
         runs.append((l, r))
