@@ -66,9 +66,9 @@ def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
 
 
 def flag_names(flags: TokenFlag) -> list[str]:
-    """['special', 'byte_fallback', 'partial'] as they apply."""
-    return [f.name.lower() for f in (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL)
-            if flags & f]
+    """['special', 'byte_fallback', 'partial', 'normalized'] as they apply."""
+    return [f.name.lower() for f in (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL,
+                                     TokenFlag.NORMALIZED) if flags & f]
 
 
 def token_json(t: Token) -> dict:

@@ -18,9 +18,10 @@ def run(args: argparse.Namespace) -> int:
     infos = list(BUILTINS.values())
     if args.json:
         print_json([{"name": i.name, "family": i.family, "n_vocab": i.n_vocab,
-                     "description": i.description, "source": i.source} for i in infos])
+                     "description": i.description, "source": i.source, "licence": i.licence}
+                    for i in infos])
     else:
-        print_table(["name", "family", "vocab", "description", "source"],
-                    [[i.name, i.family, i.n_vocab, i.description, i.source] for i in infos],
+        print_table(["name", "family", "vocab", "description", "source (PyPI package: file)", "licence"],
+                    [[i.name, i.family, i.n_vocab, i.description, i.source, i.licence] for i in infos],
                     right={2})
     return 0

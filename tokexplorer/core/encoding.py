@@ -29,6 +29,9 @@ class TokenFlag(enum.IntFlag):
     SPECIAL = 1  # a special token such as <|endoftext|>, from the special-token policy
     BYTE_FALLBACK = 2  # a SentencePiece byte piece such as <0xF0>
     PARTIAL = 4  # the token's bytes start or end inside a multi-byte UTF-8 character
+    # The token's bytes are not the text under its span: the tokenizer's normaliser changed that
+    # text first (NFC, NFKC, lowercase, accents stripped), or the token is the unknown token.
+    NORMALIZED = 8
 
 
 class Token(NamedTuple):
@@ -164,6 +167,7 @@ class Encoding:
     special_mask: np.ndarray = field(default=None)  # bool [n] or None
     byte_fallback_mask: np.ndarray = field(default=None)  # bool [n] or None
     chunk_finder: ChunkFinder | None = field(default=None, repr=False)
+    normalized_mask: np.ndarray = field(default=None)  # bool [n] or None
 
     @classmethod
     def from_byte_lengths(
@@ -304,6 +308,8 @@ class Encoding:
             flags |= np.where(self.special_mask, np.uint8(TokenFlag.SPECIAL), np.uint8(0))
         if self.byte_fallback_mask is not None:
             flags |= np.where(self.byte_fallback_mask, np.uint8(TokenFlag.BYTE_FALLBACK), np.uint8(0))
+        if self.normalized_mask is not None:
+            flags |= np.where(self.normalized_mask, np.uint8(TokenFlag.NORMALIZED), np.uint8(0))
         return flags
 
     @cached_property

@@ -59,6 +59,9 @@ def merge_tree(tok: Tokenizer, token_id: int) -> MergeNode:
     """
     if token_id in tok.special_tokens.values():
         raise TokexplorerError(f"token {token_id} is a special token: it was added, not merged")
+    own = getattr(tok, "merge_tree", None)  # a family that reads its merges from its own file
+    if callable(own):
+        return own(token_id)
     if tok.family == "bpe":
         return tree_from_merges(tok, token_id)
     if tok.family == "tiktoken":

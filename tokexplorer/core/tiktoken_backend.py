@@ -1,8 +1,11 @@
-"""tiktoken encodings as Tokenizers: GPT-2, cl100k_base, o200k_base and any `.tiktoken` file.
+"""tiktoken encodings as Tokenizers: GPT-2, cl100k_base, o200k_base, Qwen, Tekken and any
+`.tiktoken` file.
 
 Encoding runs in tiktoken's own Rust core; this adapter adds what a view needs (token bytes, spans,
 flags, chunks) and reads vocabulary files from disk, never from the network: `.tiktoken` files
-(one "base64(token) rank" per line) and GPT-2's `encoder.json` + `vocab.bpe` pair.
+(one "base64(token) rank" per line) and GPT-2's `encoder.json` + `vocab.bpe` pair. A tokenizer
+may normalise the text to NFC first (as Qwen's do): tokens are then found on the NFC form and shown
+on the user's text (see `normalization`).
 
 It does not know where the built-in files live (see `registry`) and does not train.
 """
@@ -20,6 +23,7 @@ import regex
 import tiktoken
 
 from .encoding import Encoding, LazyTokenBytes
+from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
@@ -34,10 +38,14 @@ class TiktokenTokenizer:
 
     family = "tiktoken"
 
-    def __init__(self, encoding: tiktoken.Encoding, *, source: str = "", description: str = ""):
+    def __init__(self, encoding: tiktoken.Encoding, *, source: str = "", description: str = "",
+                 normalizes: str | None = None):
+        if normalizes not in (None, "NFC"):
+            raise ValueError(f"unsupported normalisation {normalizes!r}")
         self.name = encoding.name
         self.source = source
         self.description = description
+        self.normalizes = normalizes  # "NFC": the text is encoded in that form; None: as it is
         self._enc = encoding
         self._special_ids = np.array(sorted(encoding._special_tokens.values()), dtype=np.int64)
         self._lock = threading.Lock()
@@ -104,6 +112,7 @@ class TiktokenTokenizer:
         return TiktokenTokenizer.from_ranks(
             f"{self.name}+{names}", self._enc._mergeable_ranks, self._enc._pat_str, specials,
             source=self.source, description=f"{self.description}, with added special tokens",
+            normalizes=self.normalizes,
         )
 
     # --- the protocol -------------------------------------------------------------------
@@ -134,24 +143,37 @@ class TiktokenTokenizer:
         """Ids only, at tiktoken's speed."""
         text = clean_text(text)
         allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
+        if self.normalizes:
+            alignment = nfc_alignment(text)
+            text = alignment.normalized if alignment else text
         return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
-        ids, ids_array = self._encode_pieces(text, allowed)
+        alignment = nfc_alignment(text) if self.normalizes else None
+        ids, ids_array = self._encode_pieces(alignment.normalized if alignment else text, allowed)
         special_mask = None
         if allowed and len(self._special_ids):
             special_mask = np.isin(ids_array, self._special_ids)
-        return Encoding.from_byte_lengths(
-            text,
-            ids,
-            LazyTokenBytes(ids, self._enc.decode_tokens_bytes),
-            lengths=self._lengths[ids_array],
-            special_mask=special_mask,
-            chunk_finder=_ChunkFinder(self._enc._pat_str, frozenset(allowed)),
-            id_array=ids_array,
-        )
+        token_bytes = LazyTokenBytes(ids, self._enc.decode_tokens_bytes)
+        chunk_finder = _ChunkFinder(self._enc._pat_str, frozenset(allowed))
+        lengths = self._lengths[ids_array]
+        if alignment is None:
+            return Encoding.from_byte_lengths(
+                text, ids, token_bytes, lengths=lengths, special_mask=special_mask,
+                chunk_finder=chunk_finder, id_array=ids_array,
+            )
+        # Tokens were found on the NFC form: place them on the user's text. A token that covers
+        # part of a run NFC changed covers all of it here, and is flagged NORMALIZED.
+        # subtle: the chunks are the pattern's split of the user's text, not of the NFC form.
+        norm_ends = np.cumsum(lengths)
+        starts = alignment.to_text(norm_ends - lengths, end=False)
+        ends = alignment.to_text(norm_ends, end=True)
+        enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, None, chunk_finder,
+                       alignment.touched(starts, ends))
+        enc.__dict__["id_array"] = ids_array
+        return enc
 
     def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int], np.ndarray]:
         """tiktoken's encode, as a list and as an array; a huge text with a named pattern goes in

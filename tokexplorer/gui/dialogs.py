@@ -24,7 +24,7 @@ FALLBACK_ENCODINGS = [
 ]
 
 TEXT_FILTER = "Text files (*.txt *.md *.py *.json *.yml *.yaml *.csv *.html *.xml);;All files (*)"
-TOKENIZER_FILTER = "Tokenizer files (*.tiktoken *.model encoder.json);;All files (*)"
+TOKENIZER_FILTER = "Tokenizer files (*.tiktoken *.model *.gguf *.json);;All files (*)"
 
 
 def not_utf8_message(error: NotUtf8Error) -> str:

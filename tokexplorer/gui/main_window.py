@@ -33,7 +33,7 @@ from .state import AppState
 from .token_ids import TokenTable
 from .worker import POLICIES, TokenizeService, run_job
 
-TOKENIZER_SUFFIXES = (".tiktoken", ".model")
+TOKENIZER_SUFFIXES = (".tiktoken", ".model", ".gguf")
 READ_BLOCK = 1 << 20  # bytes read per progress report
 
 SHORTCUTS = [
@@ -554,7 +554,7 @@ class MainWindow(QMainWindow):
     def dropEvent(self, event) -> None:
         for url in event.mimeData().urls():
             path = Path(url.toLocalFile())
-            if path.suffix in TOKENIZER_SUFFIXES or path.name == "encoder.json":
+            if path.suffix in TOKENIZER_SUFFIXES or path.name in ("encoder.json", "tokenizer.json"):
                 self.open_tokenizer(path)
             else:
                 self.open_text(path)

@@ -1,0 +1,437 @@
+"""Hugging Face `tokenizer.json` files as Tokenizers, run by the `tokenizers` library's own core.
+
+Any model `tokenizers` runs opens: BPE, Unigram, WordPiece and WordLevel, with whatever normaliser,
+pre-tokenizer and decoder the file names. Files are read from disk (`Tokenizer.from_str` on the
+file's text), never fetched: `from_pretrained` is not used. A `tokenizer_config.json` beside the
+file adds the special tokens it names that the file lacks.
+
+What this adapter adds to the library:
+- each token's bytes, from the token itself: the byte-level alphabet undone (GPT-2's 'Ġ' is a
+  space), `<0xNN>` byte-fallback pieces, '▁' as a space, WordPiece's '##' and an end-of-word
+  suffix dropped. Added tokens are their own text.
+- each token's place in the user's text. subtle: `tokenizers` reports character offsets, and the
+  byte-level pieces of one character each report that whole character (the three GPT-2 pieces of
+  👋 all say (6, 7)). Where a run of tokens' bytes is exactly the text under their offsets, they
+  are laid out byte by byte (so a piece of a character is PARTIAL, as in the other families);
+  where the normaliser changed the text (NFKC, lowercase, accents stripped) or the token is the
+  unknown token, the token keeps the library's span and is flagged NORMALIZED.
+- the special-token policy of the other families (refuse, "all", "none", a set): only added tokens
+  marked special are special; other added tokens are ordinary vocabulary, always matched.
+- merge trees for BPE models, from the file's merges (`merge_tree`; `has_merges` says whether the
+  model has them: Unigram, WordPiece and WordLevel do not).
+
+Ids are what `Tokenizer.encode(text, add_special_tokens=False)` returns: the post-processor's
+template tokens (a BOS some models add) are not part of the user's text and are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+import tokenizers
+
+from .encoding import Encoding, LazyTokenBytes
+from .merge_tree import MergeNode
+from .tiktoken_backend import gpt2_byte_decoder
+from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+
+MODEL_TYPES = ("BPE", "Unigram", "WordPiece", "WordLevel")
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+SPACE_MARK = "\u2581"  # '▁'
+
+
+def looks_like_tokenizer_json(head: bytes) -> bool:
+    """A JSON object with a "model" and a "pre_tokenizer" or "normalizer" key near its start, as
+    `tokenizers` writes them (keys in this order: version, truncation, padding, added_tokens,
+    normalizer, pre_tokenizer, post_processor, decoder, model).
+
+    >>> looks_like_tokenizer_json(b'{"version": "1.0", "normalizer": null, "model": {}}')
+    True
+    """
+    text = head.lstrip()
+    return (text.startswith(b"{")
+            and (b'"normalizer"' in text or b'"pre_tokenizer"' in text or b'"added_tokens"' in text))
+
+
+def _types(node) -> list[str]:
+    """Every "type" named in a pipeline part, nested Sequences included."""
+    found: list[str] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("type"), str):
+            found.append(node["type"])
+        for value in node.values():
+            found += _types(value)
+    elif isinstance(node, list):
+        for value in node:
+            found += _types(value)
+    return found
+
+
+def describe_normalizer(node) -> str | None:
+    """A short description of a normaliser, or None when it leaves the text as it is.
+
+    >>> describe_normalizer({"type": "Sequence", "normalizers": [{"type": "NFC"},
+    ...     {"type": "Replace", "pattern": {"String": " "}, "content": "▁"}]})
+    "NFC, replace ' ' with '▁'"
+    >>> describe_normalizer({"type": "Sequence", "normalizers": []}) is None
+    True
+    """
+    if not isinstance(node, dict):
+        return None
+    kind = node.get("type")
+    if kind == "Sequence":
+        parts = [describe_normalizer(n) for n in node.get("normalizers", [])]
+        return ", ".join(p for p in parts if p) or None
+    if kind == "Replace":
+        pattern = node.get("pattern", {})
+        what = pattern.get("String", pattern.get("Regex", "?"))
+        return f"replace {what!r} with {node.get('content', '')!r}"
+    if kind == "Prepend":
+        return f"prepend {node.get('prepend', '')!r}"
+    if kind == "BertNormalizer":
+        options = [name for name, on in (("lowercase", node.get("lowercase")),
+                                         ("strip accents", node.get("strip_accents")),
+                                         ("clean text", node.get("clean_text"))) if on]
+        return "BERT (" + ", ".join(options) + ")" if options else "BERT"
+    if kind == "Precompiled":
+        return "SentencePiece's precompiled character map (usually NFKC)"
+    return kind.lower() if kind in ("Lowercase", "Strip", "StripAccents") else kind
+
+
+class TokenizersTokenizer:
+    """A Hugging Face `tokenizer.json` behind the Tokenizer protocol."""
+
+    family = "tokenizers"
+
+    def __init__(self, text: str, *, name: str, source: str = "", description: str = "",
+                 config: dict | None = None):
+        self.name = name
+        self.source = source or name
+        try:
+            spec = json.loads(text)
+        except ValueError as exc:
+            raise TokexplorerError(
+                f"{self.source}: not a valid tokenizer.json (JSON error: {exc}); "
+                "the file may be truncated"
+            ) from None
+        model = spec.get("model") if isinstance(spec, dict) else None
+        if not isinstance(model, dict):
+            raise TokexplorerError(f"{self.source}: not a Hugging Face tokenizer.json (no \"model\")")
+        kind = model.get("type") or ("BPE" if "merges" in model else None)
+        if kind not in MODEL_TYPES:
+            raise TokexplorerError(
+                f"{self.source}: unknown model type {model.get('type')!r}; tokenizer.json models "
+                f"are {', '.join(MODEL_TYPES)}"
+            )
+        try:
+            tok = tokenizers.Tokenizer.from_str(text)
+        except Exception as exc:  # the library's own message says what is wrong
+            raise TokexplorerError(
+                f"{self.source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
+            ) from None
+        self.model_type = kind
+        self.has_merges = kind == "BPE"
+        self.normalizes = describe_normalizer(spec.get("normalizer"))
+        self.description = description or f"Hugging Face tokenizer.json ({kind})"
+        pipeline = _types(spec.get("pre_tokenizer")) + _types(spec.get("decoder"))
+        self.byte_level = "ByteLevel" in pipeline
+        self.byte_fallback = bool(model.get("byte_fallback"))
+        self._prefix = model.get("continuing_subword_prefix") or ""
+        self._suffix = model.get("end_of_word_suffix") or ""
+        self._space_mark = not self.byte_level and (
+            "Metaspace" in pipeline or SPACE_MARK in json.dumps(
+                [spec.get("normalizer"), spec.get("decoder")], ensure_ascii=False))
+        self._prepends = self._space_mark  # '▁' put before the text: the first token's lead space
+        self._merges_source = model.get("merges") if self.has_merges else None
+        self.split_pattern = None  # no single regex: the pre-tokenizer's chunks come from the library
+        if config:
+            _add_config_tokens(tok, config)
+        self.config = config or {}
+        self._tok = tok
+        self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
+        self._has_pre_tokenizer = tok.pre_tokenizer is not None
+        self._build_tables()
+
+    def _build_tables(self) -> None:
+        tok = self._tok
+        vocab = tok.get_vocab(with_added_tokens=True)  # str -> id
+        n = max(vocab.values(), default=-1) + 1
+        added = tok.get_added_tokens_decoder()  # id -> AddedToken
+        self._strings = [""] * n
+        for token, i in vocab.items():
+            self._strings[i] = token
+        self._valid = np.zeros(n, dtype=bool)
+        self._valid[list(vocab.values())] = True
+        self._is_byte = np.zeros(n, dtype=bool)
+        byte_of = gpt2_byte_decoder() if self.byte_level else None
+        self._bytes: list[bytes] = []
+        for i, token in enumerate(self._strings):
+            if i in added:
+                self._bytes.append(token.encode("utf-8"))
+                continue
+            data, is_byte = self._to_bytes(token, byte_of)
+            self._bytes.append(data)
+            self._is_byte[i] = is_byte
+        self._lengths = np.fromiter(map(len, self._bytes), dtype=np.int64, count=n)
+        self._special = {t.content: i for i, t in added.items() if t.special}
+        self._special_ids = np.array(sorted(self._special.values()), dtype=np.int64)
+        self._n_vocab = n
+
+    def _to_bytes(self, token: str, byte_of: dict[str, int] | None) -> tuple[bytes, bool]:
+        """A vocabulary entry's bytes, and whether it is a byte-fallback piece."""
+        if byte_of is not None:
+            try:
+                return bytes(byte_of[c] for c in token), False
+            except KeyError:  # not in the byte-level alphabet: written as plain text
+                return token.encode("utf-8"), False
+        if self.byte_fallback:
+            m = _BYTE_PIECE.fullmatch(token)
+            if m:
+                return bytes([int(m.group(1), 16)]), True
+        if self._prefix and token.startswith(self._prefix) and len(token) > len(self._prefix):
+            token = token[len(self._prefix):]
+        if self._suffix and token.endswith(self._suffix) and len(token) > len(self._suffix):
+            token = token[: -len(self._suffix)]
+        if self._space_mark:
+            token = token.replace(SPACE_MARK, " ")
+        return token.encode("utf-8"), False
+
+    # --- the protocol -------------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return self._n_vocab
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special)
+
+    @property
+    def library_tokenizer(self) -> tokenizers.Tokenizer:
+        """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
+        return self._tok
+
+    def _run(self, text: str, allowed: set[str]) -> tokenizers.Encoding:
+        # With no special token allowed, the library must read special-token text as plain text.
+        # With some allowed, the text spells no refused one (resolve_special checked), so the
+        # library's own matching of added tokens is exactly the policy.
+        with self._lock:
+            self._tok.encode_special_tokens = not allowed
+            return self._tok.encode(text, add_special_tokens=False)
+
+    def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
+        """Ids only, at the library's speed."""
+        text = clean_text(text)
+        allowed = resolve_special(self._special, allowed_special, text)
+        return self._run(text, allowed).ids
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        text = clean_text(text)
+        allowed = resolve_special(self._special, allowed_special, text)
+        result = self._run(text, allowed)
+        ids = result.ids
+        id_array = np.asarray(ids, dtype=np.int64)
+        special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
+        byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
+        token_bytes = LazyTokenBytes(ids, self._bytes_of)
+        chunk_finder = self._chunks if self._has_pre_tokenizer else None
+        raw = text.encode("utf-8")
+        joined = b"".join(self._bytes_of(ids))
+        lead = 0 if joined == raw else 1 if (self._prepends and joined == b" " + raw) else None
+        if lead is not None:  # the tokens' bytes are the text: lay them out byte by byte
+            enc = Encoding.from_byte_lengths(
+                text, ids, token_bytes, lengths=self._lengths[id_array], special_mask=special_mask,
+                byte_fallback_mask=byte_mask, chunk_finder=chunk_finder, lead=lead, id_array=id_array,
+            )
+            return enc
+        starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids), self._prepends)
+        enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask, chunk_finder,
+                       changed)
+        enc.__dict__["id_array"] = id_array
+        return enc
+
+    def _chunks(self, text: str) -> list[tuple[int, int]]:
+        """The pre-tokenizer's split of the user's text (the normaliser is not applied first),
+        around the special tokens, which it never splits."""
+        pre = self._tok.pre_tokenizer
+        specials = [t for t in self._special if t in text]
+        pieces = [(0, len(text))]
+        if specials:
+            pattern = re.compile("|".join(re.escape(t) for t in sorted(specials, key=len, reverse=True)))
+            pieces, pos = [], 0
+            for m in pattern.finditer(text):
+                pieces += [(pos, m.start()), m.span()]
+                pos = m.end()
+            pieces.append((pos, len(text)))
+        chunks: list[tuple[int, int]] = []
+        for a, b in pieces:
+            if b <= a:
+                continue
+            if text[a:b] in self._special:
+                chunks.append((a, b))
+                continue
+            for _, (s, e) in pre.pre_tokenize_str(text[a:b]):
+                if e > s:
+                    chunks.append((a + s, a + e))
+        return chunks
+
+    def _bytes_of(self, ids: list[int]) -> list[bytes]:
+        return list(map(self._bytes.__getitem__, ids))
+
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        """Byte-level models: the tokens' bytes (a piece of a character stays a piece). Others:
+        the model's decoder's text (it restores spaces WordPiece and Metaspace models drop)."""
+        self._check_ids(ids)
+        if self.byte_level:
+            return b"".join(self._bytes_of(ids))
+        return self._tok.decode(ids, skip_special_tokens=False).encode("utf-8")
+
+    def decode(self, ids: list[int]) -> str:
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        self._check_ids([token_id])
+        return self._bytes[token_id]
+
+    def token_string(self, token_id: int) -> str:
+        """The vocabulary entry as the file spells it ('Ġhello', '▁the', '##ing')."""
+        self._check_ids([token_id])
+        return self._strings[token_id]
+
+    def _check_ids(self, ids: list[int]) -> None:
+        n = self._n_vocab
+        for i in ids:
+            if not (0 <= i < n and self._valid[i]):
+                raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")
+
+    # --- merge trees (BPE) --------------------------------------------------------------
+
+    def merge_tree(self, token_id: int) -> MergeNode:
+        """The tree of the file's merges that builds a token: each token is made by the first
+        merge in the file whose two parts join to it."""
+        if not self.has_merges:
+            raise TokexplorerError(
+                f"{self.name} is a {self.model_type} model: its tokens are not built by merges, "
+                "so it has no merge trees"
+            )
+        self._check_ids([token_id])
+        if token_id in self._special.values() or token_id in self._tok.get_added_tokens_decoder():
+            raise TokexplorerError(f"token {token_id} is an added token: it was added, not merged")
+        parts = self._made_by()
+        vocab_id = {s: i for i, s in enumerate(self._strings)}
+
+        def build(token: str, depth: int = 0) -> MergeNode:
+            i = vocab_id.get(token)
+            data = self._bytes[i] if i is not None else self._to_bytes(token, gpt2_byte_decoder()
+                                                                       if self.byte_level else None)[0]
+            pair = parts.get(token)
+            if pair is None or depth > 200:
+                return MergeNode(i, data)
+            return MergeNode(i, data, build(pair[0], depth + 1), build(pair[1], depth + 1))
+
+        return build(self._strings[token_id])
+
+    def _made_by(self) -> dict[str, tuple[str, str]]:
+        """merged token -> the first merge (left, right) that makes it, read once from the file."""
+        with self._lock:
+            if not isinstance(self._merges_source, dict):
+                parts: dict[str, tuple[str, str]] = {}
+                for merge in self._merges_source or []:
+                    pair = merge.split(" ", 1) if isinstance(merge, str) else merge
+                    if len(pair) == 2:
+                        left, right = pair
+                        if right.startswith(self._prefix) and self._prefix:
+                            right = right[len(self._prefix):]
+                        parts.setdefault(left + right, (pair[0], pair[1]))
+                self._merges_source = parts
+            return self._merges_source
+
+
+def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
+           prepends: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Byte ranges in the user's text from the library's character offsets, and which tokens are
+    not the text under them.
+
+    Tokens whose spans overlap form a group (the pieces of one character, or a prepended '▁' and
+    the token after it); a group whose bytes are the text under it, or that text after one
+    prepended space, is laid out byte by byte.
+    """
+    n = len(token_bytes)
+    # Character -> byte offsets, for every character boundary.
+    cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
+    widths = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+    to_byte = np.concatenate([[0], np.cumsum(widths)])
+    char_offsets = np.asarray(offsets, dtype=np.int64).reshape(n, 2)
+    np.clip(char_offsets, 0, len(text), out=char_offsets)
+    starts = to_byte[char_offsets[:, 0]]
+    ends = to_byte[char_offsets[:, 1]]
+    changed = np.zeros(n, dtype=bool)
+    i = 0
+    while i < n:
+        j, group_end = i + 1, ends[i]
+        while j < n and starts[j] < group_end:
+            group_end = max(group_end, ends[j])
+            j += 1
+        under = raw[starts[i]:group_end]
+        joined = b"".join(token_bytes[i:j])
+        lead = 0 if joined == under else 1 if (prepends and joined == b" " + under) else None
+        if lead is not None:
+            first = int(starts[i])
+            pos = first - lead
+            for k in range(i, j):
+                size = len(token_bytes[k])
+                starts[k], ends[k] = max(pos, first), max(pos + size, first)
+                pos += size
+        else:
+            for k in range(i, j):
+                tb, span = token_bytes[k], raw[starts[k]:ends[k]]
+                changed[k] = tb != span and not (prepends and tb == b" " + span)
+        i = j
+    return starts, ends, changed
+
+
+def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
+    """Special tokens a tokenizer_config.json names (bos_token, eos_token, ..., its
+    added_tokens_decoder, additional_special_tokens) that the tokenizer.json lacks."""
+    names: list[tuple[str, bool]] = []
+    for key in ("bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token",
+                "mask_token"):
+        value = config.get(key)
+        content = value.get("content") if isinstance(value, dict) else value
+        if isinstance(content, str) and content:
+            names.append((content, True))
+    for value in (config.get("added_tokens_decoder") or {}).values():
+        if isinstance(value, dict) and isinstance(value.get("content"), str):
+            names.append((value["content"], bool(value.get("special", True))))
+    for value in config.get("additional_special_tokens") or []:
+        content = value.get("content") if isinstance(value, dict) else value
+        if isinstance(content, str) and content:
+            names.append((content, True))
+    known = set(tok.get_vocab(with_added_tokens=True))
+    missing = [tokenizers.AddedToken(c, special=s, normalized=False) for c, s in dict(names).items()
+               if c not in known]
+    if missing:
+        tok.add_tokens(missing)
+
+
+def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
+    """A user's tokenizer.json, with the tokenizer_config.json beside it if there is one."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise TokexplorerError(f"{path}: not a tokenizer.json (not UTF-8 text)") from None
+    config = None
+    beside = path.with_name("tokenizer_config.json")
+    if beside.exists() and beside != path:
+        try:
+            config = json.loads(beside.read_text("utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError):
+            raise TokexplorerError(
+                f"{beside} is not valid JSON; fix it or move it away to open {path.name} alone"
+            ) from None
+    name = path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem
+    return TokenizersTokenizer(text, name=name, source=str(path), config=config if isinstance(config, dict) else None)
