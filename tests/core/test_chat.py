@@ -121,3 +121,31 @@ def test_cli_chat_json(tmp_path, capsys):
     assert out["text"] == render(CHATML_TEMPLATE, CONVERSATION, add_generation_prompt=True)
     assert main(["chat", "--file", str(path), "--no-generation-prompt", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["total"] == out["total"] - 3
+
+
+def test_tekken_chats_equal_mistral_commons_own_encoder():
+    """Test-only: mistral-common's encode_chat_completion is the reference for Tekken's format."""
+    from mistral_common.protocol.instruct.messages import AssistantMessage, SystemMessage, UserMessage
+    from mistral_common.protocol.instruct.request import ChatCompletionRequest
+    from mistral_common.tokens.tokenizers.mistral import MistralTokenizer
+
+    from tokexplorer.core.registry import TEKKEN
+
+    kinds = {"system": SystemMessage, "user": UserMessage, "assistant": AssistantMessage}
+    conversation = [m for m in CONVERSATION if m.role != "tool"]
+    reference = MistralTokenizer.from_file(str(TEKKEN.location())).encode_chat_completion(
+        ChatCompletionRequest(messages=[kinds[m.role](content=m.content) for m in conversation]))
+    count = count_chat(get_builtin("tekken"), conversation)
+    assert count.format == "mistral"
+    assert count.encoding.ids == reference.tokens
+    assert sum(p.tokens for p in count.parts) == count.total
+    with pytest.raises(TemplateError, match="tool call id"):
+        count_chat(get_builtin("tekken"), CONVERSATION)
+
+
+def test_deepseek_v4_uses_its_own_format():
+    count = count_chat(get_builtin("deepseek-v4"), [Message("system", "Be brief."), Message("user", "Hi")])
+    assert count.text == "<｜begin▁of▁sentence｜>Be brief.<｜User｜>Hi<｜Assistant｜>"
+    tok = get_builtin("deepseek-v4")
+    assert count.encoding.ids[0] == tok.special_tokens["<｜begin▁of▁sentence｜>"]
+    assert sum(p.tokens for p in count.parts) == count.total == 1 + 3 + 1 + 1 + 1

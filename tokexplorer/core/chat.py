@@ -9,11 +9,15 @@ The named formats are templates too, written here from the formats' published de
 - `harmony`: `<|start|>role<|message|>content<|end|>`, the o200k format whose special tokens
   tiktoken defines (o200k_harmony); its counts follow OpenAI's published rule for GPT-4o
   (3 tokens per message, 3 to prime the reply);
-- `deepseek`: `<｜begin▁of▁sentence｜>system<｜User｜>…<｜Assistant｜>…<｜end▁of▁sentence｜>`.
+- `deepseek`: `<｜begin▁of▁sentence｜>system<｜User｜>…<｜Assistant｜>…<｜end▁of▁sentence｜>`;
+- `mistral`: Tekken's `<s>[INST]…[/INST]…</s>`, the system prompt put before the last user message
+  (checked in the tests against mistral-common's own encoder).
 
 Which message owns which tokens: the conversation is rendered once per prefix (the first k
-messages); message k owns what its addition appended. Every token belongs to exactly one part
-(a message, or the generation prompt), so the parts add up to the total. This module renders and
+messages); message k owns what its addition appended. Where a template moves text around (Mistral
+puts the system prompt in the last user message), a prefix is not the start of the whole text;
+then message k's part runs from the previous part's end to the end of its content. Every token
+belongs to exactly one part (a message, or the generation prompt), so the parts add up to the total. This module renders and
 counts; it does not know any window.
 """
 
@@ -70,6 +74,19 @@ DEEPSEEK_TEMPLATE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}<｜Assistant｜>{% endif %}"
 )
+MISTRAL_TEMPLATE = (
+    "{% set ns = namespace(last=-1, system='') %}"
+    "{% for m in messages %}{% if m.role == 'user' %}{% set ns.last = loop.index0 %}"
+    "{% elif m.role == 'system' %}{% set ns.system = ns.system + ('\n\n' if ns.system else '') + m.content %}"
+    "{% elif m.role == 'tool' %}{{ raise_exception('tool results need a tool call id in this format') }}"
+    "{% endif %}{% endfor %}"
+    "{{ bos_token }}"
+    "{% for m in messages %}"
+    "{% if m.role == 'user' %}[INST]{% if loop.index0 == ns.last and ns.system %}{{ ns.system }}\n\n{% endif %}"
+    "{{ m.content }}[/INST]"
+    "{% elif m.role == 'assistant' %}{{ m.content }}{{ eos_token }}{% endif %}"
+    "{% endfor %}"
+)
 
 # Tokenizer name -> its named format. Special ids: chatml on cl100k_base from tiktoken's README;
 # harmony's from tiktoken's o200k_harmony; Qwen's and DeepSeek's are the tokenizers' own.
@@ -81,8 +98,11 @@ FORMATS: dict[str, ChatFormat] = {
     "deepseek": ChatFormat("deepseek", "DeepSeek: <｜User｜>…<｜Assistant｜>…<｜end▁of▁sentence｜>",
                            DEEPSEEK_TEMPLATE, {}, bos_token="<｜begin▁of▁sentence｜>",
                            eos_token="<｜end▁of▁sentence｜>"),
+    "mistral": ChatFormat("mistral", "Mistral Tekken: <s>[INST]…[/INST]…</s>", MISTRAL_TEMPLATE, {},
+                          bos_token="<s>", eos_token="</s>"),
 }
-DEFAULT_FORMATS = {"cl100k_base": "chatml", "o200k_base": "harmony"}
+DEFAULT_FORMATS = {"cl100k_base": "chatml", "o200k_base": "harmony", "deepseek-v4": "deepseek",
+                   "tekken": "mistral"}
 
 
 def default_format(tok: Tokenizer) -> str | None:
@@ -276,9 +296,11 @@ def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | Non
     cuts = [0]
     for k in range(1, len(messages) + 1):
         prefix = text_of(k, False)
-        # subtle: a template may render the last message differently (no closing marker); only
-        # a prefix of the whole text gives a clean cut, else the cut falls back to the previous one.
-        cuts.append(len(prefix) if text.startswith(prefix) and len(prefix) >= cuts[-1] else cuts[-1])
+        if text.startswith(prefix) and len(prefix) >= cuts[-1]:
+            cuts.append(len(prefix))
+        else:  # the template moved text around: cut at the end of this message's content
+            found = text.find(messages[k - 1].content, cuts[-1])
+            cuts.append(found + len(messages[k - 1].content) if found >= 0 else cuts[-1])
     cuts.append(len(text))
     encoding = encoder.encode(text, allowed_special="all")
     starts = encoding.starts

@@ -41,13 +41,16 @@ class DataFile:
     sha256: str  # of the content after gunzip for .gz files
     licence: str
 
+    def location(self) -> Path:
+        """Where the file is installed (it may be missing)."""
+        # subtle: importlib.resources.files() imports the package, and these packages' code
+        # is slow to import (mistral_common pulls in pydantic); find its folder without it.
+        spec = importlib.util.find_spec(self.package)
+        return Path(next(iter(spec.submodule_search_locations))) / self.path
+
     def read(self) -> bytes:
         try:
-            # subtle: importlib.resources.files() imports the package, and these packages' code
-            # is slow to import (mistral_common pulls in pydantic); find its folder without it.
-            spec = importlib.util.find_spec(self.package)
-            folder = Path(next(iter(spec.submodule_search_locations)))
-            data = (folder / self.path).read_bytes()
+            data = self.location().read_bytes()
         except (ModuleNotFoundError, AttributeError, TypeError, StopIteration, OSError):
             raise TokexplorerError(
                 f"the vocabulary file {self.path} of the package {self.package} is missing; "
