@@ -21,6 +21,7 @@ from ..core.registry import BUILTINS
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
 from . import settings as keys
+from .about import about_html
 from .banner import Banner
 from .chunks import ChunkView
 from .colours import application_palette
@@ -574,16 +575,7 @@ class MainWindow(QMainWindow):
         self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")
 
     def show_about(self) -> None:
-        from .. import __version__
-
-        self.dialogs.show_info(
-            "About tokexplorer",
-            f"<h3>tokexplorer {__version__}</h3><p>See how GPT-2, GPT-4, GPT-4o and Llama-style "
-            "tokenizers turn text into tokens, offline.</p><p>Colours follow token ids, so a token "
-            "keeps its colour as you type. Wavy underline: a token that cuts a character's UTF-8 "
-            "bytes; dashed: a byte-fallback piece; dotted: a token boundary inside a character "
-            "cluster (a conjunct, an emoji sequence), drawn in one colour so it renders whole; "
-            "purple: a special token.</p>")
+        self.dialogs.show_info("About tokexplorer", about_html())
 
     # --- closing -------------------------------------------------------------------------
 
