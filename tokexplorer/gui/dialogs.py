@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QInputDialog, QMessageBox,
+                               QTextBrowser, QVBoxLayout, QWidget)
 
 from ..core.textfile import NotUtf8Error
 
@@ -78,7 +79,31 @@ class Dialogs:
         return dict((lab, enc) for enc, lab in FALLBACK_ENCODINGS)[label]
 
     def show_info(self, title: str, rich_text: str) -> None:
-        QMessageBox.about(self.parent, title, rich_text)
+        info_dialog(self.parent, title, rich_text).exec()
+
+
+def info_dialog(parent: QWidget | None, title: str, rich_text: str) -> QDialog:
+    """A dialog that shows rich text at its natural width (no name cut off), scrolling only
+    beyond most of the screen."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle(title)
+    browser = QTextBrowser()
+    browser.setObjectName("info_text")
+    browser.setOpenExternalLinks(True)
+    browser.setFrameShape(QFrame.Shape.NoFrame)
+    browser.setHtml(rich_text)
+    doc = browser.document()
+    doc.setTextWidth(doc.idealWidth())
+    screen = (parent.screen() if parent is not None else dialog.screen()).availableGeometry()
+    margin = 2 * doc.documentMargin() + browser.verticalScrollBar().sizeHint().width()
+    browser.setMinimumSize(int(min(doc.idealWidth() + margin, 0.8 * screen.width())),
+                           int(min(doc.size().height() + margin, 0.75 * screen.height())))
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout = QVBoxLayout(dialog)
+    layout.addWidget(browser)
+    layout.addWidget(buttons)
+    return dialog
 
 
 def display_name(path: Path | None) -> str:
