@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from .core.tokenizer import TokexplorerError, parse_allowed_special
 
@@ -175,6 +175,8 @@ def display_width(text: str) -> int:
     >>> display_width("a語👋\u0301")
     5
     """
+    if text.isascii():  # most cells: one column a character
+        return len(text)
     import unicodedata
 
     return sum(
@@ -187,8 +189,14 @@ def display_width(text: str) -> int:
 
 def print_table(headers: list[str], rows: list[list[object]], *, right: set[int] = frozenset()) -> None:
     """A plain aligned table on stdout."""
-    cells = [[str(c) for c in row] for row in rows]
-    widths = [max([display_width(h)] + [display_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+    print_table_stream(headers, [rows], right=right)
+
+
+def print_table_stream(headers: list[str], batches: Iterable[list[list[object]]], *,
+                       right: set[int] = frozenset()) -> None:
+    """A table printed a batch of rows at a time (a huge text's tokens, a piece at a time): the
+    columns are as wide as the header and the first batch need; a wider cell later shifts its row."""
+    widths: list[int] | None = None
 
     def fmt(row: list[str]) -> str:
         padded = []
@@ -197,10 +205,17 @@ def print_table(headers: list[str], rows: list[list[object]], *, right: set[int]
             padded.append(pad + c if i in right else c + pad)
         return "  ".join(padded).rstrip()
 
-    print(fmt(headers))
-    print("  ".join("-" * w for w in widths))
-    for row in cells:
-        print(fmt(row))
+    for rows in batches:
+        cells = [[str(c) for c in row] for row in rows]
+        if widths is None:
+            widths = [max([display_width(h)] + [display_width(r[i]) for r in cells]) for i, h in enumerate(headers)]
+            print(fmt(headers))
+            print("  ".join("-" * w for w in widths))
+        sys.stdout.write("".join(fmt(row) + "\n" for row in cells))
+    if widths is None:  # no rows at all
+        widths = [display_width(h) for h in headers]
+        print(fmt(headers))
+        print("  ".join("-" * w for w in widths))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import sys
+
+import numpy as np
 
 from ..cli import (
     add_special_argument,
@@ -15,12 +18,14 @@ from ..cli import (
     extend_tokenizer,
     print_json,
     print_table,
+    print_table_stream,
     read_text_argument,
     visible,
 )
-from ..core.encoding import Encoding, Token, TokenFlag
-from ..core.patterns import NAMED_PATTERNS, resolve_pattern, split
+from ..core.encoding import Token, TokenFlag
+from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import builtin_names, load_tokenizer
+from ..core.streaming import WHOLE_TEXT_LIMIT_MB, Totals, count, encode_pieces, split_pieces
 from ..core.tokenizer import TokexplorerError
 
 
@@ -33,6 +38,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_tokenizer_extension_argument(p)
     p.add_argument("--ids-only", action="store_true", help="print only the ids, space-separated")
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_max_mb_argument(p)
     p.set_defaults(handler=run_encode)
 
     p = sub.add_parser("decode", help="token ids to text", description="Decode token ids to text.")
@@ -57,6 +63,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     add_text_arguments(p)
     add_special_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON")
+    _add_max_mb_argument(p)
     p.set_defaults(handler=run_compare)
 
 
@@ -65,10 +72,26 @@ def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
                    help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
 
 
+def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-mb", type=float, metavar="N",
+        help="memory budget: texts of any size stream in pieces through tokenizers with the GPT-2, "
+        f"GPT-4 or o200k split (about 150 MB beside the text); others encode whole, and refuse a text "
+        f"of over N million characters (default {WHOLE_TEXT_LIMIT_MB}, about 30 bytes a character)")
+
+
+_SHOWN_FLAGS = (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL, TokenFlag.NORMALIZED)
+# Flag bits -> their names, for every combination (enum arithmetic per token is slow on a book).
+_FLAG_NAMES = {bits: [f.name.lower() for f in _SHOWN_FLAGS if bits & f] for bits in range(1 << len(_SHOWN_FLAGS))}
+
+
 def flag_names(flags: TokenFlag) -> list[str]:
-    """['special', 'byte_fallback', 'partial', 'normalized'] as they apply."""
-    return [f.name.lower() for f in (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL,
-                                     TokenFlag.NORMALIZED) if flags & f]
+    """['special', 'byte_fallback', 'partial', 'normalized'] as they apply.
+
+    >>> flag_names(TokenFlag.SPECIAL | TokenFlag.PARTIAL)
+    ['special', 'partial']
+    """
+    return list(_FLAG_NAMES[int(flags) & ((1 << len(_SHOWN_FLAGS)) - 1)])
 
 
 def token_json(t: Token) -> dict:
@@ -76,32 +99,61 @@ def token_json(t: Token) -> dict:
             "start": t.start, "end": t.end, "flags": flag_names(t.flags)}
 
 
-def encoding_json(name: str, enc: Encoding) -> dict:
-    return {"tokenizer": name, "ids": enc.ids, "tokens": [token_json(t) for t in enc],
-            "stats": enc.stats()}
-
-
 def run_encode(args: argparse.Namespace) -> int:
     tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
     text = read_text_argument(args)
-    enc = tok.encode(text, allowed_special=allowed_special(args))
+    pieces = encode_pieces(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
+    totals = Totals()
     if args.json:
-        print_json(encoding_json(tok.name, enc))
+        _write_encoding_json(tok.name, pieces, totals)
     elif args.ids_only:
-        print(" ".join(map(str, enc.ids)))
+        sep = ""
+        for piece in pieces:
+            ids = piece.encoding.ids
+            if ids:
+                sys.stdout.write(sep + " ".join(map(str, ids)))
+                sep = " "
+            totals.add(piece.encoding)
+        sys.stdout.write("\n")
     else:
-        print_table(
-            ["#", "id", "bytes", "text", "span", "flags"],
-            [[t.index, t.id, t.bytes.hex(" "), visible(t.text), f"{t.start}:{t.end}",
-              ",".join(flag_names(t.flags))] for t in enc],
-            right={0, 1},
-        )
-        _print_stats(tok.name, enc)
+        def batches():
+            base = 0
+            for piece in pieces:
+                off = piece.offset
+                yield [[base + t.index, t.id, t.bytes.hex(" "), visible(t.text), f"{off + t.start}:{off + t.end}",
+                        ",".join(flag_names(t.flags))] for t in piece.encoding]
+                base += len(piece.encoding)
+                totals.add(piece.encoding)
+
+        print_table_stream(["#", "id", "bytes", "text", "span", "flags"], batches(), right={0, 1})
+        _print_stats(tok.name, totals.stats())
     return 0
 
 
-def _print_stats(name: str, enc: Encoding) -> None:
-    s = enc.stats()
+def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
+    """{"tokenizer", "tokens", "ids", "stats"}, written a piece at a time."""
+    out = sys.stdout
+    out.write('{\n "tokenizer": ' + json.dumps(name) + ',\n "tokens": [')
+    base, sep, ids = 0, "\n  ", []
+    for piece in pieces:
+        for t in piece.encoding:
+            row = token_json(t._replace(index=base + t.index, start=piece.offset + t.start,
+                                        end=piece.offset + t.end))
+            out.write(sep + json.dumps(row, ensure_ascii=False))
+            sep = ",\n  "
+        ids.append(piece.encoding.id_array.astype(np.int32))
+        base += len(piece.encoding)
+        totals.add(piece.encoding)
+    out.write('\n ],\n "ids": [')
+    sep = ""
+    for part in ids:
+        if len(part):
+            out.write(sep + ", ".join(map(str, part.tolist())))
+            sep = ", "
+    out.write('],\n "stats": ' + json.dumps(totals.stats()) + "\n}\n")
+
+
+def _print_stats(name: str, s: dict) -> None:
     print(f"{name}: {s['tokens']} tokens, {s['chars']} characters, {s['bytes']} bytes, "
           f"{s['bytes_per_token']:.2f} bytes/token, {s['chars_per_token']:.2f} chars/token",
           file=sys.stderr)
@@ -171,16 +223,26 @@ def split_pattern_argument(value: str) -> str:
 def run_split(args: argparse.Namespace) -> int:
     pattern = split_pattern_argument(args.pattern)
     text = read_text_argument(args)
-    chunks = split(text, pattern)
-    if text and not chunks:
-        print("tokexplorer: note: the pattern matched nothing in the text", file=sys.stderr)
+    found = 0
     if args.json:
-        print_json({"pattern": pattern, "chunks": [
-            {"text": text[a:b], "start": a, "end": b} for a, b in chunks]})
+        out, sep = sys.stdout, "\n  "
+        out.write('{\n "pattern": ' + json.dumps(pattern) + ',\n "chunks": [')
+        for spans in split_pieces(text, pattern):
+            for a, b in spans:
+                out.write(sep + json.dumps({"text": text[a:b], "start": a, "end": b}, ensure_ascii=False))
+                sep = ",\n  "
+            found += len(spans)
+        out.write("\n ]\n}\n")
     else:
-        print_table(["#", "chunk", "span"],
-                    [[i, f"'{visible(text[a:b])}'", f"{a}:{b}"] for i, (a, b) in enumerate(chunks)],
-                    right={0})
+        def batches():
+            nonlocal found
+            for spans in split_pieces(text, pattern):
+                yield [[found + i, f"'{visible(text[a:b])}'", f"{a}:{b}"] for i, (a, b) in enumerate(spans)]
+                found += len(spans)
+
+        print_table_stream(["#", "chunk", "span"], batches(), right={0})
+    if text and not found:
+        print("tokexplorer: note: the pattern matched nothing in the text", file=sys.stderr)
     return 0
 
 
@@ -190,7 +252,7 @@ def run_compare(args: argparse.Namespace) -> int:
     rows = []
     for name in names:
         tok = load_tokenizer(name)
-        s = tok.encode(text, allowed_special=allowed_special(args)).stats()
+        s = count(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
         rows.append({"tokenizer": tok.name, "n_vocab": tok.n_vocab, **s})
     if args.json:
         print_json({"chars": len(text), "results": rows})

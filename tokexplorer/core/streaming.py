@@ -1,0 +1,119 @@
+"""Encode, count and split texts of any size a piece at a time, so memory stays bounded.
+
+A whole `Encoding` costs about 30 times its text (ids, bytes, spans, flags); a command that only
+prints or counts needs one piece's at a time. Tokenizers whose split pattern is one of the named
+ones (GPT-2, GPT-4, o200k: the tiktoken built-ins, files that use them, BPE trained here with them)
+give the same tokens piece by piece (`patterns.piece_spans`). The others (SentencePiece, Hugging
+Face pipelines, custom patterns) encode a text whole: above `WHOLE_TEXT_LIMIT_MB` they are refused
+with a way out, instead of growing to many gigabytes.
+
+This module knows no command line; the commands decide what to print.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterator
+
+from .encoding import Encoding
+from .patterns import NAMED_PATTERNS, piece_spans, split
+from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
+
+WHOLE_TEXT_LIMIT_MB = 64  # text encoded whole: about 30x this in memory at its peak
+
+
+def streams(tok: Tokenizer) -> bool:
+    """Whether `tok` gives the same tokens piece by piece as on the whole text.
+
+    >>> from .registry import get_builtin
+    >>> streams(get_builtin("cl100k_base")), streams(get_builtin("llama-sp"))
+    (True, False)
+    """
+    return (getattr(tok, "split_pattern", None) in NAMED_PATTERNS.values()
+            and not getattr(tok, "normalizes", None)
+            and not any("\n" in t for t in tok.special_tokens))
+
+
+def check_size(tok: Tokenizer, text: str, limit_mb: float | None = None) -> None:
+    """Refuse a text too big for a tokenizer that must encode it whole."""
+    limit = WHOLE_TEXT_LIMIT_MB if limit_mb is None else limit_mb
+    size_mb = len(text) / 1e6
+    if not streams(tok) and size_mb > limit:
+        raise TokexplorerError(
+            f"{tok.name} encodes a text whole ({tok.family} tokens change where a text is cut), and "
+            f"this text has {size_mb:,.0f} million characters, over the {limit:g} million that keep "
+            f"memory near {30 * limit / 1000:.0f} GB; cut the file, or pass --max-mb "
+            f"{int(size_mb) + 1} to go on (about {30 * size_mb / 1000:.1f} GB)")
+
+
+@dataclass(frozen=True)
+class Piece:
+    """The encoding of text[offset:offset + len(encoding.text)]."""
+
+    offset: int  # code points before the piece
+    encoding: Encoding
+
+
+def encode_pieces(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial | None = None,
+                  limit_mb: float | None = None) -> Iterator[Piece]:
+    """The text's tokens, a piece at a time (one piece when `tok` cannot stream). Raises
+    DisallowedSpecialError for the whole text, with its position in the whole text, before
+    yielding anything.
+
+    >>> from .registry import get_builtin
+    >>> [p.encoding.ids for p in encode_pieces(get_builtin("gpt2"), "hello world")]
+    [[31373, 995]]
+    """
+    check_size(tok, text, limit_mb)
+    text = clean_text(text)
+    # Every piece allows what the whole text allows; nothing it refuses occurs (checked here).
+    policy = resolve_special(tok.special_tokens, allowed_special, text) or "none"
+    spans = piece_spans(text) if streams(tok) else [(0, len(text))]
+    for a, b in spans:
+        yield Piece(a, tok.encode(text[a:b], allowed_special=policy))
+
+
+@dataclass
+class Totals:
+    """Counts summed over pieces, as `Encoding.stats` gives them for a whole text."""
+
+    tokens: int = 0
+    chars: int = 0
+    bytes: int = 0
+
+    def add(self, encoding: Encoding) -> None:
+        self.tokens += len(encoding)
+        self.chars += len(encoding.text)
+        self.bytes += encoding.n_bytes
+
+    def stats(self) -> dict[str, float]:
+        n = self.tokens
+        return {"tokens": n, "chars": self.chars, "bytes": self.bytes,
+                "bytes_per_token": self.bytes / n if n else 0.0,
+                "chars_per_token": self.chars / n if n else 0.0}
+
+
+def count(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial | None = None,
+          limit_mb: float | None = None) -> dict[str, float]:
+    """`Encoding.stats` of the whole text, computed a piece at a time.
+
+    >>> from .registry import get_builtin
+    >>> count(get_builtin("gpt2"), "hello world")["tokens"]
+    2
+    """
+    totals = Totals()
+    for piece in encode_pieces(tok, text, allowed_special=allowed_special, limit_mb=limit_mb):
+        totals.add(piece.encoding)
+    return totals.stats()
+
+
+def split_pieces(text: str, pattern: str) -> Iterator[list[tuple[int, int]]]:
+    """The pattern's chunks of the text as (start, end) spans, a piece of the text at a time
+    (the whole text for a custom pattern, which may not split the same way in pieces).
+
+    >>> [spans for spans in split_pieces("Hi there", NAMED_PATTERNS["gpt2"])]
+    [[(0, 2), (2, 8)]]
+    """
+    spans = piece_spans(text) if pattern in NAMED_PATTERNS.values() else [(0, len(text))]
+    for a, b in spans:
+        yield [(a + s, a + t) for s, t in split(text[a:b], pattern)]
