@@ -32,12 +32,12 @@ import time
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPainter, QTextCharFormat, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtGui import QFontDatabase, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import Edit, cluster_bounds16, utf16_len
+from .positions import Edit, cluster_bounds16
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized, token_label
@@ -105,7 +105,6 @@ class TokenEditor(QPlainTextEdit):
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
         state.font_changed.connect(self._on_font)
-        state.refusal_changed.connect(self._on_refusal)
         state.hovered_span_changed.connect(self._on_hovered_span)
 
     # --- text in and out -----------------------------------------------------------------
@@ -213,7 +212,7 @@ class TokenEditor(QPlainTextEdit):
         consumed = [e for n, e in self._edits if n <= mark]
         self._edits = [(n, e) for n, e in self._edits if n > mark]
         self.setExtraSelections([])
-        if result is None or previous is None or result.changed is None:
+        if result is None or previous is None or result.changed is None or result.refused != previous.refused:
             self.viewport().update()
             return
         lo, hi = self._changed16(result)
@@ -499,23 +498,6 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._palette.hover()
-        self.setExtraSelections([selection])
-
-    def _on_refusal(self, refusal) -> None:
-        """Underline the special token that the policy refused, where the text spells it."""
-        if refusal is None or self._edits:
-            return
-        text = self.plain_text()
-        if text[refusal.position:refusal.position + len(refusal.token)] != refusal.token:
-            return  # the text moved on since; the next answer will say where
-        start = utf16_len(text[:refusal.position])
-        selection = QTextEdit.ExtraSelection()
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
-        selection.cursor = cursor
-        selection.format = QTextCharFormat()
-        selection.format.setBackground(self._palette.refused()[0])
         self.setExtraSelections([selection])
 
     def show_token(self, index: int) -> None:

@@ -27,7 +27,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
-from .legend import token_colours_menu
+from .legend import Legend, token_colours_menu
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -76,11 +76,13 @@ class MainWindow(QMainWindow):
         layout.setSpacing(0)
         layout.addWidget(self.banner)
         layout.addWidget(self.editor)
+        self.legend = Legend(self.state)
+        layout.addWidget(self.legend)
         self.find_bar = FindBar(self.editor)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
-                                       lambda: (self.state.tokenizer, self.state.policy), parent=self)
+                                       lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
@@ -209,6 +211,9 @@ class MainWindow(QMainWindow):
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.hide()
         sb = self.statusBar()
+        self.legend_action = self._action("Show &Legend", self.legend.setVisible, "Ctrl+Shift+L",
+                                          "What the colours and marks in the text mean", checkable=True)
+        self.view_menu.insertAction(self.whitespace_action, self.legend_action)
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
         sb.addPermanentWidget(self.counts_label)
@@ -281,6 +286,8 @@ class MainWindow(QMainWindow):
         self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
         self.state.set_dark(keys.read_bool(st, keys.DARK, False))
         self.state.set_token_colours(str(st.value(keys.TOKEN_COLOURS, self.state.token_colours)))
+        self.legend_action.setChecked(keys.read_bool(st, keys.LEGEND, True))
+        self.legend.setVisible(self.legend_action.isChecked())
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
@@ -295,6 +302,7 @@ class MainWindow(QMainWindow):
         st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
         st.setValue(keys.DARK, self.state.dark)
         st.setValue(keys.TOKEN_COLOURS, self.state.token_colours)
+        st.setValue(keys.LEGEND, self.legend_action.isChecked())
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()
@@ -337,7 +345,9 @@ class MainWindow(QMainWindow):
         self.service.submit()
 
     def _on_policy_changed(self, policy: str) -> None:
+        self.policy_box.blockSignals(True)  # a document's own policy is not the global one
         self.policy_box.setCurrentIndex(self.policy_box.findData(policy))
+        self.policy_box.blockSignals(False)
         self.service.submit()
 
     def _show_counts(self, result) -> None:
@@ -364,13 +374,13 @@ class MainWindow(QMainWindow):
         if refusal is None:
             self.banner.clear("refusal")
             return
-        self.counts_label.setText("not tokenized")
         self.banner.show_message(
             "refusal",
-            f"The text contains the special token {refusal.token} at character {refusal.position}. "
-            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it.",
-            [("Encode as special tokens", lambda: self.state.set_policy("all")),
-             ("Encode as plain text", lambda: self.state.set_policy("none"))])
+            f"The text spells the special token {refusal.token} (first at character {refusal.position}). "
+            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it: "
+            "it is shown tokenized as plain text, marked in red. For this document:",
+            [("Encode as special tokens", lambda: self.state.set_document_policy("all")),
+             ("Encode as plain text", lambda: self.state.set_document_policy("none"))])
 
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
@@ -448,6 +458,7 @@ class MainWindow(QMainWindow):
         self.state.set_busy("")
         self._remember(path)
         self.state.set_document(path, newline=text.newline, notes=text.notes)
+        self.state.set_document_policy(None)
         if text.notes:
             self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
         else:
@@ -473,9 +484,8 @@ class MainWindow(QMainWindow):
         """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
         if not self.maybe_save():
             return
-        if quirk.allowed_special is not None:
-            self.state.set_policy(quirk.allowed_special)
         self.state.set_document(None)
+        self.state.set_document_policy(quirk.allowed_special)
         self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
         self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
                                          "Try each tokenizer in the picker.")
@@ -568,11 +578,8 @@ class MainWindow(QMainWindow):
         self.dialogs.show_info(
             "About tokexplorer",
             f"<h3>tokexplorer {__version__}</h3><p>See how GPT-2, GPT-4, GPT-4o and Llama-style "
-            "tokenizers turn text into tokens, offline.</p><p>Colours follow token ids, so a token "
-            "keeps its colour as you type. Wavy underline: a token that cuts a character's UTF-8 "
-            "bytes; dashed: a byte-fallback piece; dotted: a token boundary inside a character "
-            "cluster (a conjunct, an emoji sequence), drawn in one colour so it renders whole; "
-            "purple: a special token.</p>")
+            "tokenizers turn text into tokens, offline.</p><p>The legend in the status bar says what "
+            "the colours and marks mean (View > Show Legend).</p>")
 
     # --- closing -------------------------------------------------------------------------
 
