@@ -31,13 +31,13 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import Edit, cluster_bounds16
+from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized, token_label
@@ -91,6 +91,7 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
+        self._source = SourceMap()  # what the editor's line breaks stand for in the source
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -116,8 +117,15 @@ class TokenEditor(QPlainTextEdit):
         """
         return self.document().toRawText().replace("\u2029", "\n")
 
-    def load_text(self, text: str) -> None:
-        """Replace the whole text, clearing the undo history; emits `loaded` when done.
+    def source_text(self) -> str:
+        """The text as tokenized and saved: the editor's, with each line break standing for what
+        the file held there (`positions.SourceMap`)."""
+        text = self.plain_text()
+        return text if self._source.identity else self._source.source(text)
+
+    def load_text(self, text: str | EditorText) -> None:
+        """Replace the whole text, clearing the undo history; emits `loaded` when done. An
+        EditorText brings the source it stands for (a file's own line breaks).
 
         A big text goes in slices between events, so the window stays responsive and shows
         progress (a 50 MB text takes Qt about 10 s to take in, in one piece or many).
@@ -126,7 +134,13 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox = None, [], None
-        self._loaded_text = text
+        if isinstance(text, EditorText):
+            self._source = text.map or SourceMap(text.newline)
+            self._loaded_text = text.source or text.text
+            text = text.text
+        else:
+            self._source = SourceMap()
+            self._loaded_text = text
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -165,10 +179,13 @@ class TokenEditor(QPlainTextEdit):
         """What changed since the previous snapshot: the edits when they are plain ones, else the
         whole text; with how many edits it includes and the text's length in UTF-16 units."""
         outbox, self._outbox = self._outbox, []
-        length16 = self.document().characterCount() - 1  # without the final block separator
+        doc = self.document()
+        length16 = doc.characterCount() - 1  # without the final block separator
+        if not self._source.identity:  # the source's length
+            length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
-            text = loaded if loaded is not None and not outbox else self.plain_text()
+            text = loaded if loaded is not None and not outbox else self.source_text()
             return TextDelta(text, None, self.edit_count, length16)
         return TextDelta(None, outbox, self.edit_count, length16)
 
@@ -180,11 +197,17 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
-        self._post_edit(position, removed, added)
+        extra = 0
+        if not self._source.identity:  # where the edit falls in the source
+            extra = self._source.extra(position, self.document().findBlock(position).blockNumber())
+            self._source.edit(position, removed, added)
+        self._post_edit(position, removed, added, extra)
         self.text_edited.emit()
 
-    def _post_edit(self, position: int, removed: int, added: int) -> None:
-        """Queue the edit for the worker's copy of the text, or ask for the whole text.
+    def _post_edit(self, position: int, removed: int, added: int, extra: int) -> None:
+        """Queue the edit for the worker's copy of the source, or ask for the whole text: at the
+        source's position16 (the editor's plus `extra`), `removed` units as the editor counts them,
+        the inserted text with its line breaks as the document's.
 
         subtle: Qt counts the document's final block separator in some changes (setPlainText
         reports removing 1 character from an empty document); an edit that reaches it is not a
@@ -201,8 +224,8 @@ class TokenEditor(QPlainTextEdit):
             cursor = QTextCursor(self.document())
             cursor.setPosition(position)
             cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-            inserted = cursor.selectedText().replace("\u2029", "\n")
-        self._outbox.append((position, removed, inserted))
+            inserted = cursor.selectedText().replace("\u2029", self._source.newline)
+        self._outbox.append((position + extra, removed, inserted))
 
     def set_result(self, result: Tokenized | None) -> None:
         """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed
@@ -283,8 +306,35 @@ class TokenEditor(QPlainTextEdit):
             painter = QPainter(self.viewport())
             paint_markers(painter, pieces, self._palette)
             painter.end()
+        if self._source.src:
+            painter = QPainter(self.viewport())
+            self._paint_breaks(painter, event.rect())
+            painter.end()
         self.painted_mark = self._result.mark if self._result is not None else -1
         self.painted_at = time.perf_counter()
+
+    def _paint_breaks(self, painter: QPainter, rect: QRect) -> None:
+        """At the end of each line whose break stands for something Qt cannot hold (a U+2029, a
+        lone CR...), its name in a small box: the text there is not what it seems."""
+        pos16, src = self._source.pos16, self._source.src
+        font = self.font()
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.7))
+        painter.setFont(font)
+        metrics = QFontMetricsF(font)
+        colour = self._palette.marker(CLUSTER_SPLIT)
+        painter.setPen(colour)
+        for block, line, origin in self._visible_lines(rect):
+            if line.lineNumber() != block.layout().lineCount() - 1:
+                continue
+            end = block.position() + block.length() - 1
+            k = int(np.searchsorted(pos16, end))
+            if k == len(src) or pos16[k] != end:
+                continue
+            name = BREAK_NAMES.get(src[k], "?")
+            x = origin.x() + line.cursorToX(line.textStart() + line.textLength())[0] + 4
+            box = QRectF(x, origin.y() + line.y() + 2, metrics.horizontalAdvance(name) + 6, line.height() - 4)
+            painter.drawRoundedRect(box, 3, 3)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
 
     def _visible_lines(self, rect: QRect):
         """(block, QTextLine, the layout's origin in viewport coordinates) of each laid-out line

@@ -463,7 +463,7 @@ class MainWindow(QMainWindow):
             self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
         else:
             self.banner.clear()
-        self.editor.load_text(text.text)
+        self.editor.load_text(text)
 
     def _on_read_error(self, path: Path, exc: Exception) -> None:
         self.state.set_busy("")
@@ -504,9 +504,7 @@ class MainWindow(QMainWindow):
         return bool(path) and self._write(Path(path))
 
     def _write(self, path: Path) -> bool:
-        text = self.editor.plain_text()
-        if self.state.newline != "\n":
-            text = text.replace("\n", self.state.newline)
+        text = self.editor.source_text()
         try:
             write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
