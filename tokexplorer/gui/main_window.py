@@ -311,6 +311,7 @@ class MainWindow(QMainWindow):
         return keys.read_list(self.settings, keys.RECENT_FILES)
 
     def _remember(self, path: Path) -> None:
+        path = path.absolute()  # the list must work wherever the app is started next
         paths = [str(path)] + [p for p in self._recent() if p != str(path)]
         self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
         self._fill_recent()
@@ -355,9 +356,10 @@ class MainWindow(QMainWindow):
             self.counts_label.setText("")
             return
         st = result.stats
-        self.counts_label.setText(
-            f"{st['tokens']:,} tokens · {st['chars']:,} characters · {st['bytes']:,} bytes · "
-            f"{st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token")
+        ratios = (f" · {st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token"
+                  if st["tokens"] else "")  # no ratio of nothing
+        self.counts_label.setText(f"{st['tokens']:,} tokens · {st['chars']:,} characters · "
+                                  f"{st['bytes']:,} bytes{ratios}")
         where = ("the whole text" if result.changed is None
                  else f"characters {result.changed[0]:,}–{result.changed[1]:,} again")
         self.counts_label.setToolTip(f"{result.tokenizer}: encoded {where} in {result.seconds * 1000:.0f} ms")
@@ -562,7 +564,8 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
         rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.whitespace_action,
+                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.legend_action,
+                           self.whitespace_action,
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.encoding import Encoding
 from ..core.tokenizer import DisallowedSpecialError
-from ..cli import visible
+from ..core.unicode_info import visible
 from .positions import editor_prefix
 
 VISIBLE_SPACE = "\u2423"  # ␣
