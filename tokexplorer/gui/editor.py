@@ -44,6 +44,7 @@ from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
+LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 
 
@@ -373,12 +374,13 @@ class TokenEditor(QPlainTextEdit):
             base = block.position()
             lo = base + line.textStart()
             hi = lo + line.textLength()
-            ranges = self._ranges(lo, hi)
+            text = self._line_text(block, lo, hi)
+            ranges = self._ranges(lo, hi, text)
             if not ranges:
                 continue
             top, height, baseline = origin.y() + line.y(), line.height(), origin.y() + line.y() + line.ascent()
             x0 = origin.x()
-            if RTL.search(self._text16(lo, hi)):
+            if not text.isascii() and RTL.search(text):
                 # subtle: in a mixed-direction line a token may be drawn in several places, and
                 # cursorToX is ambiguous where the direction changes: ask Qt for the token's glyphs.
                 for s, t, colour, flags, cut in ranges:
@@ -402,14 +404,18 @@ class TokenEditor(QPlainTextEdit):
                                     None if cut is None else x0 + x(cut)))
         return pieces
 
-    def _text16(self, lo: int, hi: int) -> str:
-        """The editor's text in UTF-16 range [lo, hi) of one block."""
+    def _line_text(self, block, lo: int, hi: int) -> str:
+        """The editor's text in UTF-16 range [lo, hi) of `block`."""
+        if block.length() < LONG_BLOCK:
+            text = block.text()
+            if len(text) == block.length() - 1:  # no astral character: code points are units
+                return text[lo - block.position():hi - block.position()]
         cursor = QTextCursor(self.document())
         cursor.setPosition(lo)
         cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
         return cursor.selectedText()
 
-    def _ranges(self, lo: int, hi: int) -> list[tuple[int, int, int, int, int | None]]:
+    def _ranges(self, lo: int, hi: int, text: str) -> list[tuple[int, int, int, int, int | None]]:
         """(start, end, colour index, flags, cut) of the tokens in UTF-16 range [lo, hi) of one
         line, clipped to it, with boundaries inside a grapheme cluster moved to its end (`cut`:
         where the token really ended, or None).
@@ -433,9 +439,9 @@ class TokenEditor(QPlainTextEdit):
             s, t = max(s, lo), min(t, hi)
             if t > s:
                 ranges.append((s, t, int(colours[i]), int(flags[i])))
-        return self._snap_to_clusters(lo, hi, ranges)
+        return self._snap_to_clusters(lo, text, ranges)
 
-    def _snap_to_clusters(self, lo: int, hi: int, ranges: list) -> list:
+    def _snap_to_clusters(self, lo: int, text: str, ranges: list) -> list:
         """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
 
         Such a cluster takes the colour of the token it starts in and is marked (a dotted
@@ -443,7 +449,6 @@ class TokenEditor(QPlainTextEdit):
         token-id view still show every token. The text itself is never split: shaping does not
         depend on tokens.
         """
-        text = self._text16(lo, hi)
         if text.isascii():
             return [(s, t, c, f, None) for s, t, c, f in ranges]
         bounds = [lo + b for b in cluster_bounds16(text)]
@@ -464,7 +469,8 @@ class TokenEditor(QPlainTextEdit):
         out = []
         for block, line, _ in self._visible_lines(self.viewport().rect()):
             lo = block.position() + line.textStart()
-            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, lo + line.textLength())]
+            hi = lo + line.textLength()
+            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, hi, self._line_text(block, lo, hi))]
         return out
 
 
