@@ -33,7 +33,7 @@ import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
+from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
@@ -78,6 +78,10 @@ class TokenEditor(QPlainTextEdit):
         `follow_state`: take results from `state.tokenized`, else only from `set_result`."""
         super().__init__(parent)
         if document is not None:
+            # subtle: QPlainTextEdit takes only a document laid out for plain text; views sharing
+            # it share that layout, and so its line width (give them one width, or no wrapping).
+            if not isinstance(document.documentLayout(), QPlainTextDocumentLayout):
+                document.setDocumentLayout(QPlainTextDocumentLayout(document))
             self.setDocument(document)
         self.state = state
         self.setObjectName("editor")
