@@ -21,6 +21,7 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import CLUSTER_SPLIT, colour_indices
 from tokexplorer.gui.editor import describe_token
 from tokexplorer.gui.positions import cluster_bounds16, to_utf16
+from tokexplorer.gui.tokenized import REFUSED
 from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
 from .helpers import type_text, wait_settled
@@ -127,26 +128,56 @@ def test_whitespace_markers_do_not_change_the_text(qtbot, window):
     assert window.editor.plain_text() == text
 
 
-def test_special_token_refusal_is_shown_not_raised(qtbot, window):
+def test_special_token_refusal_keeps_the_picture(qtbot, window, tmp_path):
     window.state.set_tokenizer("cl100k_base")
-    type_text(window.editor, "hi <|endoftext|> there")
+    text = "hi <|endoftext|> there"
+    type_text(window.editor, text)
     wait_settled(qtbot, window)
     assert window.banner.isVisible() and window.banner.kind == "refusal"
     assert "<|endoftext|>" in window.banner.label.text()
-    assert window.state.result is None
-    assert window.counts_label.text() == "not tokenized"
-    selections = window.editor.extraSelections()  # the refused token is underlined
-    assert selections[0].cursor.selectedText() == "<|endoftext|>"
+    result = window.state.result  # the text as plain text, every token coloured
+    assert result.encoding.ids == get_builtin("cl100k_base").encode(text, allowed_special="none").ids
+    assert window.counts_label.text().startswith(f"{len(result)} tokens")
+    drawn = window.editor.drawn_tokens()
+    assert (drawn[0][0], drawn[-1][1]) == (0, len(text))
+    refused = "".join(text[s:e] for s, e, _, f in drawn if f & REFUSED)
+    assert "endoftext" in refused and "hi" not in refused and "there" not in refused
     allow = [b for b in window.banner._buttons if b.text().startswith("Encode as special")][0]
-    allow.click()
+    allow.click()  # for this document only
     wait_settled(qtbot, window)
     assert not window.banner.isVisible()
+    assert window.state.effective_policy == "all" and window.state.policy == "refuse"
     assert window.policy_box.currentData() == "all"
     flags = window.state.result.flags
     assert any(f & TokenFlag.SPECIAL for f in flags.tolist())
+    assert not any(f & REFUSED for _, _, _, f in window.editor.drawn_tokens())
+    path = tmp_path / "other.txt"  # another document: the global policy again
+    path.write_text(text)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path == path)
+    wait_settled(qtbot, window)
+    assert window.state.effective_policy == "refuse" and window.banner.kind == "refusal"
     window.state.set_policy("none")
     wait_settled(qtbot, window)
-    assert not any(f & TokenFlag.SPECIAL for f in window.state.result.flags.tolist())
+    assert not window.banner.isVisible()
+    assert not any(f & (TokenFlag.SPECIAL | REFUSED) for f in window.state.result.flags.tolist())
+
+
+def test_legend_is_one_glance_away(qtbot, make_window):
+    window = make_window()
+    legend = window.legend
+    assert legend.isVisible() and legend.parent() is not None
+    tips = {e.label: e.toolTip() for e in legend.entries}
+    assert set(tips) == {"tokens", "special", "part of a character", "byte fallback",
+                         "boundary in a character", "refused"}
+    assert "UTF-8 bytes" in tips["part of a character"] and "never share" in tips["tokens"]
+    assert all(e.width() >= e.sizeHint().width() - 1 for e in legend.entries)  # nothing cut off
+    window.legend_action.trigger()
+    assert not legend.isVisible()
+    window.show_about()
+    assert "Wavy" not in window.dialogs.asked[-1][1]  # the legend is no longer hidden in About
+    window.write_settings()
+    assert not make_window().legend.isVisible()
 
 
 def test_unicode_typing_arrives_intact(qtbot, window):
@@ -261,7 +292,7 @@ def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
     wait_settled(qtbot, window)
     assert window.editor.plain_text() == text
-    assert window.state.result.encoding.text == text  # the worker got the text Qt holds
+    assert window.state.result.encoding.text == text.replace("\n", newline)  # the file's own
     assert window.state.newline == newline
     assert path.read_bytes() == data
     type_text(window.editor, "x")
@@ -478,11 +509,14 @@ def test_bench_gui_runs(qtbot, tmp_path):
     """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
-    section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
+    section, huge = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
     assert [row[0] for row in section["rows"]] == BUILTINS
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])
-    assert "opening a 1 MB text (small.txt repeated" in section["notes"][-1]
+    assert "opening a 1 MB text (small.txt repeated" in huge["title"]
+    assert huge["headers"][:5] == ["app s", "baseline s", "ratio", "longest stall ms", "app peak MB"]
+    app_s, base_s, ratio, _, peak = (float(x) for x in huge["rows"][0][:5])
+    assert app_s > 0 and base_s > 0 and abs(ratio - app_s / base_s) < 0.2 * ratio and peak > 50
 
 
 def test_hover_and_tooltip_from_the_mouse(qtbot, window):
@@ -615,7 +649,37 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
     qtbot.waitUntil(lambda: window.editor.plain_text() == "Please repeat: <|endoftext|> and continue.",
                     timeout=10_000)
     wait_settled(qtbot, window)
-    assert window.state.policy == "all" and not window.state.modified
+    assert window.state.effective_policy == "all" and window.state.policy == "refuse" and not window.state.modified
     flags = window.state.result.encoding.flags
     assert sum(bool(f & TokenFlag.SPECIAL) for f in flags) == 1  # one special token
     assert window.banner.kind == "note" and "ends a document" in window.banner.label.text()
+
+
+def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
+    """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
+    from PySide6.QtGui import QTextDocument
+
+    from tokexplorer.gui.colours import colour_indices as colours_of
+    from tokexplorer.gui.editor import TokenEditor
+    from tokexplorer.gui.state import AppState
+    from tokexplorer.gui.tokenized import Tokenized
+
+    state = AppState()
+    document = QTextDocument()
+    text = "hello world, unbelievably tokenized"
+    document.setPlainText(text)
+    panes = {}
+    for name in ("gpt2", "llama-sp"):
+        pane = TokenEditor(state, document=document, follow_state=False)
+        qtbot.addWidget(pane)
+        pane.show()
+        enc = get_builtin(name).encode(text)
+        pane.set_result(Tokenized.build(1, name, "refuse", enc, colours_of(enc.id_array)))
+        panes[name] = pane
+    assert panes["gpt2"].document() is panes["llama-sp"].document()
+    for name, pane in panes.items():
+        spans = [(s, e) for s, e, _, _ in pane.drawn_tokens()]
+        assert spans == [(int(a), int(b)) for a, b in get_builtin(name).encode(text).spans if b > a]
+    assert panes["gpt2"].drawn_tokens() != panes["llama-sp"].drawn_tokens()
+    state.set_result(None)  # the window's own result does not reach them
+    assert panes["gpt2"].drawn_tokens()

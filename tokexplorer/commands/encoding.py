@@ -24,7 +24,7 @@ from ..cli import (
 )
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
-from ..core.registry import builtin_names, load_tokenizer
+from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from ..core.streaming import WHOLE_TEXT_LIMIT_MB, Totals, count, encode_pieces, split_pieces
 from ..core.tokenizer import TokexplorerError
 
@@ -68,8 +68,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
-                   help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
+    p.add_argument("-t", "--tokenizer", default=DEFAULT_TOKENIZER, metavar="NAME",
+                   help=f"{', '.join(builtin_names())} or a tokenizer file (default {DEFAULT_TOKENIZER})")
 
 
 def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:

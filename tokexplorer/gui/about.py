@@ -24,6 +24,7 @@ def about_html() -> str:
         "compare tokenizers side by side, inspect bytes and code points, see how BPE built a token, "
         "train your own. Nothing is downloaded: every vocabulary ships inside an installed package "
         "and is checked against its sha256 before use. Licence: MIT.</p>"
+        "<p>The legend under the editor says what the colours and marks mean (View > Show Legend).</p>"
         f"<p><b>Built-in tokenizers</b></p><table cellspacing='4'>"
         "<tr><th align='left'>name</th><th align='left'>what</th><th align='left'>source</th>"
         f"<th align='left'>licence</th></tr>{builtins}</table>"

@@ -3,7 +3,9 @@
 Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer NAME, repeatable:
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
-PATH-NAME.png); --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
+PATH-NAME.png), printing one JSON line per PNG (its path, the view, the tokenizer and the status
+bar's counts); --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's (a
+screenshot without it uses a fresh temporary folder: it never changes the user's settings).
 --probe-startup prints the time of the window's first paint and exits (`tokexplorer bench --gui`).
 """
 
@@ -89,6 +91,10 @@ def run_gui(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.settings_dir:
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
+    elif args.screenshot or args.probe_startup:  # a picture never changes the user's settings
+        import tempfile
+
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-settings-")
     problem = display_problem()
     if problem is not None:
         # subtle: Qt aborts the process (qFatal) where it cannot open a window; say what to do.
@@ -256,6 +262,16 @@ def _report_first_paint(window) -> None:
     poll()
 
 
+def screenshot_record(window, path: Path) -> dict:
+    """What a picture shows, for scripts: its path, the view, the tokenizer and the status bar's
+    counts (None when the text has no tokens yet)."""
+    result = window.state.result
+    stats = result.stats if result is not None else {}
+    return {"path": str(path), "view": "main window", "tokenizer": window.state.tokenizer,
+            "policy": window.state.effective_policy, "tokens": stats.get("tokens"),
+            "characters": stats.get("chars"), "bytes": stats.get("bytes")}
+
+
 def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
     todo = list(zip(paths, names or [None] * len(paths)))
 
@@ -275,7 +291,7 @@ def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
             print(f"tokexplorer: error: cannot write {path}", file=sys.stderr)
             window.app_exit(1)
             return
-        print(path)
+        print(json.dumps(screenshot_record(window, path), ensure_ascii=False), flush=True)
         next_shot()
 
     next_shot()

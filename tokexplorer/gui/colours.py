@@ -127,7 +127,7 @@ def _backgrounds(scheme: str, dark: bool) -> list[QColor]:
 class TokenPalette:
     """The colours the editor paints under and over the text, for one scheme and theme: token
     backgrounds by colour index, boundary lines, the looks of flagged tokens, and the extra
-    formats (hover, refusal)."""
+    format of the hovered token."""
 
     def __init__(self, dark: bool, scheme: str = DEFAULT_SCHEME):
         self.dark = dark
@@ -157,11 +157,9 @@ class TokenPalette:
                        CLUSTER_SPLIT: ("#37474f", "#cfd8dc")}[flag]
         return QColor(dark if self.dark else light)
 
-    def refused(self) -> tuple[QColor, QColor]:
-        """(background, line) of text that the policy refused to encode as a special token."""
-        if self.dark:
-            return QColor("#7f1d1d"), QColor("#ff8a80")
-        return QColor("#ffcdd2"), QColor("#d50000")
+    def refused(self) -> QColor:
+        """The marks of text that spells a special token the policy refused."""
+        return QColor("#ff5252") if self.dark else QColor("#d50000")
 
     def hover(self) -> QTextCharFormat:
         """The extra format of the token under the mouse (or picked in the token-id view)."""

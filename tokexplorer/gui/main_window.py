@@ -28,7 +28,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
-from .legend import token_colours_menu
+from .legend import Legend, token_colours_menu
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -77,11 +77,13 @@ class MainWindow(QMainWindow):
         layout.setSpacing(0)
         layout.addWidget(self.banner)
         layout.addWidget(self.editor)
+        self.legend = Legend(self.state)
+        layout.addWidget(self.legend)
         self.find_bar = FindBar(self.editor)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
-                                       lambda: (self.state.tokenizer, self.state.policy), parent=self)
+                                       lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
@@ -212,6 +214,9 @@ class MainWindow(QMainWindow):
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.hide()
         sb = self.statusBar()
+        self.legend_action = self._action("Show &Legend", self.legend.setVisible, "Ctrl+Shift+L",
+                                          "What the colours and marks in the text mean", checkable=True)
+        self.view_menu.insertAction(self.whitespace_action, self.legend_action)
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
         sb.addPermanentWidget(self.counts_label)
@@ -288,6 +293,8 @@ class MainWindow(QMainWindow):
         QApplication.styleHints().colorSchemeChanged.connect(
             lambda: self._dark_chosen or self.state.set_dark(self._system_dark()))
         self.state.set_token_colours(str(st.value(keys.TOKEN_COLOURS, self.state.token_colours)))
+        self.legend_action.setChecked(keys.read_bool(st, keys.LEGEND, True))
+        self.legend.setVisible(self.legend_action.isChecked())
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
@@ -303,6 +310,7 @@ class MainWindow(QMainWindow):
         if self._dark_chosen:
             st.setValue(keys.DARK, self.state.dark)
         st.setValue(keys.TOKEN_COLOURS, self.state.token_colours)
+        st.setValue(keys.LEGEND, self.legend_action.isChecked())
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()
@@ -311,6 +319,7 @@ class MainWindow(QMainWindow):
         return keys.read_list(self.settings, keys.RECENT_FILES)
 
     def _remember(self, path: Path) -> None:
+        path = path.absolute()  # the list must work wherever the app is started next
         paths = [str(path)] + [p for p in self._recent() if p != str(path)]
         self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
         self._fill_recent()
@@ -345,7 +354,9 @@ class MainWindow(QMainWindow):
         self.service.submit()
 
     def _on_policy_changed(self, policy: str) -> None:
+        self.policy_box.blockSignals(True)  # a document's own policy is not the global one
         self.policy_box.setCurrentIndex(self.policy_box.findData(policy))
+        self.policy_box.blockSignals(False)
         self.service.submit()
 
     def _show_counts(self, result) -> None:
@@ -353,9 +364,10 @@ class MainWindow(QMainWindow):
             self.counts_label.setText("")
             return
         st = result.stats
-        self.counts_label.setText(
-            f"{st['tokens']:,} tokens · {st['chars']:,} characters · {st['bytes']:,} bytes · "
-            f"{st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token")
+        ratios = (f" · {st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token"
+                  if st["tokens"] else "")  # no ratio of nothing
+        self.counts_label.setText(f"{st['tokens']:,} tokens · {st['chars']:,} characters · "
+                                  f"{st['bytes']:,} bytes{ratios}")
         where = ("the whole text" if result.changed is None
                  else f"characters {result.changed[0]:,}–{result.changed[1]:,} again")
         self.counts_label.setToolTip(f"{result.tokenizer}: encoded {where} in {result.seconds * 1000:.0f} ms")
@@ -372,13 +384,13 @@ class MainWindow(QMainWindow):
         if refusal is None:
             self.banner.clear("refusal")
             return
-        self.counts_label.setText("not tokenized")
         self.banner.show_message(
             "refusal",
-            f"The text contains the special token {refusal.token} at character {refusal.position}. "
-            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it.",
-            [("Encode as special tokens", lambda: self.state.set_policy("all")),
-             ("Encode as plain text", lambda: self.state.set_policy("none"))])
+            f"The text spells the special token {refusal.token} (first at character {refusal.position}). "
+            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it: "
+            "it is shown tokenized as plain text, marked in red. For this document:",
+            [("Encode as special tokens", lambda: self.state.set_document_policy("all")),
+             ("Encode as plain text", lambda: self.state.set_document_policy("none"))])
 
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
@@ -460,11 +472,12 @@ class MainWindow(QMainWindow):
         self.state.set_busy("")
         self._remember(path)
         self.state.set_document(path, newline=text.newline, notes=text.notes)
+        self.state.set_document_policy(None)
         if text.notes:
             self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
         else:
             self.banner.clear()
-        self.editor.load_text(text.text)
+        self.editor.load_text(text)
 
     def _on_read_error(self, path: Path, exc: Exception) -> None:
         self.state.set_busy("")
@@ -485,9 +498,8 @@ class MainWindow(QMainWindow):
         """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
         if not self.maybe_save():
             return
-        if quirk.allowed_special is not None:
-            self.state.set_policy(quirk.allowed_special)
         self.state.set_document(None)
+        self.state.set_document_policy(quirk.allowed_special)
         self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
         self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
                                          "Try each tokenizer in the picker.")
@@ -506,9 +518,7 @@ class MainWindow(QMainWindow):
         return bool(path) and self._write(Path(path))
 
     def _write(self, path: Path) -> bool:
-        text = self.editor.plain_text()
-        if self.state.newline != "\n":
-            text = text.replace("\n", self.state.newline)
+        text = self.editor.source_text()
         try:
             write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
@@ -566,7 +576,8 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
         rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.whitespace_action,
+                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.legend_action,
+                           self.whitespace_action,
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,

@@ -19,6 +19,7 @@ POLICY = "editor/special_policy"  # "refuse", "all" or "none"
 SHOW_WHITESPACE = "view/show_whitespace"  # bool
 DARK = "view/dark"  # bool
 TOKEN_COLOURS = "view/token_colours"  # a scheme of colours.SCHEMES
+LEGEND = "view/legend"  # bool: the legend strip in the status bar is shown
 MONOSPACE = "view/monospace"  # bool: the editor uses the system's fixed-width font
 FONT_SIZE = "view/font_size"  # int points; 0: the default size
 RECENT_FILES = "files/recent"  # list of paths, newest first

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.registry import DEFAULT_TOKENIZER
 from ..core.tokenizer import DisallowedSpecialError
 from .catalog import TokenizerCatalog
 from .colours import DEFAULT_SCHEME, SCHEMES
@@ -23,9 +24,9 @@ MIN_FONT_SIZE, MAX_FONT_SIZE = 6, 72  # points: zooming stops here
 class AppState(QObject):
     tokenizer_changed = Signal(str)
     tokenizers_changed = Signal()  # the catalog gained a tokenizer
-    policy_changed = Signal(str)
+    policy_changed = Signal(str)  # the effective policy (the document's own, else the global one)
     tokenized = Signal(object)  # Tokenized, or None when the text has no valid tokenization
-    refusal_changed = Signal(object)  # DisallowedSpecialError, or None
+    refusal_changed = Signal(object)  # DisallowedSpecialError (the result is plain text), or None
     busy_changed = Signal(str)  # "" when idle
     hovered_changed = Signal(int)  # token index, -1 for none
     reveal_token = Signal(int)  # a view asks the editor to scroll to this token
@@ -39,8 +40,9 @@ class AppState(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.catalog = TokenizerCatalog()
-        self.tokenizer = self.catalog.names()[0]
-        self.policy = "refuse"
+        self.tokenizer = DEFAULT_TOKENIZER
+        self.policy = "refuse"  # the global special-token policy, kept in the settings
+        self.document_policy: str | None = None  # this document's own, chosen from the banner
         self.result: Tokenized | None = None
         self.refusal: DisallowedSpecialError | None = None
         self.busy = ""
@@ -65,24 +67,42 @@ class AppState(QObject):
         self.tokenizers_changed.emit()
         return name
 
+    @property
+    def effective_policy(self) -> str:
+        """The policy the text is tokenized with: this document's own, else the global one."""
+        return self.document_policy or self.policy
+
     def set_policy(self, policy: str) -> None:
-        if policy != self.policy:
-            self.policy = policy
-            self.policy_changed.emit(policy)
+        """The global policy (the tool bar's); it replaces the document's own."""
+        before = self.effective_policy
+        self.policy, self.document_policy = policy, None
+        if self.effective_policy != before:
+            self.policy_changed.emit(self.effective_policy)
+
+    def set_document_policy(self, policy: str | None) -> None:
+        """A policy for the current document only (None: back to the global one)."""
+        before = self.effective_policy
+        self.document_policy = policy
+        if self.effective_policy != before:
+            self.policy_changed.emit(self.effective_policy)
 
     def set_result(self, result: Tokenized | None) -> None:
         self.result = result
         self.hovered = -1
         self.tokenized.emit(result)
         if result is not None:
-            self.set_refusal(None)
+            self.set_refusal(result.refusal)
 
     def set_refusal(self, refusal: DisallowedSpecialError | None) -> None:
-        if refusal is not self.refusal:
-            self.refusal = refusal
-            if refusal is not None:
-                self.set_result(None)  # first, so views show the refusal last
-            self.refusal_changed.emit(refusal)
+        """Text spells a special token the policy refuses (None: no longer); the result, if any,
+        is the text encoded as plain text."""
+        if refusal is None and self.refusal is None:
+            return
+        if (refusal is not None and self.refusal is not None and
+                (refusal.token, refusal.position) == (self.refusal.token, self.refusal.position)):
+            return
+        self.refusal = refusal
+        self.refusal_changed.emit(refusal)
 
     def set_busy(self, busy: str) -> None:
         if busy != self.busy:
