@@ -125,6 +125,14 @@ class TokenFormats:
         fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
         return fmt
 
+    def marked(self) -> QTextCharFormat:
+        """The extra format of each occurrence of the token picked in the merge tree."""
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#80deea") if not self.dark else QColor("#00838f"))
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        fmt.setUnderlineColor(QColor("#006064") if not self.dark else QColor("#e0f7fa"))
+        return fmt
+
     def hover(self) -> QTextCharFormat:
         """The extra format of the token under the mouse (or picked in the token-id view)."""
         fmt = QTextCharFormat()

@@ -45,6 +45,7 @@ LONG_LINE = 4000  # UTF-16 units: a longer line is coloured only around what is 
 LONG_LINE_MARGIN = 2000  # UTF-16 units coloured beyond the visible part of a long line
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 PROVISIONAL = -2  # block user state: coloured from an older result through pending edits
+MARK_MARGIN = 20_000  # UTF-16 units beyond the screen in which a marked token's occurrences are shown
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -103,6 +104,10 @@ class TokenEditor(QPlainTextEdit):
         state.font_changed.connect(self._on_font)
         state.refusal_changed.connect(self._on_refusal)
         state.hovered_span_changed.connect(self._on_hovered_span)
+        self._marks: list[QTextEdit.ExtraSelection] = []  # the marked token's occurrences near the view
+        state.marked_changed.connect(self._show_marks)
+        self.verticalScrollBar().valueChanged.connect(lambda _: self.state.marked >= 0 and self._show_marks())
+        self.cursorPositionChanged.connect(self._on_caret)
 
     # --- text in and out -----------------------------------------------------------------
 
@@ -218,7 +223,8 @@ class TokenEditor(QPlainTextEdit):
             self._epoch += 1
         else:
             self._invalidate(result)
-        self.setExtraSelections([])
+        self._show_marks()
+        self._on_caret()
         self.viewport().update()
 
     def _invalidate(self, result: Tokenized) -> None:
@@ -447,10 +453,38 @@ class TokenEditor(QPlainTextEdit):
             return True
         return super().viewportEvent(event)
 
+    def _select(self, selections: list) -> None:
+        """Show these extra selections (hover, refusal) over the marked occurrences."""
+        self.setExtraSelections(self._marks + selections)
+
+    def _on_caret(self) -> None:
+        result = self._result
+        index = None if result is None or self._edits else result.index_at16(self.textCursor().position())
+        self.state.set_caret(-1 if index is None else index)
+
+    def _show_marks(self, *_) -> None:
+        """Mark the occurrences of the state's marked token id on and near the screen (all of a
+        book's would cost every paint a walk over them)."""
+        result, token_id = self._result, self.state.marked
+        self._marks = []
+        if result is not None and token_id >= 0 and not self._edits:
+            lo, hi = self._visible_range()
+            near = result.range16(max(0, lo - MARK_MARGIN), hi + MARK_MARGIN)
+            ids = result.encoding.id_array[near.start:near.stop]
+            fmt = self._formats.marked()
+            for i in (near.start + np.flatnonzero(ids == token_id)).tolist():
+                selection = QTextEdit.ExtraSelection()
+                cursor = QTextCursor(self.document())
+                cursor.setPosition(int(result.starts16[i]))
+                cursor.setPosition(int(result.ends16[i]), QTextCursor.MoveMode.KeepAnchor)
+                selection.cursor, selection.format = cursor, fmt
+                self._marks.append(selection)
+        self._select([])
+
     def _on_hovered(self, index: int) -> None:
         result = self._result
         if result is None or index < 0 or index >= len(result) or self._edits:
-            self.setExtraSelections([])
+            self._select([])
             return
         self._mark(int(result.starts16[index]), int(result.ends16[index]))
 
@@ -458,7 +492,7 @@ class TokenEditor(QPlainTextEdit):
         """Mark a code-point range that starts and ends at token boundaries (a regex chunk)."""
         result = self._result
         if result is None or start < 0 or self._edits:
-            self.setExtraSelections([])
+            self._select([])
             return
         tokens = result.encoding.token_range(start, end)
         if len(tokens):
@@ -471,7 +505,7 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._formats.hover()
-        self.setExtraSelections([selection])
+        self._select([selection])
 
     def _on_refusal(self, refusal) -> None:
         """Underline the special token that the policy refused, where the text spells it."""
@@ -487,7 +521,7 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._formats.refused()
-        self.setExtraSelections([selection])
+        self._select([selection])
 
     def show_token(self, index: int) -> None:
         """Scroll to a token and put the cursor at its start."""

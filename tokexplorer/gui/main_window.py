@@ -27,6 +27,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.merge_tree import MergeTreePanel
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -218,12 +219,16 @@ class MainWindow(QMainWindow):
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
+        self.merge_tree = MergeTreePanel(self.state)
+        self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
+                                     Qt.DockWidgetArea.BottomDockWidgetArea)
 
-    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str,
+              area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)  # saveState needs it
         dock.setWidget(widget)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.addDockWidget(area, dock)
         toggle = dock.toggleViewAction()
         toggle.setShortcut(QKeySequence(shortcut))
         self.view_menu.addAction(toggle)
