@@ -256,3 +256,17 @@ def parse_ids(query: str, n: int) -> list[int]:
             raise TokexplorerError(f"token id {p} is not in the vocabulary (0..{n - 1})")
         ids.append(int(p))
     return ids
+
+
+def next_occurrence(ids: np.ndarray, token_id: int, after: int) -> int | None:
+    """Index of the first token `token_id` after index `after` in `ids`, wrapping round; None if
+    it does not occur.
+
+    >>> next_occurrence(np.array([5, 7, 5, 9]), 5, 0), next_occurrence(np.array([5, 7, 5, 9]), 5, 2)
+    (2, 0)
+    """
+    where = np.flatnonzero(ids == token_id)
+    if not len(where):
+        return None
+    k = int(np.searchsorted(where, after, side="right"))
+    return int(where[k % len(where)])

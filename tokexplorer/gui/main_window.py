@@ -28,6 +28,7 @@ from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
 from .panels.merge_tree import MergeTreePanel
+from .panels.vocab import VocabPanel
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -218,10 +219,13 @@ class MainWindow(QMainWindow):
         self.chunk_view = ChunkView(self.state)
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
-        self.token_dock.raise_()
         self.merge_tree = MergeTreePanel(self.state)
         self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
                                      Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.vocab = VocabPanel(self.state)
+        self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B")
+        self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
+        self.token_dock.raise_()
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str,
               area: Qt.DockWidgetArea = Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
