@@ -196,19 +196,11 @@ def chunk_at(tok: Tokenizer, encoding: Encoding, index: int) -> tuple[int, int]:
     n = len(encoding)
     if not 0 <= index < n:
         raise TokexplorerError(f"no token {index} in this text ({n} tokens)")
-    if getattr(tok, "pieces", None) is None and encoding.chunks is not None:  # the regex chunks
-        chunks = encoding.chunks
-        start = int(encoding.starts[index])
-        lo, hi = 0, len(chunks)
-        while lo < hi:  # the chunk whose end is past the token's start
-            mid = (lo + hi) // 2
-            if chunks[mid][1] <= start:
-                lo = mid + 1
-            else:
-                hi = mid
-        a, b = chunks[min(lo, len(chunks) - 1)]
-        tokens = encoding.token_range(a, b)
-        return tokens.start, tokens.stop
+    if getattr(tok, "pieces", None) is None:
+        span = encoding.chunk_span(int(encoding.starts[index]))
+        if span is not None:  # the regex chunks
+            tokens = encoding.token_range(*span)
+            return tokens.start, tokens.stop
     if getattr(tok, "pieces", None) is None:  # Basic BPE: the text between special tokens
         special = (encoding.flags & TokenFlag.SPECIAL) != 0
         if special[index]:

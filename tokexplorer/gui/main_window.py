@@ -28,6 +28,7 @@ from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
 from .panels.merge_tree import MergeTreePanel
+from .panels.trace import TracePanel
 from .panels.vocab import VocabPanel
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
@@ -222,6 +223,11 @@ class MainWindow(QMainWindow):
         self.merge_tree = MergeTreePanel(self.state)
         self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
                                      Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.trace = TracePanel(self.state)
+        self.trace_dock = self._dock("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E",
+                                     Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.merge_dock, self.trace_dock)
+        self.merge_dock.raise_()
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B")
         self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
