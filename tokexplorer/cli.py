@@ -26,6 +26,8 @@ COMMANDS = {
     "train": "training",
     "merges": "training",
     "sweep": "training",
+    "vocab": "exploring",
+    "trace": "exploring",
 }
 
 
