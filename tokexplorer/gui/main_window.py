@@ -28,7 +28,9 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.selection_counts import SelectionCountsLabel
 from .positions import EditorText, editor_text, utf16_len
+from .selection import SelectionTracker
 from .state import AppState
 from .token_ids import TokenTable
 from .worker import POLICIES, TokenizeService, run_job
@@ -210,6 +212,8 @@ class MainWindow(QMainWindow):
         sb = self.statusBar()
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
+        self.selection_counts = SelectionCountsLabel(self.state)
+        sb.addPermanentWidget(self.selection_counts)
         sb.addPermanentWidget(self.counts_label)
 
     def _create_docks(self) -> None:
@@ -248,6 +252,7 @@ class MainWindow(QMainWindow):
 
     def _connect(self) -> None:
         s = self.state
+        self.selection_tracker = SelectionTracker(self.editor, s, self)
         self.editor.text_edited.connect(
             lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)
