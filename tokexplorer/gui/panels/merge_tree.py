@@ -92,6 +92,7 @@ class MergeTreePanel(QWidget):
         self.token_id = -1  # the token whose tree is shown (or asked for)
         self._pinned = -1  # the caret's or the vocabulary's token, shown when the mouse leaves
         self._generation = 0
+        self._answered = 0  # the latest generation whose tree (or reason) is shown
         self._cache: OrderedDict[tuple[str, int], MergeNode | str] = OrderedDict()
         self.tree: MergeNode | None = None
         self.items: list[NodeItem] = []
@@ -154,8 +155,14 @@ class MergeTreePanel(QWidget):
         if token_id >= 0:
             self.show_token(token_id)
 
+    @property
+    def up_to_date(self) -> bool:
+        """The tree asked for last is drawn (for screenshots and tests)."""
+        return self._answered == self._generation
+
     def _on_tokenizer_changed(self, name: str) -> None:
         self._generation += 1
+        self._answered = self._generation
         self.token_id = self._pinned = -1
         self.tree = None
         self.scene.clear()
@@ -195,6 +202,7 @@ class MergeTreePanel(QWidget):
             self._cache.popitem(last=False)
         if gen != self._generation:
             return  # a newer token was asked for meanwhile
+        self._answered = gen
         if isinstance(answer, str):
             self.tree = None
             self.scene.clear()

@@ -34,6 +34,7 @@ class TracePanel(QWidget):
         self.expected: list[int] = []  # the tokenizer's own ids for the traced chunk
         self._key: tuple | None = None  # (result, first, stop): the tokens traced or being traced
         self._generation = 0
+        self._answered = 0  # the latest generation whose trace (or reason) is shown
         self.title = QLabel("Put the caret in the text to see how its chunk was encoded.")
         self.title.setObjectName("trace_title")
         self.title.setWordWrap(True)
@@ -88,8 +89,14 @@ class TracePanel(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(640, 300)
 
+    @property
+    def up_to_date(self) -> bool:
+        """The trace asked for last is shown (for screenshots and tests)."""
+        return self._answered == self._generation
+
     def _clear(self) -> None:
         self._generation += 1
+        self._answered = self._generation
         self._key, self.trace, self.expected = None, None, []
         self.steps.clear()
         self.slider.setRange(0, 0)
@@ -147,6 +154,7 @@ class TracePanel(QWidget):
     def _show(self, gen: int, answer: EncodeTrace | str, expected: list[int]) -> None:
         if gen != self._generation:
             return  # the caret moved on meanwhile
+        self._answered = gen
         if isinstance(answer, str):
             self._show_problem(answer)
             return

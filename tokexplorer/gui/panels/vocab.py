@@ -187,6 +187,13 @@ class VocabPanel(QWidget):
         state.tokenized.connect(lambda _: self._count_timer.start())
         state.dark_changed.connect(lambda _: self.model.show(self.vocab, self.model.ids, self.counts))
 
+    @property
+    def up_to_date(self) -> bool:
+        """Shown, the current tokenizer's vocabulary is listed with the current text's counts."""
+        return not self.isVisible() or (self.vocab_name == self.state.tokenizer and not self._loading
+                                        and self._counted is self.state.result
+                                        and not self._search_timer.isActive())
+
     # --- the vocabulary ------------------------------------------------------------------
 
     def showEvent(self, event) -> None:
