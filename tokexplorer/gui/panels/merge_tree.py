@@ -27,7 +27,7 @@ from ..tokenized import token_label
 from ..worker import run_job
 
 GAP = 10.0  # pixels between neighbouring leaf boxes
-LEVEL = 62.0  # pixels from one level's top to the next
+LEVEL = 54.0  # pixels from one level's top to the next
 PAD = 6.0  # pixels inside a node box
 CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
 
@@ -250,20 +250,23 @@ class MergeTreePanel(QWidget):
                 self.scene.addLine(top.center().x(), top.bottom(), rect.center().x(), rect.top(), edge_pen)
         self.scene.setSceneRect(self.scene.itemsBoundingRect().adjusted(-GAP, -GAP, GAP, GAP))
         self.view.resetTransform()
-        if self.scene.sceneRect().width() > self.view.viewport().width():
+        rect, port = self.scene.sceneRect(), self.view.viewport()
+        if rect.width() > port.width() or rect.height() > port.height():
             self.fit()
+        else:
+            self.view.centerOn(rect.center())
         self._show_marked_count()
 
     def fit(self) -> None:
-        """Fit the tree into the view, but no smaller than a third of its size."""
+        """Fit the tree into the view, but no smaller than 60% (the labels stay readable; it scrolls)."""
         rect = self.scene.sceneRect()
         if rect.isEmpty():
             return
         self.view.resetTransform()
         scale = min(self.view.viewport().width() / rect.width(), self.view.viewport().height() / rect.height(), 1.0)
-        scale = max(scale, 1 / 3)
+        scale = max(scale, 0.6)
         self.view.scale(scale, scale)
-        self.view.centerOn(rect.center().x(), rect.top())
+        self.view.centerOn(self.items[0].rect().center() if self.items else rect.center())
 
     # --- marking -------------------------------------------------------------------------
 

@@ -207,7 +207,8 @@ class TracePanel(QWidget):
         for i, (p, c) in enumerate(zip(parts, colours)):
             bg = formats.background(int(c)).name() if p.id is not None else "#dddddd"
             label = html.escape(token_label(p.bytes))
-            style = f"background-color:{bg};" + ("text-decoration:underline; font-weight:bold;" if i == made else "")
-            out.append(f"<span style='{style}'>&nbsp;{label}&nbsp;</span>")
+            if i == made:  # the part this step made
+                label = f"<span style='text-decoration:underline; font-weight:bold;'>{label}</span>"
+            out.append(f"<span style='background-color:{bg};'>&nbsp;{label}&nbsp;</span>")
         ink = "#e8eaed" if self.state.dark else "#202124"
         return f"<div style='font-size:large; line-height:160%; color:{ink}'>" + "&#8203; ".join(out) + "</div>"
