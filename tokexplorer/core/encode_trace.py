@@ -239,10 +239,13 @@ def trace_at(tok: Tokenizer, encoding: Encoding, index: int) -> EncodeTrace:
     if (flags & TokenFlag.SPECIAL).any():
         raise TokexplorerError("this is a special token: it was added to the vocabulary, not built by merges")
     start, end = int(encoding.starts[first]), int(encoding.ends[stop - 1])
+    # subtle: one token at a time; a slice of lazy token bytes builds the bytes of every token of
+    # the text (0.3 s on a book).
+    data = b"".join(encoding.token_bytes[i] for i in range(first, stop))
     if getattr(tok, "pieces", None) is None:
-        trace = trace_bytes(tok, b"".join(encoding.token_bytes[first:stop]))
+        trace = trace_bytes(tok, data)
     else:
-        word = b"".join(encoding.token_bytes[first:stop]).decode("utf-8", errors="replace")
+        word = data.decode("utf-8", errors="replace")
         trace = trace_pieces(tok, word)
     return EncodeTrace(trace.tokenizer, trace.chunk, trace.initial, trace.steps, trace.final, trace.how,
                        start, end, trace.fallback)

@@ -33,34 +33,27 @@ CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
 
 
 class NodeItem(QGraphicsRectItem):
-    """One token of the tree: a box with its text and, below, its id and rank."""
+    """One token of the tree: a box with its text and, below, its id and rank.
 
-    def __init__(self, node: MergeNode, rect: QRectF, lines: tuple[str, str], fill: QColor, font: QFont,
-                 dark: bool):
+    subtle: no Python override of itemChange: Qt calls it for every flag, pen and position set on
+    every item, which made drawing a tree cost 20 ms; the panel sets the selected node's pen."""
+
+    def __init__(self, node: MergeNode, rect: QRectF, texts: list[tuple[str, QFont, float]], fill: QColor,
+                 pen: QPen, ink: QColor):
         super().__init__(rect)
         self.node = node
         self.setBrush(QBrush(fill))
-        self.setPen(QPen(QColor("#5f6368" if not dark else "#bdc1c6"), 1))
-        self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable, node.id is not None)
-        self.setCursor(Qt.CursorShape.PointingHandCursor)
-        ink = QColor("#202124") if not dark else QColor("#e8eaed")
-        small = QFont(font)
-        small.setPointSizeF(max(font.pointSizeF() * 0.8, 6))
-        for k, (text, f) in enumerate(((lines[0], font), (lines[1], small))):
+        self.setPen(pen)
+        if node.id is not None:
+            self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
+            self.setCursor(Qt.CursorShape.PointingHandCursor)
+        for k, (text, font, width) in enumerate(texts):
             item = QGraphicsSimpleTextItem(text, self)
-            item.setFont(f)
+            item.setFont(font)
             item.setBrush(ink)
-            width = item.boundingRect().width()
             item.setPos(rect.center().x() - width / 2, rect.top() + PAD / 2 + k * (rect.height() - PAD) / 2)
         self.setToolTip(f"{token_label(node.bytes)}\nid {node.id}\nrank {node.rank}\nbytes {node.bytes.hex(' ')}"
                         + ("\nclick to mark its occurrences in the text" if node.id is not None else ""))
-
-    def itemChange(self, change, value):
-        if change == QGraphicsItem.GraphicsItemChange.ItemSelectedHasChanged:
-            pen = self.pen()
-            pen.setWidthF(3 if value else 1)
-            self.setPen(pen)
-        return super().itemChange(change, value)
 
 
 class TreeView(QGraphicsView):
@@ -173,9 +166,15 @@ class MergeTreePanel(QWidget):
 
     # --- the tree ------------------------------------------------------------------------
 
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._pinned >= 0:
+            self.show_token(self._pinned)
+
     def show_token(self, token_id: int) -> None:
-        """Show the merge tree of a token id of the current tokenizer (recovered in a worker)."""
-        if token_id == self.token_id:
+        """Show the merge tree of a token id of the current tokenizer (recovered in a worker);
+        while the panel is hidden, only remember it."""
+        if token_id == self.token_id or not self.isVisible():
             return
         self.token_id = token_id
         self._generation += 1
@@ -220,28 +219,33 @@ class MergeTreePanel(QWidget):
         self.scene.clear()
         self.items = []
         placed = tree_layout(tree)
+        dark = self.state.dark
         font = QFont(self.font())
-        fm = QFontMetricsF(font)
-        formats = TokenFormats(self.state.dark)
+        small = QFont(font)
+        small.setPointSizeF(max(font.pointSizeF() * 0.8, 6))
+        fm, fm_small = QFontMetricsF(font), QFontMetricsF(small)
+        formats = TokenFormats(dark)
+        pen = QPen(QColor("#5f6368" if not dark else "#bdc1c6"), 1)
+        ink = QColor("#202124") if not dark else QColor("#e8eaed")
+        no_piece = QColor("#eeeeee") if not dark else QColor("#3c4043")
+        colours = colour_indices(np.array([p.node.id or 0 for p in placed], dtype=np.int64))
         lines = [(token_label(p.node.bytes), _subtitle(p.node)) for p in placed]
         leaf_width = max((fm.horizontalAdvance(a) for (a, _), p in zip(lines, placed) if p.node.is_leaf), default=20)
-        slot = max(leaf_width, fm.horizontalAdvance("id 00000")) + 2 * PAD + GAP
-        height = 2 * fm.height() + PAD
-        spans = _leaf_spans(placed)
+        slot = max(leaf_width, fm_small.horizontalAdvance("id 000000")) + 2 * PAD + GAP
+        height = fm.height() + fm_small.height() + PAD
         edge_pen = QPen(QColor("#9aa0a6"), 1.5)
         rects = []
-        for p, (text, sub), n_leaves in zip(placed, lines, spans):
+        for p, (text, sub), n_leaves, c in zip(placed, lines, _leaf_spans(placed), colours):
             # A node's box may be as wide as the leaves below it: neighbours never overlap.
             room = n_leaves * slot - GAP
             text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, room - 2 * PAD)
-            width = min(room, max(fm.horizontalAdvance(text), fm.horizontalAdvance(sub)) + 2 * PAD)
+            w_text, w_sub = fm.horizontalAdvance(text), fm_small.horizontalAdvance(sub)
+            width = min(room, max(w_text, w_sub) + 2 * PAD)
             cx = p.x * slot + (slot - GAP) / 2
             rect = QRectF(cx - width / 2, p.y * LEVEL, width, height)
             rects.append(rect)
-            colour = formats.background(int(colour_indices(np.array([p.node.id or 0]))[0]))
-            if p.node.id is None:
-                colour = QColor("#eeeeee") if not self.state.dark else QColor("#3c4043")
-            item = NodeItem(p.node, rect, (text, sub), colour, font, self.state.dark)
+            fill = formats.background(int(c)) if p.node.id is not None else no_piece
+            item = NodeItem(p.node, rect, [(text, font, w_text), (sub, small, w_sub)], fill, pen, ink)
             item.setZValue(1)
             self.scene.addItem(item)
             self.items.append(item)
@@ -272,6 +276,10 @@ class MergeTreePanel(QWidget):
 
     def _on_selection(self) -> None:
         selected = [i for i in self.scene.selectedItems() if isinstance(i, NodeItem)]
+        for item in self.items:
+            pen = item.pen()
+            pen.setWidthF(3 if item.isSelected() else 1)
+            item.setPen(pen)
         self.state.set_marked(selected[0].node.id if selected else -1)
         self._show_marked_count()
 
