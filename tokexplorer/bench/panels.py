@@ -1,5 +1,5 @@
 """`tokexplorer bench --panels`: selecting a token on a book (1 MB tinyshakespeare) until the merge
-tree, the encode trace and the vocabulary are up to date and repainted (tokexplorer.gui.panels_bench
+tree, the encode trace and the vocabulary are up to date and painted (tokexplorer.gui.panels_bench
 drives the window). Target (issue 8): every open panel within 50 ms.
 """
 
@@ -36,6 +36,7 @@ def run(args) -> dict:
                  f"vocabulary open, Qt platform {platform}",
         "headers": ["tokenizer", "selection", "median ms", "p95 ms", "max ms", "stall ms", "runs"],
         "rows": rows,
-        "notes": ["from the action to every panel up to date and repainted (polled every 4 ms); "
+        "notes": ["from the action to every panel up to date and Qt's pending paints done (polled every "
+                  "4 ms, so a few ms are the poll's); "
                   "stall: the UI loop's longest lateness over both kinds; target: within 50 ms"],
     }

@@ -30,6 +30,7 @@ GAP = 10.0  # pixels between neighbouring leaf boxes
 LEVEL = 54.0  # pixels from one level's top to the next
 PAD = 6.0  # pixels inside a node box
 CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
+QUICK_BYTES = 24  # a byte-level token up to this long has its tree recovered in the UI thread
 
 
 class NodeItem(QGraphicsRectItem):
@@ -191,8 +192,23 @@ class MergeTreePanel(QWidget):
             except TokexplorerError as exc:
                 return str(exc)  # a tree that cannot be: an answer, not a failure
 
+        if catalog.is_loaded(name) and self._quick(catalog.get(name), token_id):
+            self._show(gen, name, token_id, work(None))  # a thread's hand-over would cost more
+            return
         run_job(work, on_result=lambda answer: self._show(gen, name, token_id, answer),
                 on_error=lambda exc: self._show(gen, name, token_id, f"internal error: {exc!r}"))
+
+    @staticmethod
+    def _quick(tok, token_id: int) -> bool:
+        """Whether recovering this tree takes well under a millisecond: a byte-level BPE token of
+        up to QUICK_BYTES bytes (measured on o200k_base: 0.03 ms median; 128 bytes: 3-8 ms).
+        SentencePiece trees first build the piece order (0.2 s): always in the worker."""
+        if getattr(tok, "pieces", None) is not None:
+            return False
+        try:
+            return len(tok.token_bytes(token_id)) <= QUICK_BYTES
+        except TokexplorerError:
+            return True  # not a token: the answer says so at once
 
     def _show(self, gen: int, name: str, token_id: int, answer: MergeNode | str) -> None:
         self._cache[(name, token_id)] = answer

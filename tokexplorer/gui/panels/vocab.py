@@ -31,9 +31,12 @@ FOLLOW_MS = 300  # the counts follow the text this long after it was tokenized
 SEARCH_MS = 120  # a search runs once typing in the box pauses this long
 
 
+_KIND_NAMES = [(int(Kind.SPECIAL), "special"), (int(Kind.BYTE_FALLBACK), "byte fallback"),
+               (int(Kind.NOT_UTF8), "partial UTF-8")]
+
+
 def kind_text(kind: int) -> str:
-    names = [(Kind.SPECIAL, "special"), (Kind.BYTE_FALLBACK, "byte fallback"), (Kind.NOT_UTF8, "partial UTF-8")]
-    return ", ".join(name for bit, name in names if kind & bit)
+    return ", ".join(name for bit, name in _KIND_NAMES if kind & bit)
 
 
 class VocabModel(QAbstractTableModel):
@@ -81,32 +84,36 @@ class VocabModel(QAbstractTableModel):
         return int(self.ids[row])
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        vocab = self.vocab
-        if vocab is None or not index.isValid():
+        # subtle: a repaint asks every visible cell for a dozen roles; answer the unused ones first
+        # and keep enum arithmetic out (IntFlag operations cost microseconds each).
+        if role not in _ROLES or self.vocab is None:
             return None
+        vocab, col = self.vocab, index.column()
         token_id = int(self.ids[index.row()])
-        col = index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == _DISPLAY:
             if col == 0:
                 return token_id
-            data = vocab.token_bytes(token_id)
-            if col == 1:
-                return token_label(data) if not vocab.kinds[token_id] & Kind.SPECIAL else data.decode("utf-8")
-            if col == 2:
-                return data.hex(" ")
-            if col == 3:
-                return len(data)
             if col == 4:
                 return "" if self.counts is None else int(self.counts[token_id])
+            kind = int(vocab.kinds[token_id])
             if col == 5:
-                return kind_text(int(vocab.kinds[token_id]))
-        elif role == Qt.ItemDataRole.BackgroundRole and col == 1:
-            return self._formats.background(int(colour_indices(np.array([token_id]))[0]))
-        elif role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4):
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
-        elif role == Qt.ItemDataRole.ToolTipRole and vocab.scores is not None:
-            return f"score {vocab.scores[token_id]:g}"
-        return None
+                return kind_text(kind)
+            data = vocab.token_bytes(token_id)
+            if col == 1:
+                return data.decode("utf-8") if kind & _SPECIAL else token_label(data)
+            return data.hex(" ") if col == 2 else len(data)
+        if role == _BACKGROUND:
+            return self._formats.background(int(colour_indices(np.array([token_id]))[0])) if col == 1 else None
+        if role == _ALIGN:
+            return _RIGHT if col in (0, 3, 4) else None
+        return f"score {vocab.scores[token_id]:g}" if vocab.scores is not None else None
+
+
+_DISPLAY, _BACKGROUND = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.BackgroundRole
+_ALIGN, _TOOLTIP = Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole
+_ROLES = frozenset({_DISPLAY, _BACKGROUND, _ALIGN, _TOOLTIP})
+_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+_SPECIAL = int(Kind.SPECIAL)
 
 
 class VocabPanel(QWidget):
