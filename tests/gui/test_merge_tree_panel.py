@@ -11,6 +11,7 @@ from .helpers import wait_settled
 
 
 def open_text(qtbot, window, tokenizer: str, text: str) -> None:
+    window.show_view("merges")
     window.state.set_tokenizer(tokenizer)
     window.set_text(text)
     wait_settled(qtbot, window)
@@ -84,3 +85,15 @@ def test_sentencepiece_tree_and_a_tokenizer_without_one(qtbot, window, tmp_path)
     put_caret(window, 2)
     qtbot.waitUntil(lambda: "no merge tree" in panel.title.text(), timeout=10_000)
     assert "unigram" in panel.title.text() and not panel.items
+
+
+def test_hidden_panel_waits_until_shown(qtbot, window):
+    """A closed dock does no work; opening it shows the caret's token."""
+    window.merge_dock.hide()
+    window.state.set_tokenizer("gpt2")
+    window.set_text("he said hello")
+    wait_settled(qtbot, window)
+    put_caret(window, 10)
+    assert window.merge_tree.tree is None and window.merge_tree.up_to_date
+    window.show_view("merges")
+    qtbot.waitUntil(lambda: shown(window.merge_tree, 23748), timeout=10_000)

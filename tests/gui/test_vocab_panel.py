@@ -16,8 +16,8 @@ def ready(qtbot, window, tokenizer="o200k_base"):
     window.state.set_tokenizer(tokenizer)
     window.set_text(TEXT)
     wait_settled(qtbot, window)
-    window.vocab_dock.show()
-    window.vocab_dock.raise_()
+    window.show_view("vocab")
+    window.show_view("merges")
     panel = window.vocab
     qtbot.waitUntil(lambda: panel.vocab is not None and panel.vocab_name == tokenizer, timeout=20_000)
     qtbot.waitUntil(lambda: panel.counts is not None, timeout=5_000)

@@ -236,6 +236,8 @@ class MainWindow(QMainWindow):
                                      view="trace", area=Qt.DockWidgetArea.BottomDockWidgetArea)
         self.tabifyDockWidget(self.merge_dock, self.trace_dock)
         self.merge_dock.raise_()
+        for dock in (self.merge_dock, self.trace_dock):  # open from the View menu: the editor keeps its height
+            dock.hide()
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
         self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
