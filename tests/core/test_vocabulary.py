@@ -76,6 +76,8 @@ def test_sentencepiece_byte_pieces():
     assert len(pieces) == 256 and all(tok.pieces[i].startswith("<0x") for i in pieces)
     assert vocab.kinds[pieces[0]] & Kind.BYTE_FALLBACK
     assert vocab.scores is not None and vocab.scores[29871] == tok.score(29871)
+    hello = tok.encode_ids("hello")[0]  # "▁hell"
+    assert hello in vocab.search("▁hell", match_case=True).tolist()
 
 
 def test_bad_queries():

@@ -172,7 +172,7 @@ class Vocabulary:
     def search(self, query: str, *, by: str = "text", match_case: bool = False) -> np.ndarray:
         """Ids matching a query: by "text" (a substring of the token; ␣ stands for a space), by
         "hex" bytes ("e2 80 99", a substring of the token's bytes) or by "id" (ids separated by
-        spaces or commas). Ascending.
+        spaces or commas). Ascending. In text, ␣ and SentencePiece's ▁ stand for a space.
 
         >>> from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
         >>> v = Vocabulary.of(TiktokenTokenizer.from_ranks("toy", {b" a": 0, b"\\xe2\\x80\\x99": 1}, r"\\S+"))
@@ -180,7 +180,9 @@ class Vocabulary:
         ([0], [1], [1])
         """
         if by == "text":
-            return self.containing(query.replace("\u2423", " ").encode("utf-8", "surrogatepass"),
+            # ␣ (how views show a space) and ▁ (SentencePiece's space) both stand for a space.
+            text = query.replace("\u2423", " ").replace("\u2581", " ")
+            return self.containing(text.encode("utf-8", "surrogatepass"),
                                    match_case=match_case)
         if by == "hex":
             return self.containing(parse_hex(query))
