@@ -97,3 +97,14 @@ def test_hidden_panel_waits_until_shown(qtbot, window):
     assert window.merge_tree.tree is None and window.merge_tree.up_to_date
     window.show_view("merges")
     qtbot.waitUntil(lambda: shown(window.merge_tree, 23748), timeout=10_000)
+
+
+def test_hover_previews_and_leaving_returns_to_the_caret(qtbot, window):
+    open_text(qtbot, window, "gpt2", "he said hello and hello")
+    panel = window.merge_tree
+    put_caret(window, 10)
+    qtbot.waitUntil(lambda: shown(panel, 23748), timeout=10_000)
+    window.state.set_hovered(1)  # " said"
+    qtbot.waitUntil(lambda: shown(panel, 531), timeout=10_000)
+    window.state.set_hovered(-1)
+    qtbot.waitUntil(lambda: shown(panel, 23748), timeout=10_000)
