@@ -226,7 +226,8 @@ class MergeTreePanel(QWidget):
             return
         self.tree = answer
         merges = sum(1 for item in tree_layout(answer) if not item.node.is_leaf)
-        self.title.setText(f"<b>{_escape(token_label(answer.bytes))}</b> · id {answer.id} · rank {answer.rank} · "
+        rank = "" if answer.rank is None else f" · rank {answer.rank}"  # a family may not know it
+        self.title.setText(f"<b>{_escape(token_label(answer.bytes))}</b> · id {answer.id}{rank} · "
                            f"{len(answer.bytes)} bytes · {merges} merge{'s' * (merges != 1)}, depth {answer.depth()} "
                            f"<span style='color:gray'>({name})</span>")
         self._draw(answer)
