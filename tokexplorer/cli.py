@@ -28,6 +28,8 @@ COMMANDS = {
     "merges": "training",
     "sweep": "training",
     "chat": "chatting",
+    "vocab": "exploring",
+    "trace": "exploring",
 }
 
 

@@ -79,6 +79,37 @@ def test_no_tree_for_unigram_or_special_tokens():
 def test_tree_json_shape():
     tok = TiktokenTokenizer.from_ranks("toy", {b"a": 0, b"b": 1, b"ab": 2}, r"\S+")
     assert merge_tree(tok, 2).to_dict() == {
-        "id": 2, "bytes": "6162", "text": "ab", "children": [
-            {"id": 0, "bytes": "61", "text": "a", "children": []},
-            {"id": 1, "bytes": "62", "text": "b", "children": []}]}
+        "id": 2, "rank": 2, "bytes": "6162", "text": "ab", "children": [
+            {"id": 0, "rank": 0, "bytes": "61", "text": "a", "children": []},
+            {"id": 1, "rank": 1, "bytes": "62", "text": "b", "children": []}]}
+
+
+def test_gpt2_hello_tree_golden():
+    """GPT-2's " hello" (23748) is " hell" + "o", " hell" is " he" + "ll", " he" is " " + "he".
+
+    Ranks are checked against tiktoken itself (encode_single_token gives a token's rank)."""
+    tok = get_builtin("gpt2")
+    tree = merge_tree(tok, 23748)
+    assert [leaf.bytes for leaf in leaves(tree)] == [b" ", b"h", b"e", b"l", b"l", b"o"]
+    assert (tree.left.text, tree.right.text) == (" hell", "o")
+    assert (tree.left.left.text, tree.left.right.text) == (" he", "ll")
+    enc = tok.tiktoken_encoding
+
+    def walk(node):
+        assert node.rank == node.id == enc.encode_single_token(node.bytes)
+        if not node.is_leaf:
+            assert node.left.rank < node.rank and node.right.rank < node.rank
+            walk(node.left)
+            walk(node.right)
+
+    walk(tree)
+    assert [n.rank for n in (tree, tree.left, tree.left.left, tree.left.right)] == [23748, 5968, 339, 297]
+
+
+def test_tree_layout_places_leaves_in_byte_order():
+    from tokexplorer.core.merge_tree import tree_layout
+
+    placed = tree_layout(merge_tree(get_builtin("gpt2"), 278))  # "ing" = ("i" + "n") + "g"
+    assert [(p.node.text, p.x, p.y) for p in placed] == [
+        ("ing", 1.25, 0), ("in", 0.5, 1), ("i", 0.0, 2), ("n", 1.0, 2), ("g", 2.0, 1)]
+    assert [p.parent for p in placed] == [-1, 0, 1, 1, 0]

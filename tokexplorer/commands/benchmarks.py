@@ -16,6 +16,7 @@ SECTIONS: dict[str, tuple[str, bool]] = {
     "encode": ("encoding", True),
     "training": ("training", False),
     "gui": ("gui", False),
+    "panels": ("panels", False),
 }
 
 

@@ -323,6 +323,24 @@ class Encoding:
             return None
         return self.chunk_finder(self.text)
 
+    def chunk_span(self, position: int) -> tuple[int, int] | None:
+        """The regex chunk covering code point `position` (the last one past the end), or None
+        without a regex split; from the spans' arrays when the incremental encoder kept them, so a
+        book's 260,000 chunks are not turned into a list for one look-up."""
+        known = self.__dict__.get("_chunk_spans")
+        if known is not None:
+            starts, ends = known
+        else:
+            chunks = self.chunks
+            if chunks is None:
+                return None
+            starts = np.fromiter((a for a, _ in chunks), dtype=np.int64, count=len(chunks))
+            ends = np.fromiter((b for _, b in chunks), dtype=np.int64, count=len(chunks))
+        if not len(ends):
+            return None
+        k = min(int(np.searchsorted(ends, position, side="right")), len(ends) - 1)
+        return int(starts[k]), int(ends[k])
+
     # --- access --------------------------------------------------------------------------
 
     def token(self, index: int) -> Token:

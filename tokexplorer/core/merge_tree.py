@@ -13,7 +13,9 @@ It does not draw anything: views render the nodes.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .tokenizer import Tokenizer, TokexplorerError
 
@@ -26,6 +28,7 @@ class MergeNode:
     bytes: bytes
     left: "MergeNode | None" = None
     right: "MergeNode | None" = None
+    rank: int | None = None  # merge order (tiktoken: the rank, which is the id); None if unknown
 
     @property
     def is_leaf(self) -> bool:
@@ -38,11 +41,12 @@ class MergeNode:
     def to_dict(self) -> dict:
         """For JSON: id, bytes (hex), text and children.
 
-        >>> MergeNode(104, b"h").to_dict()
-        {'id': 104, 'bytes': '68', 'text': 'h', 'children': []}
+        >>> MergeNode(104, b"h", rank=104).to_dict()
+        {'id': 104, 'rank': 104, 'bytes': '68', 'text': 'h', 'children': []}
         """
         children = [] if self.is_leaf else [self.left.to_dict(), self.right.to_dict()]
-        return {"id": self.id, "bytes": self.bytes.hex(), "text": self.text, "children": children}
+        return {"id": self.id, "rank": self.rank, "bytes": self.bytes.hex(), "text": self.text,
+                "children": children}
 
     def depth(self) -> int:
         """Merges on the longest path down to a leaf."""
@@ -79,9 +83,9 @@ def tree_from_merges(tok, token_id: int) -> MergeNode:
 
     def build(i: int) -> MergeNode:
         if i not in parts:
-            return MergeNode(i, tok.vocab[i])
+            return MergeNode(i, tok.vocab[i], rank=i)
         a, b = parts[i]
-        return MergeNode(i, tok.vocab[i], build(a), build(b))
+        return MergeNode(i, tok.vocab[i], build(a), build(b), rank=i)
 
     return build(token_id)
 
@@ -116,11 +120,11 @@ def tree_from_ranks(ranks: dict[bytes, int], data: bytes) -> MergeNode:
     def build(token: bytes) -> MergeNode:
         rank = ranks[token]
         if len(token) == 1:
-            return MergeNode(rank, token)
+            return MergeNode(rank, token, rank=rank)
         parts = _bpe([bytes([b]) for b in token], ranks, rank)
         if len(parts) != 2:  # not reachable by byte-level BPE: show it as a leaf
-            return MergeNode(rank, token)
-        return MergeNode(rank, token, build(parts[0]), build(parts[1]))
+            return MergeNode(rank, token, rank=rank)
+        return MergeNode(rank, token, build(parts[0]), build(parts[1]), rank=rank)
 
     return build(data)
 
@@ -135,18 +139,74 @@ def tree_from_scores(tok, token_id: int) -> MergeNode:
     pieces = tok.pieces
     if not 0 <= token_id < len(pieces):
         raise TokexplorerError(f"token id {token_id} is not in {tok.name} (0..{len(pieces) - 1})")
-    ids = {p: i for i, p in enumerate(pieces)}
-    # BPE merges earlier (higher score) first: negate so lower is earlier, as ranks.
-    order = {p: -tok.score(i) for p, i in ids.items()}
+    ids, order = piece_order(tok)
 
     def build(piece: str) -> MergeNode:
         i = ids.get(piece)
         data = tok.token_bytes(i) if i is not None else piece.replace("\u2581", " ").encode("utf-8")
+        rank = None if i is None else round(order[piece])
         if len(piece) == 1 or i is None:
-            return MergeNode(i, data)
+            return MergeNode(i, data, rank=rank)
         parts = _bpe(list(piece), order, order[piece])
         if len(parts) != 2:  # a byte piece, a control piece or a user-defined piece
-            return MergeNode(i, data)
-        return MergeNode(i, data, build(parts[0]), build(parts[1]))
+            return MergeNode(i, data, rank=rank)
+        return MergeNode(i, data, build(parts[0]), build(parts[1]), rank=rank)
 
     return build(pieces[token_id])
+
+
+_piece_orders: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()  # tokenizer -> (ids, order)
+
+
+def piece_order(tok) -> tuple[dict[str, int], dict[str, float]]:
+    """A SentencePiece model's piece -> id and piece -> merge order (minus the score: lower merges
+    first, as tiktoken ranks), built once per tokenizer (about 30 ms for 32,000 pieces)."""
+    known = _piece_orders.get(tok)
+    if known is None:
+        pieces = tok.pieces
+        ids = {p: i for i, p in enumerate(pieces)}
+        known = ids, {p: -tok.score(i) for p, i in ids.items()}
+        _piece_orders[tok] = known
+    return known
+
+
+class PlacedNode(NamedTuple):
+    """A node of a drawn tree: x in leaf slots (leaves at 0, 1, 2...), y in levels (root at 0)."""
+
+    node: MergeNode
+    x: float
+    y: int
+    parent: int  # index of the parent in the layout, -1 for the root
+
+
+def tree_layout(root: MergeNode) -> list[PlacedNode]:
+    """Place a tree for drawing: leaves one slot apart, left to right in byte order; each parent
+    centred over its children, one level above them. Parents come before their children.
+
+    >>> a, b, c = MergeNode(0, b"a"), MergeNode(1, b"b"), MergeNode(2, b"c")
+    >>> [(p.node.text, p.x, p.y, p.parent) for p in tree_layout(MergeNode(4, b"abc", MergeNode(3, b"ab", a, b), c))]
+    [('abc', 1.25, 0, -1), ('ab', 0.5, 1, 0), ('a', 0.0, 2, 1), ('b', 1.0, 2, 1), ('c', 2.0, 1, 0)]
+    """
+    placed: list[PlacedNode] = []
+    next_leaf = [0]
+
+    def place(node: MergeNode, y: int, parent: int) -> float:
+        index = len(placed)
+        placed.append(PlacedNode(node, 0.0, y, parent))
+        if node.is_leaf:
+            x = float(next_leaf[0])
+            next_leaf[0] += 1
+        else:
+            x = (place(node.left, y + 1, index) + place(node.right, y + 1, index)) / 2
+        placed[index] = placed[index]._replace(x=x)
+        return x
+
+    place(root, 0, -1)
+    return placed
+
+
+def leaves(root: MergeNode) -> list[MergeNode]:
+    """The tree's leaves, left to right (their bytes joined are the token's bytes)."""
+    if root.is_leaf:
+        return [root]
+    return leaves(root.left) + leaves(root.right)

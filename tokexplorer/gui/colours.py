@@ -161,6 +161,14 @@ class TokenPalette:
         """The marks of text that spells a special token the policy refused."""
         return QColor("#ff5252") if self.dark else QColor("#d50000")
 
+    def marked(self) -> QTextCharFormat:
+        """The extra format of each occurrence of the token picked in the merge tree."""
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor("#80deea") if not self.dark else QColor("#00838f"))
+        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.SingleUnderline)
+        fmt.setUnderlineColor(QColor("#006064") if not self.dark else QColor("#e0f7fa"))
+        return fmt
+
     def hover(self) -> QTextCharFormat:
         """The extra format of the token under the mouse (or picked in the token-id view)."""
         fmt = QTextCharFormat()

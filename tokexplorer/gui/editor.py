@@ -46,6 +46,7 @@ from .worker import TextDelta
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
+MARK_MARGIN = 20_000  # UTF-16 units beyond the screen in which a marked token's occurrences are shown
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -112,6 +113,10 @@ class TokenEditor(QPlainTextEdit):
         state.token_colours_changed.connect(self._on_palette)
         state.font_changed.connect(self._on_font)
         state.hovered_span_changed.connect(self._on_hovered_span)
+        self._marks: list[QTextEdit.ExtraSelection] = []  # the marked token's occurrences near the view
+        state.marked_changed.connect(self._show_marks)
+        self.verticalScrollBar().valueChanged.connect(lambda _: self.state.marked >= 0 and self._show_marks())
+        self.cursorPositionChanged.connect(self._on_caret)
 
     # --- text in and out -----------------------------------------------------------------
 
@@ -239,14 +244,15 @@ class TokenEditor(QPlainTextEdit):
         mark = result.mark if result is not None else self.edit_count
         consumed = [e for n, e in self._edits if n <= mark]
         self._edits = [(n, e) for n, e in self._edits if n > mark]
-        self.setExtraSelections([])
         if result is None or previous is None or result.changed is None or result.refused != previous.refused:
             self.viewport().update()
-            return
-        lo, hi = self._changed16(result)
-        for e in consumed:  # lines drawn provisionally from the previous result
-            lo, hi = min(lo, e.position), max(hi, e.position + e.added)
-        self._update_range(lo, hi)
+        else:
+            lo, hi = self._changed16(result)
+            for e in consumed:  # lines drawn provisionally from the previous result
+                lo, hi = min(lo, e.position), max(hi, e.position + e.added)
+            self._update_range(lo, hi)
+        self._show_marks()  # also clears the hover, whose token may be gone
+        self._on_caret()
 
     def _changed16(self, result: Tokenized) -> tuple[int, int]:
         """The UTF-16 range of the editor's text (as it is now) whose tokens or colours changed."""
@@ -534,10 +540,38 @@ class TokenEditor(QPlainTextEdit):
             return True
         return super().viewportEvent(event)
 
+    def _select(self, selections: list) -> None:
+        """Show these extra selections (hover, refusal) over the marked occurrences."""
+        self.setExtraSelections(self._marks + selections)
+
+    def _on_caret(self) -> None:
+        result = self._result
+        index = None if result is None or self._edits else result.index_at16(self.textCursor().position())
+        self.state.set_caret(-1 if index is None else index)
+
+    def _show_marks(self, *_) -> None:
+        """Mark the occurrences of the state's marked token id on and near the screen (all of a
+        book's would cost every paint a walk over them)."""
+        result, token_id = self._result, self.state.marked
+        self._marks = []
+        if result is not None and token_id >= 0 and not self._edits:
+            lo, hi = self._visible_range()
+            near = result.range16(max(0, lo - MARK_MARGIN), hi + MARK_MARGIN)
+            ids = result.encoding.id_array[near.start:near.stop]
+            fmt = self._palette.marked()
+            for i in (near.start + np.flatnonzero(ids == token_id)).tolist():
+                selection = QTextEdit.ExtraSelection()
+                cursor = QTextCursor(self.document())
+                cursor.setPosition(int(result.starts16[i]))
+                cursor.setPosition(int(result.ends16[i]), QTextCursor.MoveMode.KeepAnchor)
+                selection.cursor, selection.format = cursor, fmt
+                self._marks.append(selection)
+        self._select([])
+
     def _on_hovered(self, index: int) -> None:
         result = self._result
         if result is None or index < 0 or index >= len(result) or self._edits:
-            self.setExtraSelections([])
+            self._select([])
             return
         self._mark(int(result.starts16[index]), int(result.ends16[index]))
 
@@ -545,7 +579,7 @@ class TokenEditor(QPlainTextEdit):
         """Mark a code-point range that starts and ends at token boundaries (a regex chunk)."""
         result = self._result
         if result is None or start < 0 or self._edits:
-            self.setExtraSelections([])
+            self._select([])
             return
         tokens = result.encoding.token_range(start, end)
         if len(tokens):
@@ -558,7 +592,7 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._palette.hover()
-        self.setExtraSelections([selection])
+        self._select([selection])
 
     def show_token(self, index: int) -> None:
         """Scroll to a token and put the cursor at its start."""

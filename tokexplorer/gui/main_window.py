@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -29,7 +30,13 @@ from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
 from .legend import Legend, token_colours_menu
+from .panels.chat import ChatView
+from .panels.merge_tree import MergeTreePanel
+from .panels.selection_counts import SelectionCountsLabel
+from .panels.trace import TracePanel
+from .panels.vocab import VocabPanel
 from .positions import EditorText, editor_text, utf16_len
+from .selection import SelectionTracker
 from .state import AppState
 from .token_ids import TokenTable
 from .worker import POLICIES, TokenizeService, run_job
@@ -219,28 +226,65 @@ class MainWindow(QMainWindow):
         self.view_menu.insertAction(self.whitespace_action, self.legend_action)
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
+        self.selection_counts = SelectionCountsLabel(self.state)
+        sb.addPermanentWidget(self.selection_counts)
         sb.addPermanentWidget(self.counts_label)
 
     def _create_docks(self) -> None:
+        # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
+        # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`.
+        self.views: dict[str, QDockWidget | Callable[[], None]] = {"editor": self.editor.setFocus}
         self.token_table = TokenTable(self.state)
-        self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I")
+        self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I", view="ids")
         self.chunk_view = ChunkView(self.state)
-        self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
+        self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
+        self.merge_tree = MergeTreePanel(self.state)
+        self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
+                                     view="merges", area=Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.trace = TracePanel(self.state)
+        self.trace_dock = self._dock("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E",
+                                     view="trace", area=Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.chat = ChatView(self.state)
+        self.chat_dock = self._dock("Chat", "chat_dock", self.chat, "Ctrl+Shift+H",
+                                    view="chat", area=Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.merge_dock, self.trace_dock)
+        self.tabifyDockWidget(self.trace_dock, self.chat_dock)
+        self.merge_dock.raise_()
+        # Open from the View menu: the editor keeps its height.
+        for dock in (self.merge_dock, self.trace_dock, self.chat_dock):
+            dock.hide()
+        self.vocab = VocabPanel(self.state)
+        self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
+        self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
         self.token_dock.raise_()
 
-    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
+              area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)  # saveState needs it
         dock.setWidget(widget)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.addDockWidget(area, dock)
         toggle = dock.toggleViewAction()
         toggle.setShortcut(QKeySequence(shortcut))
         self.view_menu.addAction(toggle)
+        self.views[view] = dock
         return dock
+
+    def show_view(self, name: str) -> None:
+        """Bring the view called `name` (a key of `views`) to the front; KeyError if unknown."""
+        if name not in self.views:
+            raise KeyError(f"unknown view {name!r} (the views are: {', '.join(self.views)})")
+        view = self.views[name]
+        if isinstance(view, QDockWidget):
+            view.show()
+            view.raise_()
+        else:
+            view()
 
     def _connect(self) -> None:
         s = self.state
+        self.selection_tracker = SelectionTracker(self.editor, s, self)
         self.editor.text_edited.connect(
             lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)
@@ -277,6 +321,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1100, 720)
             self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.merge_dock], [280], Qt.Orientation.Vertical)
         window_state = st.value(keys.WINDOW_STATE)
         if isinstance(window_state, QByteArray) and not window_state.isEmpty():
             self.restoreState(window_state)

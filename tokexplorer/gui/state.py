@@ -31,11 +31,17 @@ class AppState(QObject):
     hovered_changed = Signal(int)  # token index, -1 for none
     reveal_token = Signal(int)  # a view asks the editor to scroll to this token
     hovered_span_changed = Signal(int, int)  # a code-point range shown in the text (a chunk), or -1, -1
+    # The editor's selection in code points of the result's text; start == end: the caret.
+    selection_changed = Signal(int, int)
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
     token_colours_changed = Signal(str)  # the colour scheme's name (colours.SCHEMES)
     font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
+    # The explorer panels (merge tree, vocabulary, trace):
+    caret_changed = Signal(int)  # index of the token under the caret (in `result`), -1 for none
+    token_chosen = Signal(int)  # a token id picked in a panel (the vocabulary) to explain
+    marked_changed = Signal(int)  # token id whose occurrences the editor marks, -1 for none
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -47,6 +53,7 @@ class AppState(QObject):
         self.refusal: DisallowedSpecialError | None = None
         self.busy = ""
         self.hovered = -1
+        self.selection = (0, 0)
         self.show_whitespace = False
         self.dark = False
         self.token_colours = DEFAULT_SCHEME
@@ -56,6 +63,9 @@ class AppState(QObject):
         self.newline = "\n"  # line ending written back on save
         self.modified = False
         self.notes: tuple[str, ...] = ()  # what editor_text had to change in the opened file
+        self.caret = -1
+        self._caret_of: Tokenized | None = None  # the result `caret` indexes
+        self.marked = -1
 
     def set_tokenizer(self, name: str) -> None:
         if name != self.tokenizer:
@@ -114,8 +124,27 @@ class AppState(QObject):
             self.hovered = index
             self.hovered_changed.emit(index)
 
+    def set_selection(self, start: int, end: int) -> None:
+        if (start, end) != self.selection:
+            self.selection = (start, end)
+            self.selection_changed.emit(start, end)
+
     def set_hovered_span(self, start: int, end: int) -> None:
         self.hovered_span_changed.emit(start, end)
+
+    def set_caret(self, index: int) -> None:
+        """The token under the caret; announced again when a new result moved tokens under it."""
+        if (index, self.result) != (self.caret, self._caret_of):
+            self.caret, self._caret_of = index, self.result
+            self.caret_changed.emit(index)
+
+    def choose_token(self, token_id: int) -> None:
+        self.token_chosen.emit(token_id)
+
+    def set_marked(self, token_id: int) -> None:
+        if token_id != self.marked:
+            self.marked = token_id
+            self.marked_changed.emit(token_id)
 
     def set_show_whitespace(self, on: bool) -> None:
         if on != self.show_whitespace:

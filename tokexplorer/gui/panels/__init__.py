@@ -1,1 +1,2 @@
-"""The window's views, one module each; each observes the AppState and never imports another."""
+"""The window's views, one module each: every panel takes the `AppState` (and the services it
+needs), observes the state's signals and never imports another panel."""

@@ -1,0 +1,91 @@
+"""The vocabulary: every token of a tokenizer as arrays, searched by text, hex and id."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.vocabulary import Kind, Vocabulary, parse_hex
+
+
+@pytest.fixture(scope="module")
+def o200k():
+    tok = get_builtin("o200k_base")
+    return tok, Vocabulary.of(tok)
+
+
+def slow_search(tok, vocab, needle: bytes) -> list[int]:
+    """The reference: ask the tokenizer for each used id's bytes."""
+    return [i for i in vocab.ids() if needle in tok.token_bytes(i)]
+
+
+def test_every_token_and_its_kind(o200k):
+    tok, vocab = o200k
+    assert len(vocab) == tok.n_vocab == 200_019
+    assert all(vocab.token_bytes(i) == tok.token_bytes(i) for i in range(0, 199_998, 997))
+    assert vocab.ids("special").tolist() == sorted(tok.special_tokens.values())
+    assert len(vocab.ids()) == 200_000  # 17 ids below <|endofprompt|> are unused
+    not_utf8 = vocab.ids("not-utf8")
+    assert len(not_utf8) > 1000
+    for i in not_utf8[:50]:
+        with pytest.raises(UnicodeDecodeError):
+            tok.token_bytes(int(i)).decode("utf-8")
+
+
+def test_search_by_text_hex_and_id(o200k):
+    tok, vocab = o200k
+    hello = tok.encode_ids(" hello")[0]
+    assert hello in vocab.search("␣hello").tolist()
+    assert hello in vocab.search(" HELLO").tolist()  # ASCII case ignored unless asked
+    assert hello not in vocab.search(" HELLO", match_case=True).tolist()
+    quote = vocab.search("e2 80 99", by="hex")
+    assert quote.tolist() == slow_search(tok, vocab, "’".encode())
+    assert tok.encode_ids("’")[0] in quote.tolist()
+    assert vocab.search("1000, 42", by="id").tolist() == [42, 1000]
+    assert vocab.search("199998", by="id").tolist() == []  # unused
+    assert vocab.search("ing", match_case=True).tolist() == slow_search(tok, vocab, b"ing")
+
+
+def test_matches_inside_one_token_only():
+    from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+
+    # "xa" + "aa": the joined bytes "xaaa" hold "aa" at 1 (across two tokens) and at 2 (inside "aa").
+    vocab = Vocabulary.of(TiktokenTokenizer.from_ranks("toy", {b"x": 0, b"a": 1, b"xa": 2, b"aa": 3}, r"\S+"))
+    assert vocab.search("aa").tolist() == [3]
+    assert vocab.search("xaa").tolist() == []
+
+
+def test_sort_by_length_and_count(o200k):
+    tok, vocab = o200k
+    counts = vocab.counts(tok.encode("the cat and the dog and the bird"))
+    assert counts[tok.encode_ids(" the")[0]] == 2 and counts.sum() == 8
+    by_count = vocab.order(vocab.ids(), "count", counts=counts, descending=True)
+    assert by_count[0] == tok.encode_ids(" the")[0] or by_count[0] == tok.encode_ids(" and")[0]
+    assert counts[by_count[:6]].tolist() == [2, 2, 1, 1, 1, 1]
+    longest = vocab.order(vocab.ids(), "length", descending=True)[0]
+    assert len(tok.token_bytes(int(longest))) == int(vocab.lengths.max()) == 128
+    np.testing.assert_array_equal(vocab.order(np.array([5, 3, 9]), "id"), [5, 3, 9])
+
+
+def test_sentencepiece_byte_pieces():
+    tok = get_builtin("llama-sp")
+    vocab = Vocabulary.of(tok)
+    pieces = vocab.ids("byte-fallback")
+    assert len(pieces) == 256 and all(tok.pieces[i].startswith("<0x") for i in pieces)
+    assert vocab.kinds[pieces[0]] & Kind.BYTE_FALLBACK
+    assert vocab.scores is not None and vocab.scores[29871] == tok.score(29871)
+    hello = tok.encode_ids("hello")[0]  # "▁hell"
+    assert hello in vocab.search("▁hell", match_case=True).tolist()
+
+
+def test_bad_queries():
+    assert parse_hex("E2-80-99") == b"\xe2\x80\x99"
+    with pytest.raises(TokexplorerError, match="hex"):
+        parse_hex("zz")
+    vocab = Vocabulary.of(get_builtin("gpt2"))
+    with pytest.raises(TokexplorerError, match="not in the vocabulary"):
+        vocab.search("50257", by="id")
+    with pytest.raises(TokexplorerError, match="not a token id"):
+        vocab.search("ten", by="id")

@@ -1,0 +1,65 @@
+"""The encode-trace panel: the chunk under the caret, merge by merge, ending in the tokenizer's ids."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from tokexplorer.core.registry import get_builtin
+
+from .helpers import wait_settled
+
+TEXT = "    hello world!!! naïve 👋🏽 안녕하세요 unbelievable"
+
+
+def traced(window, chunk: bytes) -> bool:
+    trace = window.trace.trace
+    return trace is not None and trace.chunk == chunk
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama-sp"])
+def test_trace_of_each_chunk_ends_with_the_encoders_ids(qtbot, window, name):
+    window.state.set_tokenizer(name)
+    window.set_text(TEXT)
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    tok = get_builtin(name)
+    result = window.state.result
+    seen = set()
+    for index in range(len(result)):
+        cursor = window.editor.textCursor()
+        cursor.setPosition(int(result.starts16[index]))
+        window.editor.setTextCursor(cursor)
+        qtbot.waitUntil(lambda: window.trace.trace is not None and window.trace.trace.start
+                        <= result.encoding.starts[index] < window.trace.trace.end, timeout=10_000)
+        trace = window.trace.trace
+        seen.add(trace.chunk)
+        assert trace.final == window.trace.expected
+        assert window.trace.verdict.text().startswith("✓")
+        if name != "llama-sp":  # a regex chunk encodes on its own to the same ids
+            assert trace.final == tok.encode_ids(trace.chunk.decode("utf-8", "replace"), allowed_special="none") \
+                or b"\xef\xbf\xbd" in trace.chunk
+    assert len(seen) >= 5
+
+
+def test_slider_walks_the_steps(qtbot, window):
+    window.state.set_tokenizer("gpt2")
+    window.set_text("he said hello")
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    cursor = window.editor.textCursor()
+    cursor.setPosition(10)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: traced(window, b" hello"), timeout=10_000)
+    panel = window.trace
+    assert panel.slider.maximum() == 5 and panel.steps.count() == 5
+    panel.slider.setValue(0)
+    assert "Before any merge: 6 parts" in panel.step_label.text()
+    panel.slider.setValue(2)  # h+e, l+l
+    shown = panel.sequence.text()
+    plain = re.sub(r"<[^>]+>", "", shown).replace("&nbsp;", " ").replace("&#8203;", "")
+    assert plain.split() == ["␣", "he", "ll", "o"]
+    assert "font-weight:bold;'>ll</span>" in shown  # the part just made
+    assert "Step 2 of 5" in panel.step_label.text() and "id 297" in panel.step_label.text()
+    assert panel.steps.currentRow() == 1

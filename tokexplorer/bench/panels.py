@@ -1,0 +1,42 @@
+"""`tokexplorer bench --panels`: selecting a token on a book (1 MB tinyshakespeare) until the merge
+tree, the encode trace and the vocabulary are up to date and painted (tokexplorer.gui.panels_bench
+drives the window). Target (issue 8): every open panel within 50 ms.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import tempfile
+
+from . import corpus_path
+from .gui import _percentile
+
+TOKENIZERS = ["gpt2", "o200k_base", "llama-sp"]
+
+
+def run(args) -> dict:
+    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-bench-")
+    path = corpus_path(args, "en/tinyshakespeare.txt")
+    from ..gui.panels_bench import measure_selection
+
+    n = 10 * max(1, getattr(args, "repeat", 3))
+    platform, chars, runs = measure_selection(path, n, TOKENIZERS)
+    rows = []
+    for r in runs:
+        for what, values in (("caret onto a token", r.caret_s), ("vocabulary row", r.vocab_s)):
+            ms = [v * 1000 for v in values]
+            rows.append([r.name, what, f"{statistics.median(ms):.1f}", f"{_percentile(ms, 0.95):.1f}",
+                         f"{max(ms):.1f}", f"{r.stall_s * 1000:.0f}", str(len(ms))])
+    return {
+        "title": f"GUI: selecting a token in {path.name} ({chars:,} characters), merge tree, trace and "
+                 f"vocabulary open, Qt platform {platform}",
+        "headers": ["tokenizer", "selection", "median ms", "p95 ms", "max ms", "stall ms", "runs"],
+        "rows": rows,
+        "notes": ["from the action to every panel up to date and Qt's pending paints done (polled every "
+                  "4 ms, so a few ms are the poll's); "
+                  "stall: the UI loop's longest lateness over both kinds; target: within 50 ms"],
+    }

@@ -1,0 +1,214 @@
+"""The encode trace: how BPE encoded the chunk under the caret, merge by merge. A slider (and step
+buttons) walks through the merges; the sequence after the current step is drawn as coloured parts,
+the part just made underlined; the list of every merge (pair, new token, rank) sits beside it.
+The last line compares the trace's final ids with the tokenizer's own for that chunk.
+
+The trace is the core's reference (`encode_trace.trace_at`), computed in a worker (a chunk of 2 KB
+takes a few hundred milliseconds in pure Python) under the generation rule; the panel keeps the
+last trace while an edit is tokenized. It never calls another panel.
+"""
+
+from __future__ import annotations
+
+import html
+
+import numpy as np
+from PySide6.QtCore import QSize, Qt
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QSlider, QSplitter, QToolButton, QVBoxLayout,
+                               QWidget)
+
+from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
+from ...core.tokenizer import TokexplorerError
+from ..colours import TokenFormats, colour_indices
+from ..state import AppState
+from ..tokenized import token_label
+from ..worker import run_job
+
+
+class TracePanel(QWidget):
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.setObjectName("trace_panel")
+        self.state = state
+        self.trace: EncodeTrace | None = None
+        self.expected: list[int] = []  # the tokenizer's own ids for the traced chunk
+        self._key: tuple | None = None  # (result, first, stop): the tokens traced or being traced
+        self._generation = 0
+        self._answered = 0  # the latest generation whose trace (or reason) is shown
+        self.title = QLabel("Put the caret in the text to see how its chunk was encoded.")
+        self.title.setObjectName("trace_title")
+        self.title.setWordWrap(True)
+        self.slider = QSlider(Qt.Orientation.Horizontal)
+        self.slider.setObjectName("trace_slider")
+        self.slider.setToolTip("The merges applied so far")
+        self.step_label = QLabel("")
+        self.step_label.setObjectName("trace_step")
+        self.sequence = QLabel("")
+        self.sequence.setObjectName("trace_sequence")
+        self.sequence.setWordWrap(True)
+        self.sequence.setTextFormat(Qt.TextFormat.RichText)
+        self.sequence.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
+        self.steps = QListWidget()
+        self.steps.setObjectName("trace_steps")
+        self.verdict = QLabel("")
+        self.verdict.setObjectName("trace_verdict")
+        self.verdict.setWordWrap(True)
+        buttons = QHBoxLayout()
+        for text, tip, move in (("⏮", "Before any merge", lambda: 0),
+                                ("◀", "One merge back", lambda: self.slider.value() - 1),
+                                ("▶", "One merge more", lambda: self.slider.value() + 1),
+                                ("⏭", "Every merge", lambda: self.slider.maximum())):
+            b = QToolButton()
+            b.setText(text)
+            b.setToolTip(tip)
+            b.clicked.connect(lambda checked=False, move=move: self.slider.setValue(move()))
+            buttons.addWidget(b)
+        buttons.addWidget(self.slider, 1)
+        left = QWidget()
+        left_layout = QVBoxLayout(left)
+        left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(buttons)
+        left_layout.addWidget(self.step_label)
+        left_layout.addWidget(self.sequence, 1)
+        split = QSplitter()
+        split.addWidget(left)
+        split.addWidget(self.steps)
+        split.setStretchFactor(0, 3)
+        split.setStretchFactor(1, 2)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(4, 4, 4, 4)
+        layout.addWidget(self.title)
+        layout.addWidget(split, 1)
+        layout.addWidget(self.verdict)
+        self.slider.valueChanged.connect(self._show_step)
+        self.steps.currentRowChanged.connect(lambda row: row >= 0 and self.slider.setValue(row + 1))
+        state.caret_changed.connect(self._on_caret)
+        state.tokenizer_changed.connect(lambda _: self._clear())
+        state.dark_changed.connect(lambda _: self._show_step(self.slider.value()))
+
+    def sizeHint(self) -> QSize:
+        return QSize(640, 300)
+
+    @property
+    def up_to_date(self) -> bool:
+        """The trace asked for last is shown (for screenshots and tests)."""
+        return self._answered == self._generation
+
+    def _clear(self) -> None:
+        self._generation += 1
+        self._answered = self._generation
+        self._key, self.trace, self.expected = None, None, []
+        self.steps.clear()
+        self.slider.setRange(0, 0)
+        self.title.setText("Put the caret in the text to see how its chunk was encoded.")
+        self.sequence.setText("")
+        self.step_label.setText("")
+        self.verdict.setText("")
+
+    def _on_caret(self, index: int) -> None:
+        if index >= 0 and self.isVisible():  # -1 while an edit is being tokenized: keep the last trace
+            self.trace_token(index)
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self.state.caret >= 0:
+            self.trace_token(self.state.caret)
+
+    def trace_token(self, index: int) -> None:
+        """Trace the chunk of the current result that token `index` belongs to (in a worker)."""
+        result = self.state.result
+        if result is None or not 0 <= index < len(result):
+            return
+        if self._key is not None and self._key[0] is result and self._key[1] <= index < self._key[2]:
+            return  # the same chunk of the same result
+        self._key = (result, index, index + 1)
+        self._generation += 1
+        gen, name, encoding = self._generation, result.tokenizer, result.encoding
+        catalog = self.state.catalog
+
+        def work(progress):
+            try:
+                tok = catalog.get(name)
+                first, stop = chunk_at(tok, encoding, index)
+                return trace_at(tok, encoding, index), (first, stop), encoding.ids[first:stop]
+            except TokexplorerError as exc:
+                return str(exc), None, []
+
+        def done(answer) -> None:
+            trace, tokens, expected = answer
+            if gen == self._generation and tokens is not None:
+                self._key = (result, *tokens)
+            self._show(gen, trace, expected)
+
+        run_job(work, on_result=done, on_error=lambda exc: self._show(gen, f"internal error: {exc!r}", []))
+
+    def _show_problem(self, message: str) -> None:
+        self.trace = None
+        self.steps.clear()
+        self.slider.setRange(0, 0)
+        self.sequence.setText("")
+        self.step_label.setText("")
+        self.verdict.setText("")
+        self.title.setText(f"No trace: {html.escape(message)}.")
+
+    def _show(self, gen: int, answer: EncodeTrace | str, expected: list[int]) -> None:
+        if gen != self._generation:
+            return  # the caret moved on meanwhile
+        self._answered = gen
+        if isinstance(answer, str):
+            self._show_problem(answer)
+            return
+        self.trace, self.expected = answer, expected
+        self.title.setText(f"Chunk <b>{html.escape(token_label(answer.chunk))}</b> "
+                           f"(characters {answer.start:,}–{answer.end:,}, {len(answer.chunk)} bytes, "
+                           f"{len(answer.initial)} parts → {len(answer.final)} tokens) · {answer.tokenizer}"
+                           f"<br><span style='color:gray'>Each step: {html.escape(answer.how)}.</span>")
+        self.steps.blockSignals(True)
+        self.steps.clear()
+        for k, s in enumerate(answer.steps, 1):
+            self.steps.addItem(f"{k}. {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
+                               f"{token_label(s.left.bytes + s.right.bytes)}  (id {s.new_id}, rank {s.rank})")
+        self.steps.blockSignals(False)
+        agree = answer.final == expected
+        extra = (f" Then byte fallback: {', '.join(answer.fallback)} became byte pieces."
+                 if answer.fallback else "")
+        self.verdict.setText(
+            (f"✓ Final ids {answer.final} equal {answer.tokenizer}'s own." if agree else
+             f"✗ The trace ends with {answer.final}, but {answer.tokenizer} gave {expected}.") + extra)
+        self.slider.blockSignals(True)
+        self.slider.setRange(0, len(answer.steps))
+        self.slider.setValue(len(answer.steps))
+        self.slider.blockSignals(False)
+        self._show_step(len(answer.steps))
+
+    def _show_step(self, k: int) -> None:
+        trace = self.trace
+        if trace is None:
+            return
+        parts = trace.sequence(k)
+        made = trace.steps[k - 1].position if k > 0 else -1
+        if k == 0:
+            self.step_label.setText(f"Before any merge: {len(parts)} parts.")
+        else:
+            s = trace.steps[k - 1]
+            self.step_label.setText(
+                f"Step {k} of {len(trace.steps)}: {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
+                f"id {s.new_id} (rank {s.rank}); {len(parts)} parts.")
+        self.sequence.setText(self._parts_html(parts, made))
+        self.steps.blockSignals(True)
+        self.steps.setCurrentRow(k - 1)
+        self.steps.blockSignals(False)
+
+    def _parts_html(self, parts: list[Part], made: int) -> str:
+        formats = TokenFormats(self.state.dark)
+        ids = np.array([p.id if p.id is not None else 0 for p in parts], dtype=np.int64)
+        colours = colour_indices(ids) if len(ids) else ids
+        out = []
+        for i, (p, c) in enumerate(zip(parts, colours)):
+            bg = formats.background(int(c)).name() if p.id is not None else "#dddddd"
+            label = html.escape(token_label(p.bytes))
+            if i == made:  # the part this step made
+                label = f"<span style='text-decoration:underline; font-weight:bold;'>{label}</span>"
+            out.append(f"<span style='background-color:{bg};'>&nbsp;{label}&nbsp;</span>")
+        ink = "#e8eaed" if self.state.dark else "#202124"
+        return f"<div style='font-size:large; line-height:160%; color:{ink}'>" + "&#8203; ".join(out) + "</div>"
