@@ -12,7 +12,6 @@ import sys
 from typing import Callable, Iterable, Sequence
 
 from .core.tokenizer import TokexplorerError, parse_allowed_special
-from .core.unicode_info import visible  # the commands' table cells; the window's too (core)
 
 # Sub-command name -> module in tokexplorer.commands that defines add_parser(subparsers) and run(args).
 COMMANDS = {

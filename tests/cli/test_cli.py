@@ -45,7 +45,7 @@ def test_encode_json_shape(capsys, name):
 
 def test_encode_table_and_ids_only(capsys):
     code, out, err = run(capsys, "encode", "-t", "gpt2", "hello world")
-    assert code == 0 and "31373" in out and " world" in out and "2 tokens" in err
+    assert code == 0 and "31373" in out and "␣world" in out and "2 tokens" in err
     assert run(capsys, "encode", "-t", "gpt2", "--ids-only", "hello world")[1] == "31373 995\n"
 
 

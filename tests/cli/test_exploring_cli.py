@@ -64,5 +64,5 @@ def test_trace_agrees_with_the_encoder(capsys, name):
 def test_trace_text(capsys):
     code, out, _ = run(capsys, "trace", "-t", "gpt2", " hello")
     assert code == 0
-    assert out.splitlines()[0] == "chunk ' hello' (6 bytes): 5 merges"
-    assert "5. ' hell' + 'o' -> 23748 (rank 23748): [23748]" in out
+    assert out.splitlines()[0] == "chunk ␣hello (6 bytes): 5 merges"
+    assert "5. ␣hell + o -> 23748 (rank 23748): [23748]" in out

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ..cli import print_json, print_table, read_text_argument, visible
+from ..cli import print_json, print_table, read_text_argument
+from ..core.unicode_info import visible
 from ..core.chat import FORMATS, count_chat, parse_messages
 from ..core.registry import builtin_names, load_tokenizer
 

@@ -20,13 +20,13 @@ from ..cli import (
     print_table,
     print_table_stream,
     read_text_argument,
-    visible,
 )
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from ..core.streaming import WHOLE_TEXT_LIMIT_MB, Totals, count, encode_pieces, split_pieces
 from ..core.tokenizer import TokexplorerError
+from ..core.unicode_info import token_label
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -120,7 +120,7 @@ def run_encode(args: argparse.Namespace) -> int:
             base = 0
             for piece in pieces:
                 off = piece.offset
-                yield [[base + t.index, t.id, t.bytes.hex(" "), visible(t.text), f"{off + t.start}:{off + t.end}",
+                yield [[base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes), f"{off + t.start}:{off + t.end}",
                         ",".join(flag_names(t.flags))] for t in piece.encoding]
                 base += len(piece.encoding)
                 totals.add(piece.encoding)
@@ -237,7 +237,7 @@ def run_split(args: argparse.Namespace) -> int:
         def batches():
             nonlocal found
             for spans in split_pieces(text, pattern):
-                yield [[found + i, f"'{visible(text[a:b])}'", f"{a}:{b}"] for i, (a, b) in enumerate(spans)]
+                yield [[found + i, token_label(text[a:b].encode("utf-8", "surrogatepass")), f"{a}:{b}"] for i, (a, b) in enumerate(spans)]
                 found += len(spans)
 
         print_table_stream(["#", "chunk", "span"], batches(), right={0})

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import add_text_arguments, print_json, print_table, read_text_argument, visible
+from ..cli import add_text_arguments, print_json, print_table, read_text_argument
 from ..core.encode_trace import chunk_at, trace_at
 from ..core.registry import builtin_names, load_tokenizer
 from ..core.tokenizer import TokexplorerError
+from ..core.unicode_info import token_label
 from ..core.vocabulary import FILTERS, SORT_KEYS, Kind, Vocabulary
 
 DEFAULT_LIMIT = 50
@@ -96,7 +97,7 @@ def run_vocab(args: argparse.Namespace) -> int:
         print_json({"tokenizer": tok.name, "matches": total, "tokens": rows})
         return 0
     headers = ["id", "text", "bytes", "length"] + (["count"] if counts is not None else []) + ["kind"]
-    table = [[r["id"], visible(r["text"]) if "not_utf8" not in r["kinds"] else "\\x" + r["bytes"],
+    table = [[r["id"], token_label(bytes.fromhex(r["bytes"])),
               " ".join(r["bytes"][k:k + 2] for k in range(0, len(r["bytes"]), 2)), r["length"]]
              + ([r["count"]] if counts is not None else []) + [", ".join(r["kinds"])] for r in rows]
     print_table(headers, table, right={0, 3, 4} if counts is not None else {0, 3})
@@ -127,14 +128,14 @@ def run_trace(args: argparse.Namespace) -> int:
         return 0 if agree else 1
     for trace, chunk, own in traces:
         if isinstance(trace, str):
-            print(f"chunk {visible(chunk)!r}: not traced: {trace}")
+            print(f"chunk {token_label(chunk.encode('utf-8', 'surrogatepass'))}: not traced: {trace}")
             continue
-        label = visible(trace.chunk.decode("utf-8", "replace"))
-        print(f"chunk {label!r} ({len(trace.chunk)} bytes): {len(trace.steps)} merge{'s' * (len(trace.steps) != 1)}")
+        label = token_label(trace.chunk)
+        print(f"chunk {label} ({len(trace.chunk)} bytes): {len(trace.steps)} merge{'s' * (len(trace.steps) != 1)}")
         parts = list(trace.initial)
         for k, s in enumerate(trace.steps, 1):
             parts[s.position : s.position + 2] = [s.left._replace(id=s.new_id, bytes=s.left.bytes + s.right.bytes)]
-            pair = f"{visible(s.left.bytes.decode('utf-8', 'replace'))!r} + {visible(s.right.bytes.decode('utf-8', 'replace'))!r}"
+            pair = f"{token_label(s.left.bytes)} + {token_label(s.right.bytes)}"
             print(f"  {k:3}. {pair} -> {s.new_id} (rank {s.rank}): {[p.id for p in parts]}")
         if trace.fallback:
             print(f"  byte fallback: {', '.join(trace.fallback)}")

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 
-from ..cli import add_text_arguments, print_json, print_table, read_text_argument, visible
+from ..cli import add_text_arguments, print_json, print_table, read_text_argument
+from ..core.unicode_info import visible
 from ..core.unicode_info import inspect_text
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from ..cli import print_json, print_table, visible
+from ..cli import print_json, print_table
 from ..core.quirks import QUIRKS, quirk
 from ..core.registry import builtin_names, load_tokenizer
+from ..core.unicode_info import token_label
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -43,6 +44,6 @@ def run(args: argparse.Namespace) -> int:
     print(q.question)
     print_table(["sample", "tokenizer", "tokens", "pieces"],
                 [[r["sample"], r["tokenizer"], r["tokens"],
-                  "|".join(visible(p) for p in r["pieces"])] for r in results], right={2})
+                  "|".join(token_label(p.encode("utf-8")) for p in r["pieces"])] for r in results], right={2})
     print(f"\n{q.observation}")
     return 0

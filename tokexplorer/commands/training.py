@@ -6,8 +6,9 @@ import argparse
 import sys
 import time
 
-from ..cli import print_json, print_table, visible
+from ..cli import print_json, print_table
 from ..core.tokenizer import TokexplorerError
+from ..core.unicode_info import token_label
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -264,7 +265,7 @@ def render_tree(node) -> list[str]:
     ['256 hi', '├─ 104 h', '└─ 105 i']
     """
     def label(n) -> str:
-        return f"{'-' if n.id is None else n.id} {visible(n.text)}"
+        return f"{'-' if n.id is None else n.id} {token_label(n.bytes)}"
 
     lines = [label(node)]
 

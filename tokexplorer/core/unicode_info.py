@@ -246,3 +246,22 @@ def visible(text: str) -> str:
         else:
             out.append(repr(ch)[1:-1] if ch != "\\" else "\\\\")
     return "".join(out)
+
+
+VISIBLE_SPACE = "\u2423"  # ␣
+
+
+def token_label(data: bytes) -> str:
+    """A token's bytes as readable text: spaces as ␣ (a token of spaces is not blank), controls
+    escaped, and bytes that are not (complete) UTF-8 shown as \\xNN rather than as U+FFFD, so the
+    two halves of a split emoji differ.
+
+    >>> token_label(b" a\\n\\xf0\\x9f")
+    '␣a\\\\n\\\\xf0\\\\x9f'
+    """
+    out = []
+    for ch in data.decode("utf-8", errors="surrogateescape"):
+        code = ord(ch)
+        out.append(f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF
+                   else VISIBLE_SPACE if ch == " " else visible(ch))
+    return "".join(out)

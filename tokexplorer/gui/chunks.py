@@ -11,8 +11,9 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
+from ..core.unicode_info import token_label
 from .state import AppState
-from .tokenized import Tokenized, token_label
+from .tokenized import Tokenized
 from .worker import run_job
 
 

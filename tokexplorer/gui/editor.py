@@ -36,11 +36,12 @@ from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, Q
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
+from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
 from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
-from .tokenized import Tokenized, token_label
+from .tokenized import Tokenized
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text

@@ -11,9 +11,10 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from ..core.unicode_info import token_label
 from .colours import TokenPalette
 from .state import AppState
-from .tokenized import Tokenized, token_label
+from .tokenized import Tokenized
 
 HEADERS = ["#", "id", "text", "bytes"]
 

@@ -13,10 +13,8 @@ import numpy as np
 
 from ..core.encoding import Encoding
 from ..core.tokenizer import DisallowedSpecialError
-from ..core.unicode_info import visible
 from .positions import editor_prefix
 
-VISIBLE_SPACE = "\u2423"  # ␣
 # A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
 # a special token, which the "refuse" policy refused (shown tokenized as plain text).
 REFUSED = 0x40
@@ -36,21 +34,6 @@ def special_spans(specials, text: str) -> tuple[tuple[int, int], ...]:
             pos = text.find(token, pos + len(token))
     return tuple(sorted(spans))
 
-
-def token_label(data: bytes) -> str:
-    """A token's bytes as readable text: spaces as ␣ (a token of spaces is not blank), controls
-    escaped, and bytes that are not (complete) UTF-8 shown as \\xNN rather than as U+FFFD, so the
-    two halves of a split emoji differ.
-
-    >>> token_label(b" a\\n\\xf0\\x9f")
-    '␣a\\\\n\\\\xf0\\\\x9f'
-    """
-    out = []
-    for ch in data.decode("utf-8", errors="surrogateescape"):
-        code = ord(ch)
-        out.append(f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF
-                   else VISIBLE_SPACE if ch == " " else visible(ch))
-    return "".join(out)
 
 
 @dataclass(frozen=True, eq=False)

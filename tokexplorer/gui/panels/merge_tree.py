@@ -23,7 +23,7 @@ from ...core.merge_tree import MergeNode, PlacedNode, merge_tree, tree_layout
 from ...core.tokenizer import TokexplorerError
 from ..colours import TokenFormats, colour_indices
 from ..state import AppState
-from ..tokenized import token_label
+from ...core.unicode_info import token_label
 from ..worker import run_job
 
 GAP = 10.0  # pixels between neighbouring leaf boxes

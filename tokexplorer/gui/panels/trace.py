@@ -21,7 +21,7 @@ from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
 from ...core.tokenizer import TokexplorerError
 from ..colours import TokenFormats, colour_indices
 from ..state import AppState
-from ..tokenized import token_label
+from ...core.unicode_info import token_label
 from ..worker import run_job
 
 

@@ -21,7 +21,7 @@ from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Vocabulary, next_occurrence
 from ..colours import TokenFormats, colour_indices
 from ..state import AppState
-from ..tokenized import token_label
+from ...core.unicode_info import token_label
 from ..worker import run_job
 
 COLUMNS = ["id", "token", "bytes", "length", "count", "kind"]
