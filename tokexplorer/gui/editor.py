@@ -550,6 +550,12 @@ class TokenEditor(QPlainTextEdit):
         index = None if result is None or self._edits else result.index_at16(self.textCursor().position())
         self.state.set_caret(-1 if index is None else index)
 
+    def _visible_range(self) -> tuple[int, int]:
+        """UTF-16 positions at the viewport's top-left and bottom-right corners."""
+        vp = self.viewport()
+        return (self.cursorForPosition(QPoint(0, 0)).position(),
+                self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
+
     def _show_marks(self, *_) -> None:
         """Mark the occurrences of the state's marked token id on and near the screen (all of a
         book's would cost every paint a walk over them)."""

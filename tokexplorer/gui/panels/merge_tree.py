@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsRectItem, QGraphicsScene,
 
 from ...core.merge_tree import MergeNode, PlacedNode, merge_tree, tree_layout
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenFormats, colour_indices
+from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job
@@ -123,6 +123,7 @@ class MergeTreePanel(QWidget):
         state.tokenizer_changed.connect(self._on_tokenizer_changed)
         state.tokenized.connect(lambda _: self._show_marked_count())
         state.dark_changed.connect(lambda _: self.tree is not None and self._draw(self.tree))
+        state.token_colours_changed.connect(lambda _: self.tree is not None and self._draw(self.tree))
 
     def sizeHint(self) -> QSize:
         return QSize(640, 340)  # room for a tree of depth 4 at actual size
@@ -241,7 +242,7 @@ class MergeTreePanel(QWidget):
         small = QFont(font)
         small.setPointSizeF(max(font.pointSizeF() * 0.8, 6))
         fm, fm_small = QFontMetricsF(font), QFontMetricsF(small)
-        formats = TokenFormats(dark)
+        palette = TokenPalette(dark, self.state.token_colours)
         pen = QPen(QColor("#5f6368" if not dark else "#bdc1c6"), 1)
         ink = QColor("#202124") if not dark else QColor("#e8eaed")
         no_piece = QColor("#eeeeee") if not dark else QColor("#3c4043")
@@ -261,7 +262,7 @@ class MergeTreePanel(QWidget):
             cx = p.x * slot + (slot - GAP) / 2
             rect = QRectF(cx - width / 2, p.y * LEVEL, width, height)
             rects.append(rect)
-            fill = formats.background(int(c)) if p.node.id is not None else no_piece
+            fill = (palette.background(int(c)) if p.node.id is not None else None) or no_piece
             item = NodeItem(p.node, rect, [(text, font, w_text), (sub, small, w_sub)], fill, pen, ink)
             item.setZValue(1)
             self.scene.addItem(item)

@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QSlider, QSplit
 
 from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenFormats, colour_indices
+from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job
@@ -85,6 +85,7 @@ class TracePanel(QWidget):
         state.caret_changed.connect(self._on_caret)
         state.tokenizer_changed.connect(lambda _: self._clear())
         state.dark_changed.connect(lambda _: self._show_step(self.slider.value()))
+        state.token_colours_changed.connect(lambda _: self._show_step(self.slider.value()))
 
     def sizeHint(self) -> QSize:
         return QSize(640, 300)
@@ -200,12 +201,13 @@ class TracePanel(QWidget):
         self.steps.blockSignals(False)
 
     def _parts_html(self, parts: list[Part], made: int) -> str:
-        formats = TokenFormats(self.state.dark)
+        palette = TokenPalette(self.state.dark, self.state.token_colours)
         ids = np.array([p.id if p.id is not None else 0 for p in parts], dtype=np.int64)
         colours = colour_indices(ids) if len(ids) else ids
         out = []
         for i, (p, c) in enumerate(zip(parts, colours)):
-            bg = formats.background(int(c)).name() if p.id is not None else "#dddddd"
+            colour = palette.background(int(c)) if p.id is not None else None
+            bg = colour.name() if colour is not None else "#dddddd"
             label = html.escape(token_label(p.bytes))
             if i == made:  # the part this step made
                 label = f"<span style='text-decoration:underline; font-weight:bold;'>{label}</span>"

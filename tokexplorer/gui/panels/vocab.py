@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 
 from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Vocabulary, next_occurrence
-from ..colours import TokenFormats, colour_indices
+from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job
@@ -48,14 +48,14 @@ class VocabModel(QAbstractTableModel):
         self.vocab: Vocabulary | None = None
         self.ids = np.zeros(0, dtype=np.int64)
         self.counts: np.ndarray | None = None
-        self._formats = TokenFormats(state.dark)
+        self._palette = TokenPalette(state.dark, state.token_colours)
         self.sort_request: tuple[int, Qt.SortOrder] = (0, Qt.SortOrder.AscendingOrder)
         self.on_sort = lambda: None  # the panel re-runs its query when the user sorts
 
     def show(self, vocab: Vocabulary | None, ids: np.ndarray, counts: np.ndarray | None) -> None:
         self.beginResetModel()
         self.vocab, self.ids, self.counts = vocab, ids, counts
-        self._formats = TokenFormats(self.state.dark)
+        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:
@@ -103,7 +103,7 @@ class VocabModel(QAbstractTableModel):
                 return data.decode("utf-8") if kind & _SPECIAL else token_label(data)
             return data.hex(" ") if col == 2 else len(data)
         if role == _BACKGROUND:
-            return self._formats.background(int(colour_indices(np.array([token_id]))[0])) if col == 1 else None
+            return self._palette.background(int(colour_indices(np.array([token_id]))[0])) if col == 1 else None
         if role == _ALIGN:
             return _RIGHT if col in (0, 3, 4) else None
         return f"score {vocab.scores[token_id]:g}" if vocab.scores is not None else None
@@ -193,6 +193,7 @@ class VocabPanel(QWidget):
         state.tokenizer_changed.connect(lambda _: self._load())
         state.tokenized.connect(lambda _: self._count_timer.start())
         state.dark_changed.connect(lambda _: self.model.show(self.vocab, self.model.ids, self.counts))
+        state.token_colours_changed.connect(lambda _: self.model.show(self.vocab, self.model.ids, self.counts))
 
     @property
     def up_to_date(self) -> bool:
