@@ -26,6 +26,7 @@ COMMANDS = {
     "train": "training",
     "merges": "training",
     "sweep": "training",
+    "report": "reports",
 }
 
 

@@ -363,11 +363,9 @@ class LanguageFigure(Figure):
         self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # where the bars are short
 
     def show_report(self, report: LanguageReport, order: Sequence[str] | None = None) -> None:
-        """Bars in `order` (keys, top first; default: the first tokenizer's ratio, largest first)."""
+        """Bars in `order` (keys, top first; default: the report's rows in their order)."""
         self.report = report
-        if order is None:
-            order = [r.key for r in sorted(report.rows, key=lambda r: -r.ratios[0])]
-        self.order = list(order)
+        self.order = [r.key for r in report.rows] if order is None else list(order)
         rows = [report.row(k) for k in self.order]
         n = max(len(report.tokenizers), 1)
         height = 0.8 / n
