@@ -27,6 +27,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.plots import PlotsPanel
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
 from .token_ids import TokenTable
@@ -218,6 +219,10 @@ class MainWindow(QMainWindow):
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
+        self.plots = PlotsPanel(self.state, self.dialogs)
+        self.plots_dock = self._dock("Plots", "plots_dock", self.plots, "Ctrl+Shift+G")
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.plots_dock)
+        self.plots_dock.hide()  # View > Plots; it needs room, so it waits to be asked for
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:
         dock = QDockWidget(title, self)

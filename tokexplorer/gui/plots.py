@@ -25,8 +25,8 @@ from ..core.textfile import write_atomic
 from ..core.token_lengths import LengthHistogram, histogram_table
 
 import pyqtgraph as pg  # noqa: E402  (after the core: pyqtgraph picks up PySide6)
-from PySide6.QtCore import QBuffer, QIODevice, QRectF, Qt, QTimer  # noqa: E402
-from PySide6.QtGui import QColor, QFont  # noqa: E402
+from PySide6.QtCore import QBuffer, QIODevice, Qt, QTimer  # noqa: E402
+from PySide6.QtGui import QColor, QFontMetrics  # noqa: E402
 
 # Series colours (light theme, dark theme): distinguishable, and the first four for the built-ins.
 SERIES = [("#1f77b4", "#64b5f6"), ("#d62728", "#ef9a9a"), ("#2ca02c", "#a5d6a7"), ("#9467bd", "#ce93d8"),
@@ -34,7 +34,15 @@ SERIES = [("#1f77b4", "#64b5f6"), ("#d62728", "#ef9a9a"), ("#2ca02c", "#a5d6a7")
 THEMES = {False: ("#ffffff", "#202020", "#909090"), True: ("#1e1e1e", "#dcdcdc", "#707070")}  # bg, fg, grid
 
 
-def series_colour(index: int, dark: bool) -> QColor:
+BUILTIN_SERIES = {"gpt2": 0, "cl100k_base": 1, "o200k_base": 2, "llama-sp": 3}  # same colour in every figure
+
+
+def series_colour(index: int, dark: bool, name: str = "") -> QColor:
+    """A series' colour: a built-in tokenizer's own, else the index's among the rest."""
+    if name in BUILTIN_SERIES:
+        index = BUILTIN_SERIES[name]
+    elif name:
+        index = len(BUILTIN_SERIES) + index % (len(SERIES) - len(BUILTIN_SERIES))
     return QColor(SERIES[index % len(SERIES)][1 if dark else 0])
 
 
@@ -242,6 +250,7 @@ class CompressionFigure(Figure):
         self.merges: list[int] = []
         self.bytes_per_token: list[float] = []
         self.curve_line = self.plotItem.plot([], [], name="bytes per token")
+        self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # the curve rises: bottom right is free
         self.source: CompressionCurve | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -321,8 +330,8 @@ class LengthFigure(Figure):
         self.plotItem.enableAutoRange()
 
     def _recolour(self) -> None:
-        for i, bar in enumerate(getattr(self, "bars", [])):
-            c = series_colour(i, self.dark)
+        for i, (bar, h) in enumerate(zip(getattr(self, "bars", []), getattr(self, "histograms", []))):
+            c = series_colour(i, self.dark, h.tokenizer)
             bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(c.darker(130)))
 
     def series(self, index: int) -> tuple[list[int], list[float]]:
@@ -382,13 +391,24 @@ class LanguageFigure(Figure):
             self.legend.addItem(bar, name)
         for bar in self.bars[len(report.tokenizers):]:
             bar.hide()
-        self.plotItem.getAxis("left").setTicks([[(j, r.language) for j, r in enumerate(rows)]])
+        left = self.plotItem.getAxis("left")
+        left.setTicks([[(j, r.language) for j, r in enumerate(rows)]])
+        # Room for the longest name, so none is cut at the figure's edge.
+        metrics = QFontMetrics(left.style.get("tickFont") or left.font())
+        left.setWidth(max([metrics.horizontalAdvance(r.language) for r in rows] + [40]) + 14)
         self._apply_theme()
-        self.plotItem.enableAutoRange()
+        longest = max([x for r in rows for x in r.ratios] + [1.0])
+        vb = self.plotItem.vb
+        vb.setLimits(xMin=0, xMax=longest * 1.15, yMin=-0.6, yMax=len(rows) - 0.4)
+        vb.setMouseEnabled(x=False, y=True)
+        # As many languages as fit legibly (about 14 px a name); drag or scroll for the rest.
+        fit = max(8, (self.height() - 80) // 14) if self.isVisible() else len(rows)
+        self.plotItem.setRange(xRange=(0, longest * 1.12), yRange=(-0.6, min(fit, len(rows)) - 0.4), padding=0)
 
     def _recolour(self) -> None:
-        for i, bar in enumerate(getattr(self, "bars", [])):
-            c = series_colour(i, self.dark)
+        names = self.report.tokenizers if getattr(self, "report", None) is not None else ()
+        for i, (bar, name) in enumerate(zip(getattr(self, "bars", []), names)):
+            c = series_colour(i, self.dark, name)
             bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(c.darker(130)))
         if hasattr(self, "english"):
             self.english.setPen(pg.mkPen(THEMES[self.dark][1], width=1, style=Qt.PenStyle.DashLine))
