@@ -278,7 +278,9 @@ class CompressionFigure(Figure):
         if not self._timer.isActive():
             self._timer.start()
 
-    def clear(self) -> None:
+    def reset(self) -> None:
+        """No curve (a new training run starts). subtle: not `clear`, which PlotWidget sets on each
+        instance (it forwards to its PlotItem) and so would shadow a method of that name."""
         self.set_data([], [])
 
     def _draw(self) -> None:

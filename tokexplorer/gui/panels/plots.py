@@ -78,6 +78,19 @@ class TokenizerChecklist(QListWidget):
             item.setCheckState(Qt.CheckState.Checked if item.text() in names else Qt.CheckState.Unchecked)
 
 
+class Cell(QTableWidgetItem):
+    """A table cell that shows `text` and sorts by `key` (numbers by value, not as rounded)."""
+
+    def __init__(self, text: str, key):
+        super().__init__(text)
+        self.key = key
+
+    def __lt__(self, other: QTableWidgetItem) -> bool:
+        if isinstance(other, Cell) and type(self.key) is type(other.key):
+            return self.key < other.key
+        return super().__lt__(other)
+
+
 class PlotTab(QWidget):
     """A figure with Export PNG / Export CSV buttons and a status line; subclasses add controls."""
 
@@ -401,13 +414,8 @@ class LanguageTab(PlotTab):
         for i, r in enumerate(report.rows):
             cells = [r.language, r.script, *r.ratios, *r.tokens, r.chars, r.bytes]
             for j, value in enumerate(cells):
-                item = QTableWidgetItem()
-                if isinstance(value, float):
-                    item.setData(Qt.ItemDataRole.DisplayRole, round(value, 2))
-                elif isinstance(value, int):
-                    item.setData(Qt.ItemDataRole.DisplayRole, value)
-                else:
-                    item.setText(value)
+                text = f"{value:.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else value
+                item = Cell(text, value.casefold() if isinstance(value, str) else value)
                 if j == 0:
                     item.setData(Qt.ItemDataRole.UserRole, r.key)
                 if not isinstance(value, str):
