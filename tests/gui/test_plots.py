@@ -157,12 +157,20 @@ def test_tokens_per_language_table_and_bars_are_the_cores(qtbot, window, tmp_pat
     assert tab.figure.order == keys
     header = [tab.table.horizontalHeaderItem(j).text() for j in range(tab.table.columnCount())]
     assert header == ["language", "script", "gpt2 ×eng", "o200k_base ×eng", "gpt2 tokens", "o200k_base tokens",
-                      "characters", "bytes"]
+                      "characters", "bytes", "title"]
     hin_row = keys.index("hin")
     hin = core.row("hin")
     cells = [tab.table.item(hin_row, j) for j in range(len(header))]
-    assert [c.key for c in cells] == ["hindi", "deva", *hin.ratios, *hin.tokens, hin.chars, hin.bytes]
+    assert [c.key for c in cells] == ["hindi", "deva", *hin.ratios, *hin.tokens, hin.chars, hin.bytes,
+                                      "मानव अधिकारों की सार्वभौम घोषणा"]
     assert [c.text() for c in cells[:4]] == ["Hindi", "Deva", f"{hin.ratios[0]:.2f}", f"{hin.ratios[1]:.2f}"]
+    # Hover over Hindi's bars: the readout has its numbers and its title in Devanagari.
+    vb = tab.figure.plotItem.vb
+    vb.setYRange(keys.index("hin") - 3, keys.index("hin") + 3)  # scrolled to it, as a user would
+    tab.figure._on_mouse_moved(vb.mapViewToScene(QPointF(0.5, float(keys.index("hin")))))
+    assert tab.figure.readout.toPlainText().splitlines()[:3] == [
+        f"Hindi (Deva): {hin.chars:,} characters, {hin.bytes:,} bytes", "मानव अधिकारों की सार्वभौम घोषणा",
+        f"gpt2: {hin.tokens[0]:,} tokens, {hin.ratios[0]:.2f}× English"]
     # Sorting the table by language re-orders the bars.
     tab.table.sortItems(0, Qt.SortOrder.AscendingOrder)
     qtbot.waitUntil(lambda: tab.figure.order[0] == "amh")
@@ -170,7 +178,7 @@ def test_tokens_per_language_table_and_bars_are_the_cores(qtbot, window, tmp_pat
     # Export: a PNG, and a CSV whose rows are the core's.
     window.dialogs.paths["export"] = str(tmp_path / "languages.png")
     tab.export_png()
-    assert png_size((tmp_path / "languages.png").read_bytes())[0] >= 800
+    assert png_size((tmp_path / "languages.png").read_bytes()) == (1000, 140 + 24 * 56)  # every language
     window.dialogs.paths["export"] = str(tmp_path / "languages.csv")
     tab.export_csv()
     assert (tmp_path / "languages.csv").read_text("utf-8") == csv_text(core.table())

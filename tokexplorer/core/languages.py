@@ -39,6 +39,15 @@ class ParallelText:
     script: str
     text: str
 
+    @property
+    def title(self) -> str:
+        """The text's first line: the document's title in that language and script.
+
+        >>> ParallelText("x", "x", "", "\\n  Title  \\nbody").title
+        'Title'
+        """
+        return next((line.strip() for line in self.text.splitlines() if line.strip()), "")
+
 
 def read_parallel_texts(folder: str | os.PathLike | None = None) -> list[ParallelText]:
     """Every `*.txt` of the folder (default: the installed UDHR), named from its languages.tsv
@@ -78,6 +87,7 @@ class LanguageRow:
     bytes: int
     tokens: tuple[int, ...]  # one per tokenizer, in the report's order
     ratios: tuple[float, ...]  # tokens / the reference language's tokens, per tokenizer
+    title: str = ""  # the text's first line, in its own script
 
 
 @dataclass(frozen=True)
@@ -104,7 +114,7 @@ class LanguageReport:
     def to_dict(self) -> dict:
         return {"tokenizers": list(self.tokenizers), "reference": self.reference, "languages": [
             {"key": r.key, "language": r.language, "script": r.script, "characters": r.chars,
-             "bytes": r.bytes, "tokens": dict(zip(self.tokenizers, r.tokens)),
+             "bytes": r.bytes, "title": r.title, "tokens": dict(zip(self.tokenizers, r.tokens)),
              "ratio": {t: round(x, 4) for t, x in zip(self.tokenizers, r.ratios)}} for r in self.rows]}
 
 
@@ -138,7 +148,7 @@ def tokens_per_language(
     base = counts[reference]
     rows = tuple(
         LanguageRow(t.key, t.language, t.script, len(t.text), len(t.text.encode("utf-8")), counts[t.key],
-                    tuple(n / b if b else 0.0 for n, b in zip(counts[t.key], base)))
+                    tuple(n / b if b else 0.0 for n, b in zip(counts[t.key], base)), t.title)
         for t in texts
     )
     return LanguageReport(tuple(tok.name for tok in tokenizers), reference, rows)

@@ -403,15 +403,14 @@ class LanguageFigure(Figure):
         vb = self.plotItem.vb
         vb.setLimits(xMin=0, xMax=longest * 1.15, yMin=-0.6, yMax=len(rows) - 0.4)
         vb.setMouseEnabled(x=False, y=True)
-        # As many languages as fit legibly (about 14 px a name); drag or scroll for the rest.
-        fit = max(8, (self.height() - 80) // 14) if self.isVisible() else len(rows)
+        # As many languages as fit legibly (a few pixels per bar); drag or scroll for the rest.
+        fit = max(8, (self.height() - 80) // (8 + 5 * n)) if self.isVisible() else len(rows)
         self.plotItem.setRange(xRange=(0, longest * 1.12), yRange=(-0.6, min(fit, len(rows)) - 0.4), padding=0)
 
     def _recolour(self) -> None:
         names = self.report.tokenizers if getattr(self, "report", None) is not None else ()
         for i, (bar, name) in enumerate(zip(getattr(self, "bars", []), names)):
-            c = series_colour(i, self.dark, name)
-            bar.setOpts(brush=pg.mkBrush(c), pen=pg.mkPen(c.darker(130)))
+            bar.setOpts(brush=pg.mkBrush(series_colour(i, self.dark, name)), pen=None)  # thin bars: no outline
         if hasattr(self, "english"):
             self.english.setPen(pg.mkPen(THEMES[self.dark][1], width=1, style=Qt.PenStyle.DashLine))
 
@@ -426,7 +425,7 @@ class LanguageFigure(Figure):
         if not 0 <= j < len(self.order):
             return None
         r = self.report.row(self.order[j])
-        lines = [f"{r.language} ({r.script}): {r.chars:,} characters, {r.bytes:,} bytes"]
+        lines = [f"{r.language} ({r.script}): {r.chars:,} characters, {r.bytes:,} bytes", r.title]
         lines += [f"{t}: {n:,} tokens, {q:.2f}× English" for t, n, q in zip(self.report.tokenizers, r.tokens, r.ratios)]
         return x, "\n".join(lines)
 

@@ -28,7 +28,7 @@ from ...core.tables import csv_text
 from ...core.textfile import read_text_file, write_atomic
 from ...core.token_lengths import length_histogram
 from ...core.tokenizer import TokexplorerError
-from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure
+from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
 from ..state import AppState
 from ..worker import run_job
 
@@ -53,7 +53,7 @@ class TokenizerChecklist(QListWidget):
         self.setFlow(QListView.Flow.LeftToRight)
         self.setWrapping(True)
         self.setSpacing(2)
-        self.setMaximumHeight(self.fontMetrics().height() * 3 + 8)
+        self.setFixedHeight(self.fontMetrics().height() * 2 + 12)
         self.refill()
         state.tokenizers_changed.connect(self.refill)
 
@@ -120,8 +120,11 @@ class PlotTab(QWidget):
         path = self.panel.dialogs.export_path(f"{self.name}.png", PNG_FILTER)
         if not path:
             return None
-        return self._write(Path(path), lambda: self.figure.png(max(self.figure.width(), 800),
-                                                                max(self.figure.height(), 500)))
+        return self._write(Path(path), self.png)
+
+    def png(self) -> bytes:
+        """The figure as shown, at least 800 x 500 pixels."""
+        return self.figure.png(max(self.figure.width(), 800), max(self.figure.height(), 500))
 
     def export_csv(self) -> Path | None:
         table = self.figure.table()
@@ -405,14 +408,14 @@ class LanguageTab(PlotTab):
         self.report = report
         # The ratios first: they are the point; then the counts they come from.
         headers = (["language", "script"] + [f"{t} ×{report.reference}" for t in report.tokenizers]
-                   + [f"{t} tokens" for t in report.tokenizers] + ["characters", "bytes"])
+                   + [f"{t} tokens" for t in report.tokenizers] + ["characters", "bytes", "title"])
         self.table.setSortingEnabled(False)
         self.table.clear()
         self.table.setColumnCount(len(headers))
         self.table.setHorizontalHeaderLabels(headers)
         self.table.setRowCount(len(report.rows))
         for i, r in enumerate(report.rows):
-            cells = [r.language, r.script, *r.ratios, *r.tokens, r.chars, r.bytes]
+            cells = [r.language, r.script, *r.ratios, *r.tokens, r.chars, r.bytes, r.title]
             for j, value in enumerate(cells):
                 text = f"{value:.2f}" if isinstance(value, float) else f"{value:,}" if isinstance(value, int) else value
                 item = Cell(text, value.casefold() if isinstance(value, str) else value)
@@ -422,13 +425,28 @@ class LanguageTab(PlotTab):
                     item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)
         self.table.setSortingEnabled(True)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(len(headers) - 1, QHeaderView.ResizeMode.Interactive)  # titles are long
+        header.resizeSection(len(headers) - 1, 260)
         self.table.sortItems(2, Qt.SortOrder.DescendingOrder)  # the first tokenizer's ratio
         self._reorder()
         hin = next((r for r in report.rows if r.key == "hin"), None)
         self.status.setText(f"{len(report.rows)} languages, ratios to {report.reference}. "
                             + (f"Hindi costs {report.tokenizers[0]} {hin.ratios[0]:.1f}× the tokens of English."
                                if hin else ""))
+
+    def png(self) -> bytes:
+        """Every language, in the table's order (the dock shows only those that fit)."""
+        if self.report is None:
+            return super().png()
+        figure = LanguageFigure()
+        figure.show_report(self.report, self.row_keys())
+        figure.set_dark(self.figure.dark)
+        try:
+            return figure.png(*figure_size(self.report))
+        finally:
+            figure.deleteLater()
 
     def row_keys(self) -> list[str]:
         """Language keys in the table's current order (top first)."""
