@@ -73,7 +73,7 @@ class Figure(pg.PlotWidget):
 
     def hover(self, x: float, y: float) -> tuple[float, str] | None:
         """(where to put the crosshair, the text) for the mouse at data point (x, y), or None.
-        x is in view coordinates (log10 of the value on a log axis)."""
+        Coordinates are the view's (log10 of the value on a log axis)."""
         return None
 
     def table(self) -> list[list[object]]:
@@ -369,6 +369,7 @@ class LanguageFigure(Figure):
         self.bars: list[pg.BarGraphItem] = []
         self.english = pg.InfiniteLine(pos=1.0, angle=90, movable=False)
         self.plotItem.addItem(self.english, ignoreBounds=True)
+        self.crosshair.setAngle(0)  # a language is a row: the crosshair marks it across
         self.plotItem.invertY(True)
         self.plotItem.showGrid(x=True, y=False, alpha=0.25)
         self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # where the bars are short
@@ -427,7 +428,7 @@ class LanguageFigure(Figure):
         r = self.report.row(self.order[j])
         lines = [f"{r.language} ({r.script}): {r.chars:,} characters, {r.bytes:,} bytes", r.title]
         lines += [f"{t}: {n:,} tokens, {q:.2f}× English" for t, n, q in zip(self.report.tokenizers, r.tokens, r.ratios)]
-        return x, "\n".join(lines)
+        return j, "\n".join(lines)
 
     def table(self):
         return self.report.table() if self.report else []

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QListView, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
@@ -193,16 +193,17 @@ class SweepTab(PlotTab):
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self._cancelled = False
-        form = QFormLayout()
-        form.addRow("Corpus:", self.corpus_box)
-        form.addRow("Vocab sizes:", self.sizes_edit)
-        form.addRow("Split pattern:", self.pattern_box)
-        form.addRow("Evaluate on:", self.eval_box)
+        fields = QHBoxLayout()
+        for label, widget, stretch in [("Corpus:", self.corpus_box, 2), ("Vocab sizes:", self.sizes_edit, 2),
+                                       ("Split:", self.pattern_box, 1), ("Evaluate on:", self.eval_box, 2)]:
+            fields.addWidget(QLabel(label))
+            fields.addWidget(widget, stretch)
         row = QHBoxLayout()
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
         row.addWidget(self.progress, 1)
-        self.controls.addLayout(form)
+        row.addStretch(0)
+        self.controls.addLayout(fields)
         self.controls.addLayout(row)
         self.status.setText("Reference points: every tokenizer in the picker, on the same text.")
 
