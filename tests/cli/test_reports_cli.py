@@ -115,3 +115,22 @@ def test_sweep_refuses_eval_and_held_out_together(tmp_path, capsys):
     corpus.write_text("some text\n" * 50, "utf-8")
     code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256", "--eval", corpus, "--held-out", "0.1")
     assert code == 1 and "not both" in err
+
+
+def test_report_lengths_counts_each_tokenizers_token_lengths(tmp_path, capsys):
+    text = "The quick brown fox 🦊 jumps over the lazy dog. मानव अधिकार"
+    target = tmp_path / "lengths.png"
+    code, out, err = run(capsys, "report", "lengths", "-t", "gpt2", "-t", "llama-sp", text, "--json",
+                         "--plot", target)
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["bytes"] == len(text.encode("utf-8"))
+    for entry in result["tokenizers"]:
+        enc = get_builtin(entry["tokenizer"]).encode(text, allowed_special="none")
+        lengths = (enc.byte_ends - enc.byte_starts).tolist()
+        assert entry["counts"] == [lengths.count(k) for k in range(max(lengths) + 1)]
+        assert entry["tokens"] == len(enc.ids)
+    assert png_size(target) == (1000, 620)
+    code, out, _ = run(capsys, "report", "lengths", "-t", "gpt2", "hello world")
+    assert code == 0 and out.splitlines()[0].split() == ["bytes", "gpt2"]
+    assert out.splitlines()[-2].split() == ["tokens", "2"]

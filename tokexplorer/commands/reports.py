@@ -1,5 +1,6 @@
-"""`tokexplorer report languages`: tokens per language on parallel text, per tokenizer; and the
-`--plot PATH.png` option that this command and `sweep` share (the window's figure, drawn offscreen).
+"""`tokexplorer report languages | lengths`: tokens per language on parallel text, and token-length
+histograms of a text, per tokenizer; and the `--plot PATH.png` option that these and `sweep` share
+(the window's figure, drawn offscreen).
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import os
 import sys
 from pathlib import Path
 
-from ..cli import print_json, print_table
+from ..cli import add_text_arguments, print_json, print_table, read_text_argument
 from ..core.tokenizer import TokexplorerError
 
 DEFAULT_TOKENIZERS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
@@ -38,6 +39,18 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     add_plot_arguments(q)
     q.set_defaults(handler=run_languages)
+
+
+    q = reports.add_parser(
+        "lengths", help="token-length histogram (bytes per token) of a text, per tokenizer",
+        description="How many of a text's tokens cover 1, 2, 3... bytes of it, per tokenizer.")
+    q.add_argument("-t", "--tokenizer", action="append", metavar="NAME",
+                   help="a built-in name or a tokenizer file (repeat; default: "
+                   + ", ".join(DEFAULT_TOKENIZERS) + ")")
+    add_text_arguments(q)
+    q.add_argument("--json", action="store_true", help="print JSON")
+    add_plot_arguments(q)
+    q.set_defaults(handler=run_lengths)
 
 
 def add_plot_arguments(p: argparse.ArgumentParser) -> None:
@@ -107,4 +120,28 @@ def run_languages(args: argparse.Namespace) -> int:
                     right=set(range(2, len(headers))))
     if args.plot:
         write_plot(shown, args.plot, dark=args.dark)
+    return 0
+
+
+def run_lengths(args: argparse.Namespace) -> int:
+    from ..core.registry import load_tokenizer
+    from ..core.token_lengths import histogram_table, length_histograms
+
+    check_plot_path(args.plot)
+    text = read_text_argument(args)
+    if not text:
+        raise TokexplorerError("the text is empty; give some text to count")
+    tokenizers = [load_tokenizer(name) for name in dict.fromkeys(args.tokenizer or DEFAULT_TOKENIZERS)]
+    hists = length_histograms(text, tokenizers)
+    if args.json:
+        print_json({"bytes": len(text.encode("utf-8")), "tokenizers": [
+            {"tokenizer": h.tokenizer, "tokens": h.tokens, "bytes_per_token": round(h.mean, 4),
+             "counts": list(h.counts)} for h in hists]})
+    else:
+        table = histogram_table(hists)
+        rows = table[1:] + [["tokens"] + [h.tokens for h in hists],
+                            ["bytes/token"] + [f"{h.mean:.2f}" for h in hists]]
+        print_table(["bytes"] + table[0][1:], rows, right=set(range(len(table[0]))))
+    if args.plot:
+        write_plot(hists, args.plot, dark=args.dark)
     return 0
