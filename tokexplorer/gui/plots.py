@@ -327,7 +327,8 @@ class LengthFigure(Figure):
             self.legend.addItem(bar, f"{h.tokenizer}: {h.tokens:,} tokens, {h.mean:.2f} bytes/token")
         for bar in self.bars[len(self.histograms):]:
             bar.hide()
-        self.plotItem.setTitle(title or "Token lengths")
+        self.plotItem.setTitle(title or (f"Token lengths ({self.histograms[0].bytes:,} bytes of text)"
+                                         if self.histograms else "Token lengths"))
         self._apply_theme()
         self.plotItem.enableAutoRange()
 

@@ -346,8 +346,7 @@ class LengthTab(PlotTab):
         return self.start(job, self.show_histograms, busy="Counting token lengths…")
 
     def show_histograms(self, hists) -> None:
-        text_bytes = hists[0].bytes
-        self.figure.show_histograms(hists, f"Token lengths of the current text ({text_bytes:,} bytes)")
+        self.figure.show_histograms(hists, f"Token lengths of the current text ({hists[0].bytes:,} bytes)")
         self.status.setText("; ".join(f"{h.tokenizer}: {h.tokens:,} tokens, {h.mean:.2f} bytes/token"
                                       for h in hists))
 
