@@ -96,9 +96,10 @@ def test_sweep_plot_writes_a_png_and_json_has_the_reference_points(tmp_path, cap
     corpus = tmp_path / "c.txt"
     text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:30_000]
     corpus.write_text(text, "utf-8")
-    target = tmp_path / "sweep.png"
+    target, merges = tmp_path / "sweep.png", tmp_path / "merges.png"
     code, out, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,300,400", "--held-out", "0.2",
-                         "-t", "gpt2", "-t", "llama-sp", "--plot", target, "--dark", "--json")
+                         "-t", "gpt2", "-t", "llama-sp", "--plot", target, "--plot-merges", merges,
+                         "--dark", "--json")
     assert code == 0, err
     result = json.loads(out)
     train_text, held = split_held_out(text, 0.2)
@@ -108,6 +109,7 @@ def test_sweep_plot_writes_a_png_and_json_has_the_reference_points(tmp_path, cap
         (r.name, r.tokens) for r in core.references]
     assert result["eval"] == "held-out 20%" and result["eval_bytes"] == len(held.encode("utf-8"))
     assert png_size(target) == (1000, 620) and target.stat().st_size > 10_000
+    assert png_size(merges) == (1000, 620) and merges.stat().st_size > 10_000
 
 
 def test_sweep_refuses_eval_and_held_out_together(tmp_path, capsys):

@@ -64,12 +64,12 @@ def check_plot_path(path: str | None) -> None:
         return
     p = Path(path)
     if p.suffix.lower() != ".png":
-        raise TokexplorerError(f"--plot {path}: the figure is written as PNG; give a path ending in .png")
+        raise TokexplorerError(f"{path}: the figure is written as PNG; give a path ending in .png")
     folder = p.parent
     if not folder.is_dir():
-        raise TokexplorerError(f"--plot {path}: the folder {folder} does not exist; create it first")
+        raise TokexplorerError(f"{path}: the folder {folder} does not exist; create it first")
     if not os.access(folder, os.W_OK):
-        raise TokexplorerError(f"--plot {path}: cannot write into {folder} (permission denied)")
+        raise TokexplorerError(f"{path}: cannot write into {folder} (permission denied)")
 
 
 def write_plot(result, path: str, *, dark: bool = False) -> None:

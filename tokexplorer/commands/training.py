@@ -65,6 +65,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     from .reports import add_plot_arguments
 
     add_plot_arguments(p)
+    p.add_argument("--plot-merges", metavar="PATH.png",
+                   help="also draw the training run's bytes per token after each merge into a PNG")
     p.set_defaults(handler=run_sweep)
 
 
@@ -317,6 +319,7 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     sizes = parse_vocab_sizes(args.vocab_sizes)
     check_plot_path(args.plot)
+    check_plot_path(args.plot_merges)
     if args.eval and args.held_out is not None:
         raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
     pattern = _pattern(args.pattern)
@@ -343,4 +346,6 @@ def run_sweep(args: argparse.Namespace) -> int:
         print_table(["tokenizer", "vocab size", "tokens", "bytes/token", "note"], rows, right={1, 2, 3})
     if args.plot:
         write_plot(result, args.plot, dark=args.dark)
+    if args.plot_merges:
+        write_plot(result.curve, args.plot_merges, dark=args.dark)
     return 0

@@ -267,7 +267,7 @@ class CompressionFigure(Figure):
     def show_curve(self, curve: CompressionCurve, title: str = "") -> None:
         self.set_data(curve.merges, curve.bytes_per_token)
         self.source = curve
-        self.plotItem.setTitle(title or "Compression over merges")
+        self.plotItem.setTitle(title or f"Compression over merges ({curve.n_bytes:,} bytes of training text)")
         self._apply_theme()
 
     def append(self, merge: int, bytes_per_token: float) -> None:
