@@ -18,15 +18,15 @@ import sys
 from typing import Sequence
 
 import numpy as np
+from PySide6.QtCore import QBuffer, QIODevice, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetrics
+
+import pyqtgraph as pg  # after PySide6: pyqtgraph uses the Qt binding already imported
 
 from ..core.languages import LanguageReport
 from ..core.sweep import CompressionCurve, Sweep
 from ..core.textfile import write_atomic
 from ..core.token_lengths import LengthHistogram, histogram_table
-
-import pyqtgraph as pg  # noqa: E402  (after the core: pyqtgraph picks up PySide6)
-from PySide6.QtCore import QBuffer, QIODevice, Qt, QTimer  # noqa: E402
-from PySide6.QtGui import QColor, QFontMetrics  # noqa: E402
 
 # Series colours (light theme, dark theme): distinguishable, and the first four for the built-ins.
 SERIES = [("#1f77b4", "#64b5f6"), ("#d62728", "#ef9a9a"), ("#2ca02c", "#a5d6a7"), ("#9467bd", "#ce93d8"),

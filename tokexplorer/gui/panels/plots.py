@@ -38,7 +38,7 @@ HELD_OUT = 0.1  # the part of the corpus the sweep keeps for evaluation
 HISTOGRAM_DEBOUNCE_MS = 400  # after an edit, before the histograms are recomputed
 
 
-class Cancelled(Exception):
+class Cancelled(TokexplorerError):
     """Raised inside a job's progress callback when the user pressed Cancel."""
 
 
