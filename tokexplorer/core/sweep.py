@@ -54,6 +54,18 @@ class CompressionCurve:
         self.tokens.append(self.tokens[-1] - merged)
         return self.n_bytes / self.tokens[-1]
 
+    def snapshot(self) -> "CompressionCurve":
+        """A copy to hand to another thread while this one keeps growing.
+
+        >>> curve = CompressionCurve(10)
+        >>> bytes_per_token = curve.add(2)
+        >>> copy = curve.snapshot()
+        >>> bytes_per_token = curve.add(2)
+        >>> copy.tokens, curve.tokens
+        ([10, 8], [10, 8, 6])
+        """
+        return CompressionCurve(self.n_bytes, list(self.tokens))
+
     @property
     def merges(self) -> list[int]:
         """The x values: 1, 2, ... (merges learned)."""

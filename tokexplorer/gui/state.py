@@ -33,7 +33,7 @@ class AppState(QObject):
     dark_changed = Signal(bool)
     font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
-    training_curve = Signal(object)  # core.sweep.CompressionCurve of a training run (a snapshot; grows while it trains)
+    training_curve = Signal(object)  # core.sweep.CompressionCurve.snapshot() of a training run, again as it grows
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
