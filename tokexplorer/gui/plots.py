@@ -330,7 +330,11 @@ class LengthFigure(Figure):
         self.plotItem.setTitle(title or (f"Token lengths ({self.histograms[0].bytes:,} bytes of text)"
                                          if self.histograms else "Token lengths"))
         self._apply_theme()
-        self.plotItem.enableAutoRange()
+        longest = max((len(h.counts) for h in self.histograms), default=2)
+        tallest = max((max(h.counts) for h in self.histograms if h.counts), default=1)
+        # Length 0 (a lone SentencePiece "▁") gets a column only when some tokenizer has one.
+        first = -0.5 if any(h.counts[:1] not in ((), (0,)) for h in self.histograms) else 0.5
+        self.plotItem.setRange(xRange=(first, longest - 0.5), yRange=(0, tallest * 1.05), padding=0.02)
 
     def _recolour(self) -> None:
         for i, (bar, h) in enumerate(zip(getattr(self, "bars", []), getattr(self, "histograms", []))):
