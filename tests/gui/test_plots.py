@@ -92,6 +92,12 @@ def test_sweep_exports_a_png_and_the_cores_csv(qtbot, window, corpus, tmp_path):
 def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):
     panel = open_plots(qtbot, window, corpus * 3, "sweep_tab")
     tab = panel.sweep_tab
+    window.set_text("")
+    wait_settled(qtbot, window)
+    tab.sizes_edit.setText("256")
+    assert not tab.run() and tab.status.text().startswith("No text to train on")
+    window.set_text(corpus * 3)
+    wait_settled(qtbot, window)
     tab.sizes_edit.setText("256, lots")
     assert not tab.run() and "integers" in tab.status.text()
     tab.sizes_edit.setText("100")
@@ -113,6 +119,8 @@ def test_compression_follows_a_training_run_announced_on_the_state(qtbot, window
     xs, ys = tab.figure.curve_line.getData()
     assert xs.tolist() == [1, 2, 3] and ys.tolist() == curve.bytes_per_token
     assert tab.figure.table() == curve.table()
+    window.dialogs.paths["export"] = "/no/such/folder/merges.csv"
+    assert tab.export_csv() is None and tab.status.text().startswith("Cannot write /no/such/folder/merges.csv")
     # Live: points appended one merge at a time are drawn within 100 ms.
     tab.figure.reset()
     for merge, bpt in [(1, 1.1), (2, 1.25), (3, 1.4)]:

@@ -226,7 +226,8 @@ class SweepTab(PlotTab):
         path = self.corpus_path if self.corpus_box.currentData() == "file" else None
         current = self.panel.current_text()
         if path is None and not current:
-            self.status.setText("The text is empty: type or open a text, or choose a corpus file.")
+            self.status.setText("No text to train on: type or open a text (one the tokenizer accepts), "
+                                "or choose a corpus file.")
             return 0
         pattern, held_out = self.pattern_box.currentData(), self.eval_box.currentData()
         catalog = self.panel.state.catalog
@@ -276,8 +277,12 @@ class SweepTab(PlotTab):
     def show_result(self, result) -> None:
         self._idle()
         self.figure.show_sweep(result)
+        short = [p.vocab_size for p in result.points if not p.reached]
         self.status.setText(f"Trained {result.merges_learned:,} merges on {result.train_bytes:,} bytes; "
-                            f"counted {result.eval_source} ({result.eval_bytes:,} bytes).")
+                            f"counted {result.eval_source} ({result.eval_bytes:,} bytes)."
+                            + (f" No pair was left to merge at vocab size {256 + result.merges_learned:,}: "
+                               f"{', '.join(map(str, short))} show that size (give a longer corpus)."
+                               if short else ""))
         self.panel.compression_tab.show_curve(result.curve, f"Compression over merges (the sweep's training run, "
                                                   f"{result.train_bytes:,} bytes)")
 
