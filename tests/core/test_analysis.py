@@ -86,6 +86,13 @@ def test_sweep_reports_progress_and_can_be_stopped(shakespeare):
     assert seen[-1] == (30, 144 + 2)
 
 
+def test_sweep_shows_its_curve_after_each_merge(shakespeare):
+    seen = []
+    s = sweep(shakespeare[:3000], [256, 270], on_merge=lambda curve: seen.append(curve.snapshot()))
+    assert [len(c.tokens) for c in seen] == list(range(2, 16))
+    assert seen[-1].tokens == s.curve.tokens and seen[4].tokens == s.curve.tokens[:6]
+
+
 def test_sweep_that_runs_out_of_pairs_says_so():
     s = sweep("abab", [256, 258, 300], pattern=None)
     assert [(p.vocab_size, p.tokens, p.reached) for p in s.points] == [(256, 4, True), (258, 1, True),

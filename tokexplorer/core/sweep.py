@@ -209,10 +209,13 @@ def sweep(
     eval_source: str = "",
     references: Sequence[Tokenizer] = (),
     progress: Progress | None = None,
+    on_merge: Callable[[CompressionCurve], None] | None = None,
 ) -> Sweep:
     """Train on `text` once up to max(vocab_sizes), count `eval_text` (default: `text`) at each size.
 
     `progress(done, total)` counts merges, then evaluations, then references; it may raise to stop.
+    `on_merge(curve)` sees the training text's compression curve after each merge (the same object,
+    growing: take a `snapshot()` to keep it), for a live plot.
 
     >>> s = sweep("aaabdaaabac", [256, 258], pattern=None)
     >>> [(p.vocab_size, p.tokens) for p in s.points], s.curve.tokens
@@ -234,6 +237,8 @@ def sweep(
     for step in iter_train(text, sizes[-1], pattern=pattern):
         merges.append(step.pair)
         curve.add(step.merged)
+        if on_merge is not None:
+            on_merge(curve)
         report(step.step, total)
     done = n_merges
     points = []

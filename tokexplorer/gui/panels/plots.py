@@ -193,6 +193,7 @@ class SweepTab(PlotTab):
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
         self._cancelled = False
+        self._live: CompressionCurve | None = None  # the training run's curve, for the next progress signal
         fields = QHBoxLayout()
         for label, widget, stretch in [("Corpus:", self.corpus_box, 2), ("Vocab sizes:", self.sizes_edit, 2),
                                        ("Split:", self.pattern_box, 1), ("Evaluate on:", self.eval_box, 2)]:
@@ -242,7 +243,7 @@ class SweepTab(PlotTab):
                 source = f"held-out {held_out:.0%}"
             references = [catalog.get(name) for name in names]
 
-            shown = [0.0]
+            shown, growing = [0.0], [None]
 
             def report(done, total):
                 if self._cancelled:
@@ -250,10 +251,14 @@ class SweepTab(PlotTab):
                 now = time.monotonic()
                 if now - shown[0] > 0.05 or done == total:  # a signal per merge would flood the UI
                     shown[0] = now
+                    if growing[0] is not None:
+                        self._live = growing[0].snapshot()  # drawn by _on_progress, in the UI thread
+                        growing[0] = None
                     progress(done, total)
 
             return sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
-                         references=references, progress=report)
+                         references=references, progress=report,
+                         on_merge=lambda curve: growing.__setitem__(0, curve))
 
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
@@ -265,6 +270,10 @@ class SweepTab(PlotTab):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setRange(0, total)
         self.progress.setValue(done)
+        live, self._live = self._live, None
+        if live is not None:  # compression over merges grows while the sweep trains
+            self.panel.compression_tab.show_curve(live, f"Compression over merges (training, "
+                                                        f"{live.n_bytes:,} bytes)")
 
     def cancel(self) -> None:
         self._cancelled = True
