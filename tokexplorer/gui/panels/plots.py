@@ -249,7 +249,7 @@ class SweepTab(PlotTab):
                 if self._cancelled:
                     raise Cancelled()
                 now = time.monotonic()
-                if now - shown[0] > 0.05 or done == total:  # a signal per merge would flood the UI
+                if now - shown[0] > 0.1 or done == total:  # a signal per merge would flood the UI
                     shown[0] = now
                     if growing[0] is not None:
                         self._live = growing[0].snapshot()  # drawn by _on_progress, in the UI thread
@@ -260,6 +260,8 @@ class SweepTab(PlotTab):
                          references=references, progress=report,
                          on_merge=lambda curve: growing.__setitem__(0, curve))
 
+        self.panel.compression_tab.figure.reset()
+        self.panel.compression_tab.figure.plotItem.setTitle("Compression over merges (the sweep, training…)")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.progress.setRange(0, 0)
@@ -272,8 +274,7 @@ class SweepTab(PlotTab):
         self.progress.setValue(done)
         live, self._live = self._live, None
         if live is not None:  # compression over merges grows while the sweep trains
-            self.panel.compression_tab.show_curve(live, f"Compression over merges (training, "
-                                                        f"{live.n_bytes:,} bytes)")
+            self.panel.compression_tab.figure.set_data(live.merges, live.bytes_per_token)
 
     def cancel(self) -> None:
         self._cancelled = True
