@@ -52,7 +52,7 @@ class Figure(pg.PlotWidget):
     def __init__(self, title: str, x_label: str, y_label: str, *, log_x: bool = False, parent=None):
         super().__init__(parent=parent)
         self.dark = False
-        self.plotItem.setTitle(title)
+        self.set_title(title)
         self.plotItem.setLabel("bottom", x_label)
         self.plotItem.setLabel("left", y_label)
         self.plotItem.showGrid(x=True, y=True, alpha=0.25)
@@ -84,6 +84,9 @@ class Figure(pg.PlotWidget):
         """Give the series the current theme's colours."""
 
     # --- theme, hover, export -----------------------------------------------------------------
+
+    def set_title(self, title: str) -> None:
+        self.plotItem.setTitle(title, color=THEMES[self.dark][1])
 
     def set_dark(self, dark: bool) -> None:
         if dark != self.dark:
@@ -193,7 +196,7 @@ class SweepFigure(Figure):
             label.show()
         for label in self.labels[len(refs):]:
             label.hide()
-        self.plotItem.setTitle(f"Sequence length vs vocab size ({sweep.eval_source}, "
+        self.set_title(f"Sequence length vs vocab size ({sweep.eval_source}, "
                                f"{sweep.eval_bytes:,} bytes)")
         self._apply_theme()
         sizes = [p.vocab_size for p in sweep.points] + [r.n_vocab for r in refs]
@@ -267,7 +270,7 @@ class CompressionFigure(Figure):
     def show_curve(self, curve: CompressionCurve, title: str = "") -> None:
         self.set_data(curve.merges, curve.bytes_per_token)
         self.source = curve
-        self.plotItem.setTitle(title or f"Compression over merges ({curve.n_bytes:,} bytes of training text)")
+        self.set_title(title or f"Compression over merges ({curve.n_bytes:,} bytes of training text)")
         self._apply_theme()
 
     def append(self, merge: int, bytes_per_token: float) -> None:
@@ -327,7 +330,7 @@ class LengthFigure(Figure):
             self.legend.addItem(bar, f"{h.tokenizer}: {h.tokens:,} tokens, {h.mean:.2f} bytes/token")
         for bar in self.bars[len(self.histograms):]:
             bar.hide()
-        self.plotItem.setTitle(title or (f"Token lengths ({self.histograms[0].bytes:,} bytes of text)"
+        self.set_title(title or (f"Token lengths ({self.histograms[0].bytes:,} bytes of text)"
                                          if self.histograms else "Token lengths"))
         self._apply_theme()
         longest = max((len(h.counts) for h in self.histograms), default=2)

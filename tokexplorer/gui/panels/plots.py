@@ -261,7 +261,7 @@ class SweepTab(PlotTab):
                          on_merge=lambda curve: growing.__setitem__(0, curve))
 
         self.panel.compression_tab.figure.reset()
-        self.panel.compression_tab.figure.plotItem.setTitle("Compression over merges (the sweep, training…)")
+        self.panel.compression_tab.figure.set_title("Compression over merges (the sweep, training…)")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.progress.setRange(0, 0)
