@@ -274,7 +274,11 @@ class SweepTab(PlotTab):
         self.progress.setValue(done)
         live, self._live = self._live, None
         if live is not None:  # compression over merges grows while the sweep trains
-            self.panel.compression_tab.figure.set_data(live.merges, live.bytes_per_token)
+            tab = self.panel.compression_tab
+            tab.figure.set_data(live.merges, live.bytes_per_token)
+            if len(live.tokens) > 1:
+                tab.status.setText(f"Training: {len(live.tokens) - 1:,} merges so far, "
+                                   f"{live.n_bytes / live.tokens[-1]:.2f} bytes/token")
 
     def cancel(self) -> None:
         self._cancelled = True
