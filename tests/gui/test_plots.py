@@ -110,6 +110,29 @@ def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):
     assert tab.status.text() == "Cancelled." and tab.figure.sweep is None
 
 
+def test_sweep_trains_on_a_chosen_file_and_reports_a_bad_one(qtbot, window, corpus, tmp_path):
+    panel = open_plots(qtbot, window, "the editor's text is not the corpus", "sweep_tab")
+    tab = panel.sweep_tab
+    good, bad = tmp_path / "corpus.txt", tmp_path / "latin1.txt"
+    good.write_text(corpus, "utf-8")
+    bad.write_bytes("caf\xe9\n".encode("latin-1") * 50)
+    window.dialogs.paths["open_text"] = str(good)
+    tab.corpus_box.setCurrentIndex(1)
+    tab._on_corpus_chosen(1)
+    assert tab.corpus_box.currentText() == "file: corpus.txt"
+    tab.sizes_edit.setText("256,300")
+    tab.run()
+    qtbot.waitUntil(lambda: tab.figure.sweep is not None, timeout=60_000)
+    train_text, held = split_held_out(corpus, 0.1)
+    assert (tab.figure.sweep.train_bytes, tab.figure.sweep.eval_bytes) == (
+        len(train_text.encode("utf-8")), len(held.encode("utf-8")))
+    window.dialogs.paths["open_text"] = str(bad)
+    tab._on_corpus_chosen(1)
+    tab.run()
+    qtbot.waitUntil(lambda: tab.run_button.isEnabled() and "not UTF-8" in tab.status.text(), timeout=30_000)
+    assert "(byte 0xE9 at offset 3): open it with File > Open" in tab.status.text()
+
+
 def test_compression_follows_a_training_run_announced_on_the_state(qtbot, window):
     tab = window.plots.compression_tab
     curve = CompressionCurve(100)

@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
 from ...core.languages import LanguageReport, read_parallel_texts, tokens_per_language
 from ...core.sweep import CompressionCurve, parse_vocab_sizes, split_held_out, sweep
 from ...core.tables import csv_text
-from ...core.textfile import read_text_file, write_atomic
+from ...core.textfile import NotUtf8Error, read_text_file, write_atomic
 from ...core.token_lengths import length_histogram
 from ...core.tokenizer import TokexplorerError
 from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
@@ -302,6 +302,10 @@ class SweepTab(PlotTab):
 
     def failed(self, exc: Exception) -> None:
         self._idle()
+        if isinstance(exc, NotUtf8Error):  # the core's message names a command-line flag
+            self.status.setText(f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open "
+                                "it with File > Open, which asks for its encoding, and sweep the current text.")
+            return
         super().failed(exc)
 
 
