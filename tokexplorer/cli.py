@@ -29,6 +29,7 @@ COMMANDS = {
     "chat": "chatting",
     "vocab": "exploring",
     "trace": "exploring",
+    "report": "reports",
 }
 
 

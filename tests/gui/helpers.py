@@ -32,6 +32,10 @@ class FakeDialogs:
         self.asked.append(("save_path", suggested))
         return self.paths.get("save")
 
+    def export_path(self, suggested, file_filter):
+        self.asked.append(("export_path", suggested))
+        return self.paths.get("export")
+
     def ask_unsaved(self, name):
         self.asked.append(("ask_unsaved", name))
         return self.unsaved_answer

@@ -49,14 +49,25 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("sweep", help="sequence length vs vocab size",
                        description="Train BPE once up to the largest vocab size; every smaller size "
-                       "is a prefix of the same merges. Report the evaluation text's token count.")
+                       "is a prefix of the same merges. Report the evaluation text's token count, "
+                       "and the built-in tokenizers' counts of the same text.")
     p.add_argument("corpus", metavar="CORPUS", help="UTF-8 text file to train on")
     p.add_argument("--vocab-sizes", required=True, metavar="N,N,...",
                    help="comma-separated vocab sizes, e.g. 256,512,1024")
     p.add_argument("--eval", metavar="FILE", help="text to count tokens of (default: the corpus)")
+    p.add_argument("--held-out", type=float, metavar="FRACTION",
+                   help="train on the corpus but its last FRACTION (e.g. 0.1) and count that part")
+    p.add_argument("-t", "--tokenizer", action="append", metavar="NAME",
+                   help="a reference tokenizer, built-in or file (repeat; default: the four built-ins; "
+                   "'-t none' for none)")
     _add_pattern_argument(p)
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
     p.add_argument("--json", action="store_true", help="print JSON")
+    from .reports import add_plot_arguments
+
+    add_plot_arguments(p)
+    p.add_argument("--plot-merges", metavar="PATH.png",
+                   help="also draw the training run's bytes per token after each merge into a PNG")
     p.set_defaults(handler=run_sweep)
 
 
@@ -301,36 +312,41 @@ def run_merges(args: argparse.Namespace) -> int:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from ..core.bpe_tokenizer import BPETokenizer
-    from ..core.bpe_training import iter_train
+    from pathlib import Path
 
-    try:
-        sizes = sorted({int(v) for v in args.vocab_sizes.split(",") if v.strip()})
-    except ValueError:
-        raise TokexplorerError("--vocab-sizes takes integers separated by commas, e.g. 256,512,1024") from None
-    if not sizes or sizes[0] < 256:
-        raise TokexplorerError("--vocab-sizes needs sizes of 256 or more, e.g. 256,512,1024")
+    from ..core.registry import load_tokenizer
+    from ..core.sweep import parse_vocab_sizes, split_held_out, sweep
+    from .reports import DEFAULT_TOKENIZERS, check_plot_path, write_plot
+
+    sizes = parse_vocab_sizes(args.vocab_sizes)
+    check_plot_path(args.plot)
+    check_plot_path(args.plot_merges)
+    if args.eval and args.held_out is not None:
+        raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
     pattern = _pattern(args.pattern)
     text = _read_corpora([args.corpus], args.encoding)
-    evaluation = _read_corpora([args.eval], args.encoding) if args.eval else text
-    progress = _Progress("merges")
-    merges: list[tuple[int, int]] = []
-    for step in iter_train(text, sizes[-1], pattern=pattern):
-        merges.append(step.pair)
-        progress(step.step, step.total)
-    n_bytes = len(evaluation.encode("utf-8"))
-    rows = []
-    for size in sizes:
-        used = merges[: size - 256]
-        tok = BPETokenizer({pair: 256 + i for i, pair in enumerate(used)}, pattern)
-        n = len(tok.encode_ids(evaluation, allowed_special="none"))
-        rows.append({"vocab_size": size, "reached": 256 + len(used) == size, "tokens": n,
-                     "bytes_per_token": round(n_bytes / n, 4) if n else None})
+    evaluation, source = None, "the corpus"
+    if args.eval:
+        evaluation, source = _read_corpora([args.eval], args.encoding), Path(args.eval).name
+    elif args.held_out is not None:
+        text, evaluation = split_held_out(text, args.held_out)
+        source = f"held-out {args.held_out:.0%}"
+    names = args.tokenizer or DEFAULT_TOKENIZERS
+    references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
+    result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
+                   references=references, progress=_Progress("merges"))
     if args.json:
-        print_json({"pattern": pattern, "eval_bytes": n_bytes, "results": rows})
+        print_json(result.to_dict())
     else:
-        print_table(["vocab size", "tokens", "bytes/token", "note"],
-                    [[r["vocab_size"], r["tokens"], f"{r['bytes_per_token'] or 0:.2f}",
-                      "" if r["reached"] else f"no pair left at {256 + len(merges)}"] for r in rows],
-                    right={0, 1, 2})
+        n_bytes = result.eval_bytes
+        print(f"tokens of {source} ({n_bytes:,} bytes) after training on {result.train_bytes:,} bytes")
+        rows = [["BPE", p.vocab_size, p.tokens, f"{p.bytes_per_token(n_bytes):.2f}",
+                 "" if p.reached else f"no pair left at {256 + result.merges_learned}"] for p in result.points]
+        rows += [[r.name, r.n_vocab, r.tokens, f"{n_bytes / max(r.tokens, 1):.2f}", "ready-made"]
+                 for r in result.references]
+        print_table(["tokenizer", "vocab size", "tokens", "bytes/token", "note"], rows, right={1, 2, 3})
+    if args.plot:
+        write_plot(result, args.plot, dark=args.dark)
+    if args.plot_merges:
+        write_plot(result.curve, args.plot_merges, dark=args.dark)
     return 0

@@ -58,6 +58,11 @@ class Dialogs:
         path, _ = QFileDialog.getSaveFileName(self.parent, "Save text as", suggested, TEXT_FILTER)
         return path or None
 
+    def export_path(self, suggested: str, file_filter: str) -> str | None:
+        """Where to export a plot (PNG) or its numbers (CSV)."""
+        path, _ = QFileDialog.getSaveFileName(self.parent, "Export", suggested, file_filter)
+        return path or None
+
     def ask_unsaved(self, name: str) -> str:
         """'save', 'discard' or 'cancel'."""
         box = QMessageBox(QMessageBox.Icon.Warning, "Unsaved changes",

@@ -32,6 +32,7 @@ from .find_bar import FindBar
 from .legend import Legend, token_colours_menu
 from .panels.chat import ChatView
 from .panels.merge_tree import MergeTreePanel
+from .panels.plots import PlotsPanel
 from .panels.selection_counts import SelectionCountsLabel
 from .panels.trace import TracePanel
 from .panels.vocab import VocabPanel
@@ -248,11 +249,15 @@ class MainWindow(QMainWindow):
         self.chat = ChatView(self.state)
         self.chat_dock = self._dock("Chat", "chat_dock", self.chat, "Ctrl+Shift+H",
                                     view="chat", area=Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.tabifyDockWidget(self.merge_dock, self.trace_dock)
-        self.tabifyDockWidget(self.trace_dock, self.chat_dock)
+        self.plots = PlotsPanel(self.state, self.dialogs)
+        self.plots_dock = self._dock("Plots", "plots_dock", self.plots, "Ctrl+Shift+G",
+                                     view="plots", area=Qt.DockWidgetArea.BottomDockWidgetArea)
+        for left, right in ((self.merge_dock, self.trace_dock), (self.trace_dock, self.chat_dock),
+                            (self.chat_dock, self.plots_dock)):
+            self.tabifyDockWidget(left, right)
         self.merge_dock.raise_()
         # Open from the View menu: the editor keeps its height.
-        for dock in (self.merge_dock, self.trace_dock, self.chat_dock):
+        for dock in (self.merge_dock, self.trace_dock, self.chat_dock, self.plots_dock):
             dock.hide()
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")

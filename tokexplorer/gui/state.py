@@ -42,6 +42,7 @@ class AppState(QObject):
     caret_changed = Signal(int)  # index of the token under the caret (in `result`), -1 for none
     token_chosen = Signal(int)  # a token id picked in a panel (the vocabulary) to explain
     marked_changed = Signal(int)  # token id whose occurrences the editor marks, -1 for none
+    training_curve = Signal(object)  # core.sweep.CompressionCurve.snapshot() of a training run, again as it grows
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
