@@ -37,3 +37,18 @@ def test_info_dialogs_show_their_text_whole(qtbot, window):
         doc = browser.document()
         assert doc.idealWidth() <= browser.viewport().width() + 1, title  # nothing cut off or wrapped
         assert browser.horizontalScrollBar().maximum() == 0
+
+
+def test_the_welcome_text_shows_the_tokenizers_differences(qtbot, window):
+    from tokexplorer.core.resources import resource_path
+
+    from .helpers import wait_settled
+
+    window.welcome_action.trigger()
+    wait_settled(qtbot, window)
+    text = window.editor.plain_text()
+    assert text == resource_path("welcome.txt").read_text(encoding="utf-8")
+    for part in ("1234567", "def greet", "안녕하세요", "नमस्ते", "👋🏽", "<|endoftext|>", "Where next"):
+        assert part in text
+    assert not window.state.modified and window.state.path is None
+    assert window.state.result is not None and len(window.state.result) > 50

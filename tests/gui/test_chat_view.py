@@ -75,3 +75,16 @@ def test_copy_json(qtbot, view):
     data = json.loads(QApplication.clipboard().text())
     assert data["total"] == len(data["ids"]) == view.count.total
     assert [m["role"] for m in data["messages"]] == ["system", "user"]
+
+
+def test_a_hidden_view_counts_only_once_shown(qtbot):
+    state = AppState()
+    state.set_tokenizer("cl100k_base")
+    view = ChatView(state)
+    qtbot.addWidget(view)
+    view.set_messages(CONVERSATION)
+    qtbot.wait(300)
+    assert view.count is None and view.generation == 0 and view.up_to_date  # hidden: no work
+    view.show()
+    qtbot.waitUntil(lambda: view.count is not None and view.up_to_date, timeout=20_000)
+    assert view.count.total == count_chat(get_builtin("cl100k_base"), CONVERSATION).total

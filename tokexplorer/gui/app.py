@@ -166,6 +166,8 @@ def run_gui(argv: list[str]) -> int:
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
         window.open_text(Path(args.open), encoding=args.encoding, asked=True)
+    elif window.first_run and not args.probe_startup:
+        window.show_welcome()
     if args.view is not None and args.view not in window.views:
         print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",
               file=sys.stderr)

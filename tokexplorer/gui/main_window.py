@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
 
 from ..core.quirks import QUIRKS, Quirk
 from ..core.registry import BUILTINS
+from ..core.resources import resource_path
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
 from . import settings as keys
@@ -159,6 +160,8 @@ class MainWindow(QMainWindow):
                                               "The default text size")
         self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, S.HelpContents)
         self.about_action = self._action("&About tokexplorer", self.show_about)
+        self.welcome_action = self._action("&Welcome Text", self.show_welcome,
+                                           tip="Open the welcome text again (numbers, code, languages, emoji)")
 
     def _create_menus(self) -> None:
         bar = self.menuBar()
@@ -188,7 +191,7 @@ class MainWindow(QMainWindow):
             action.setStatusTip(q.observation)
             action.triggered.connect(lambda checked=False, q=q: self.open_sample(q))
         help_menu = bar.addMenu("&Help")
-        help_menu.addActions([self.shortcuts_action, self.about_action])
+        help_menu.addActions([self.welcome_action, self.shortcuts_action, self.about_action])
 
     def _create_tool_bars(self) -> None:
         tb = self.addToolBar("Tokenizer")
@@ -320,6 +323,7 @@ class MainWindow(QMainWindow):
 
     def _read_settings(self) -> None:
         st = self.settings
+        self.first_run = st.value(keys.GEOMETRY) is None  # never closed before: app.py welcomes
         geometry = st.value(keys.GEOMETRY)
         if isinstance(geometry, QByteArray) and not geometry.isEmpty():
             self.restoreGeometry(geometry)
@@ -553,6 +557,15 @@ class MainWindow(QMainWindow):
         self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
         self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
                                          "Try each tokenizer in the picker.")
+
+    def show_welcome(self) -> None:
+        """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
+        differences at a glance, and where to go next."""
+        if not self.maybe_save():
+            return
+        self.state.set_document(None)
+        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")).text)
+        self.banner.clear()
 
     def set_text(self, text: str) -> None:
         """Put text in the editor as if typed (for tests and the benchmark)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 
 from PySide6.QtCore import Qt, QTimer
+from shiboken6 import isValid
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, QHeaderView, QLabel,
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
@@ -67,6 +68,8 @@ class ChatView(QWidget):
         self.setObjectName("chat_view")
         self.state = state
         self.generation = 0
+        self._done = 0  # the generation whose answer is shown
+        self._stale = True  # the conversation, format or tokenizer changed since the last count
         self.count: ChatCount | None = None
         self._editors: list[MessageEditor] = []
         self._timer = QTimer(self, singleShot=True, interval=150)
@@ -162,9 +165,22 @@ class ChatView(QWidget):
     # --- counting in a worker ---------------------------------------------------------------
 
     def schedule(self, *_) -> None:
-        self._timer.start()
+        self._stale = True
+        if self.isVisible():  # a closed view does no work; it catches up when shown
+            self._timer.start()
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._timer.start()
+
+    @property
+    def up_to_date(self) -> bool:
+        """Nothing to count (for screenshots): hidden, or counted and no newer request."""
+        return not self.isVisible() or (not self._stale and not self._timer.isActive() and self._done == self.generation)
 
     def recount(self) -> None:
+        self._stale = False
         self.generation += 1
         gen, name = self.generation, self.state.tokenizer
         messages, fmt = self.messages(), self.format_box.currentData() or None
@@ -178,13 +194,15 @@ class ChatView(QWidget):
                 on_error=lambda exc: self._on_error(gen, name, exc))
 
     def _on_count(self, gen: int, count: ChatCount) -> None:
-        if gen == self.generation:
+        if gen == self.generation and isValid(self):
+            self._done = gen
             self.count = count
             self._show()
 
     def _on_error(self, gen: int, name: str, exc: Exception) -> None:
-        if gen != self.generation:
-            return
+        if gen != self.generation or not isValid(self):
+            return  # stale, or the view was closed with its window
+        self._done = gen
         self.count = None
         self.rendered.setExtraSelections([])
         self.rendered.setPlainText("")
