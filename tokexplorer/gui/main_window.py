@@ -28,6 +28,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.inspector import InspectorPanel
 from .panels.selection_counts import SelectionCountsLabel
 from .positions import EditorText, editor_text, utf16_len
 from .selection import SelectionTracker
@@ -226,6 +227,9 @@ class MainWindow(QMainWindow):
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
+        self.inspector = InspectorPanel(self.state)
+        self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+B",
+                                         view="inspector", area=Qt.DockWidgetArea.BottomDockWidgetArea)
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
               area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -289,6 +293,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1100, 720)
             self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
+            self.resizeDocks([self.inspector_dock], [300], Qt.Orientation.Vertical)
         window_state = st.value(keys.WINDOW_STATE)
         if isinstance(window_state, QByteArray) and not window_state.isEmpty():
             self.restoreState(window_state)
