@@ -94,8 +94,17 @@ def test_a_zwj_family(inspect):
 
 
 def test_the_caret_follows_tokens_and_the_tokenizer(inspect, window, qtbot):
-    panel = inspect("cl100k_base", "hello world", 7)
+    panel = inspect("cl100k_base", "hello world" + " more" * 300, 7)
     assert panel.info.caret_token == 1 and [v for v, _ in strip(panel)][0] == "20"
+    # Far into the text, so that a position mistaken for a timer interval would show.
+    select_code_points(window, 1200, 1200)
+    QApplication.processEvents()  # one turn of the event loop is all an update waits for
+    assert panel.up_to_date and panel.info.caret_token == window.state.result.encoding.token_index_at(1200)
+    assert window.selection_counts.text() == ""
+    select_code_points(window, 1011, 1411)  # 80 times " more"
+    QApplication.processEvents()
+    assert panel.up_to_date and panel.info.counts.chars == 400
+    assert window.selection_counts.text() == "selection: 80 tokens (80 whole) · 400 chars · 400 bytes"
     window.state.set_tokenizer("llama-sp")
     wait_settled(qtbot, window)
     qtbot.waitUntil(lambda: panel.up_to_date and panel.info.tokenizer == "llama-sp")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
@@ -192,6 +193,7 @@ class InspectorPanel(QWidget):
         self.info: SelectionInfo | None = None
         self._shown: tuple | None = None  # (result, selection) on screen
         self._formats = TokenFormats(state.dark)
+        self.refreshed_at = 0.0  # perf_counter when the last refresh ended (`bench --gui`)
 
         self.summary = QLabel("")
         self.summary.setObjectName("inspector_summary")
@@ -263,8 +265,8 @@ class InspectorPanel(QWidget):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.refresh)
-        state.selection_changed.connect(self._timer.start)
-        state.tokenized.connect(self._timer.start)
+        state.selection_changed.connect(self._schedule)
+        state.tokenized.connect(self._schedule)
         state.tokenizer_changed.connect(lambda _: self.decode())
         state.tokenized.connect(lambda _: self.decode_box.text() and self.decode())
         state.dark_changed.connect(self._on_dark)
@@ -287,6 +289,11 @@ class InspectorPanel(QWidget):
         self._shown = None
         self._timer.start()
 
+    def _schedule(self, *_) -> None:
+        # subtle: not `signal.connect(timer.start)`: a signal's arguments would reach
+        # QTimer.start(msec) and become the interval.
+        self._timer.start()
+
     def refresh(self) -> None:
         """Show the state's selection in the state's result (when visible and not already shown)."""
         if not self.isVisible() or self._shown == self._key():
@@ -300,6 +307,7 @@ class InspectorPanel(QWidget):
         start, end = self.state.selection
         self.info = inspect_selection(result.encoding, start, end, tokenizer=result.tokenizer)
         self._show(self.info, result)
+        self.refreshed_at = time.perf_counter()
 
     def _clear(self, message: str) -> None:
         self.summary.setText(message)
