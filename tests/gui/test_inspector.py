@@ -54,7 +54,7 @@ def test_an_emoji_split_across_gpt2_tokens(inspect, window):
     colours = [c.name() for c in panel.strip._colours]
     assert colours[0] == colours[1] == colours[2] != colours[3]
     assert "2</b> tokens touched (1 whole)" in panel.summary.text()
-    tip = panel.strip._tips[3]
+    tip = panel.strip.tip(3)
     assert "byte 4 of 4 of U+1F44B WAVING HAND SIGN" in tip and "token #2, id 233" in tip and "partial" in tip
 
 
@@ -79,7 +79,7 @@ def test_a_hangul_syllable_under_llama_byte_fallback(inspect):
     assert [v for v, _ in strip(panel)] == ["EB", "98", "A0"]
     assert len({t for _, t in strip(panel)}) == 3  # one token per byte
     assert tree_rows(panel) == [(0, "U+B620", "HANGUL SYLLABLE DDOM")]
-    assert "“&lt;0xEB&gt;”" not in panel.strip._tips[0] and "“<0xEB>” (EB), byte-fallback" in panel.strip._tips[0]
+    assert "“&lt;0xEB&gt;”" not in panel.strip.tip(0) and "“<0xEB>” (EB), byte-fallback" in panel.strip.tip(0)
     assert "byte-fallback piece(s): &lt;0xEB&gt; &lt;0x98&gt; &lt;0xA0&gt; are the bytes EB 98 A0" in panel.notes.text()
 
 

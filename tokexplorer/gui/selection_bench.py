@@ -1,9 +1,11 @@
 """Drives the real main window for `tokexplorer bench --gui`: how fast the inspector follows the
 caret and the selection on a book-length text. Measures only; it asserts nothing.
 
-A selection's latency runs from moving the editor's cursor (as a click does) to the end of the
-inspector's refresh plus one synchronous repaint of the panel: what the user waits for before the
-panel shows the new token. A 5 ms timer meanwhile measures the UI loop's longest stall.
+A selection's latency runs from moving the editor's cursor to a random point of the visible text
+(as a click does) to the end of the inspector's refresh plus one synchronous repaint of the whole
+panel: what the user waits for before the panel shows the new token. The view is scrolled to a
+random place of the text between clicks, untimed. A 5 ms timer meanwhile measures the UI loop's
+longest stall.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from PySide6.QtCore import QPoint
 from PySide6.QtWidgets import QApplication
 
 from ..core.registry import builtin_names
@@ -65,9 +68,13 @@ def measure_selection(path: Path, n_tokens: int, names: list[str] | None = None,
         run = SelectionRun(name)
         loop.start_meter()
         for _ in range(n_tokens):
-            loop.run(rng.uniform(0.03, 0.08))
             cursor = editor.textCursor()
             cursor.setPosition(utf16_len(text[:rng.randrange(len(text))]))
+            editor.setTextCursor(cursor)
+            loop.run(rng.uniform(0.05, 0.1))
+            vp = editor.viewport()
+            point = QPoint(rng.randrange(vp.width() // 2), rng.randrange(vp.height()))
+            cursor = editor.cursorForPosition(point)
             latency = timed(lambda: editor.setTextCursor(cursor))
             if latency is not None:
                 run.token_s.append(latency)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import html
 import json
 import time
+from typing import Callable
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
@@ -67,14 +68,14 @@ class ByteStrip(QWidget):
         self.cells: list[ByteCell] = []
         self._token_labels: dict[int, str] = {}  # token index -> its label under its bytes
         self._colours: list[QColor | None] = []
-        self._tips: list[str] = []
+        self.tip: Callable[[int], str] = str  # byte index -> its tooltip, made when asked
         self._glyphs: dict[int, str] = {}  # character index -> its label above its bytes
         self._rects: list[QRect] = []
         self.setMouseTracking(True)
 
-    def set_bytes(self, cells: list[ByteCell], colours: list[QColor | None], tips: list[str],
+    def set_bytes(self, cells: list[ByteCell], colours: list[QColor | None], tip: Callable[[int], str],
                   glyphs: dict[int, str], token_labels: dict[int, str]) -> None:
-        self.cells, self._colours, self._tips, self._glyphs = cells, colours, tips, glyphs
+        self.cells, self._colours, self.tip, self._glyphs = cells, colours, tip, glyphs
         self._token_labels = token_labels
         self._lay_out()
         self.update()
@@ -115,17 +116,29 @@ class ByteStrip(QWidget):
         return QSize(cw * 16, 2 * lh + ch + 4)
 
     def paintEvent(self, event) -> None:
+        # Only the rows in the exposed rectangle: a big selection has rows far below the view.
+        clip = event.rect()
+        lo, lh = 0, self._metrics()[1]
+        while lo < len(self._rects) and self._rects[lo].bottom() + lh < clip.top():
+            lo += 1
+        hi = lo
+        while hi < len(self._rects) and self._rects[hi].top() - lh <= clip.bottom():
+            hi += 1
+        self._paint(lo, hi)
+
+    def _paint(self, lo: int, hi: int) -> None:
+        """Paint cells lo..hi-1 with their character and token labels."""
         painter = QPainter(self)
         pal = self.palette()
         fm = QFontMetrics(self.font())
-        cw, lh, ch = self._metrics()
+        lh = self._metrics()[1]
         text_pen = QPen(pal.text().color())
         bar = QPen(pal.text().color())
         bar.setWidth(3)
-        k = 0
-        while k < len(self.cells):
+        k = lo
+        while k < hi:
             j = k
-            while j < len(self.cells) and self.cells[j].char == self.cells[k].char and (
+            while j < hi and self.cells[j].char == self.cells[k].char and (
                     self._rects[j].top() == self._rects[k].top()):
                 j += 1
             group = self._rects[k].united(self._rects[j - 1])
@@ -138,10 +151,10 @@ class ByteStrip(QWidget):
         small = self.font()
         small.setPointSizeF(small.pointSizeF() * 0.85)
         painter.setFont(small)
-        k = 0
-        while k < len(self.cells):  # each token's label under its bytes (on this row)
+        k = lo
+        while k < hi:  # each token's label under its bytes (on this row)
             j = k
-            while j < len(self.cells) and self.cells[j].token == self.cells[k].token and (
+            while j < hi and self.cells[j].token == self.cells[k].token and (
                     self._rects[j].top() == self._rects[k].top()):
                 j += 1
             span = self._rects[k].united(self._rects[j - 1])
@@ -151,7 +164,8 @@ class ByteStrip(QWidget):
                              Qt.AlignmentFlag.AlignCenter, label)
             k = j
         painter.setFont(self.font())
-        for i, (cell, rect) in enumerate(zip(self.cells, self._rects)):
+        for i in range(lo, hi):
+            cell, rect = self.cells[i], self._rects[i]
             colour = self._colours[i]
             painter.fillRect(rect.adjusted(0, 0, -1, 0), colour if colour is not None else pal.base())
             painter.setPen(QPen(pal.mid().color()))
@@ -178,7 +192,7 @@ class ByteStrip(QWidget):
             if i is None:
                 QToolTip.hideText()
             else:
-                QToolTip.showText(event.globalPos(), self._tips[i], self)
+                QToolTip.showText(event.globalPos(), self.tip(i), self)
             return True
         return super().event(event)
 
@@ -311,7 +325,7 @@ class InspectorPanel(QWidget):
 
     def _clear(self, message: str) -> None:
         self.summary.setText(message)
-        self.strip.set_bytes([], [], [], {}, {})
+        self.strip.set_bytes([], [], str, {}, {})
         self.tree.clear()
         self.notes.setText("")
 
@@ -336,9 +350,13 @@ class InspectorPanel(QWidget):
         for k, cell in enumerate(info.bytes):
             first, n = groups.get(cell.char, (k, 0))
             groups[cell.char] = (first, n + 1)
-        tips = [self._byte_tip(cell, k - groups[cell.char][0], groups[cell.char][1], rows.get(cell.char),
-                               pieces.get(cell.token)) for k, cell in enumerate(info.bytes)]
-        self.strip.set_bytes(info.bytes, [self._colour(result, b.token) for b in info.bytes], tips,
+
+        def tip(k: int) -> str:
+            cell = info.bytes[k]
+            first, n = groups[cell.char]
+            return self._byte_tip(cell, k - first, n, rows.get(cell.char), pieces.get(cell.token))
+
+        self.strip.set_bytes(info.bytes, [self._colour(result, b.token) for b in info.bytes], tip,
                              {i: glyph(r.info.char, r.info.kinds) for i, r in rows.items()},
                              {t.index: f"#{t.index} {t.id}" for t in info.tokens})
         self._fill_tree(info, result)
