@@ -58,6 +58,7 @@ def run(args) -> dict:
     from ..gui.typing_bench import STALL_TICK_MS, measure_typing
 
     report = measure_typing(path, n_keys)
+    selections = _measure_selections(path)
     huge_mb = getattr(args, "huge_mb", 0)
     if huge_mb > 0:
         huge = _repeated(path, huge_mb * 1_000_000, settings_dir)
@@ -88,6 +89,7 @@ def run(args) -> dict:
             *([f"opening a {huge_mb} MB text ({path.name} repeated; read, insert, tokenize with "
                f"{HUGE_TOKENIZER}, colour): {huge_report.open_s:.1f} s, longest stall "
                f"{huge_report.open_stall_s * 1000:.0f} ms"] if huge_mb > 0 else []),
+            *selections,
         ],
     }
 
@@ -101,3 +103,23 @@ def _repeated(path: Path, size: int, folder: str) -> Path:
     out = Path(folder) / f"huge-{path.name}"
     out.write_bytes(data * max(1, round(size / max(len(data), 1))))
     return out
+
+
+SELECTION_CLICKS = 30  # tokens selected per tokenizer
+
+
+def _measure_selections(path: Path) -> list[str]:
+    """Notes on the inspector following a click into a token, and a select-all (issue 8: within
+    50 ms)."""
+    from ..gui.selection_bench import measure_selection
+
+    notes = []
+    for r in measure_selection(path, SELECTION_CLICKS):
+        ms = [x * 1000 for x in r.token_s]
+        every = [x * 1000 for x in r.select_all_s]
+        notes.append(
+            f"inspector, {r.name}: click into a token → panel updated: median {statistics.median(ms):.1f} ms, "
+            f"p95 {_percentile(ms, 0.95):.1f} ms, max {max(ms):.1f} ms over {len(ms)}; select-all "
+            f"{' / '.join(f'{x:.0f}' for x in every)} ms (target < 50 ms)" if ms else
+            f"inspector, {r.name}: no selection was shown within 5 s")
+    return notes

@@ -293,7 +293,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1100, 720)
             self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.inspector_dock], [300], Qt.Orientation.Vertical)
+            self.resizeDocks([self.inspector_dock], [340], Qt.Orientation.Vertical)
         window_state = st.value(keys.WINDOW_STATE)
         if isinstance(window_state, QByteArray) and not window_state.isEmpty():
             self.restoreState(window_state)

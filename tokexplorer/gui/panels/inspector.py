@@ -151,6 +151,7 @@ class ByteStrip(QWidget):
         small = self.font()
         small.setPointSizeF(small.pointSizeF() * 0.85)
         painter.setFont(small)
+        small_fm = QFontMetrics(small)
         k = lo
         while k < hi:  # each token's label under its bytes (on this row)
             j = k
@@ -158,8 +159,9 @@ class ByteStrip(QWidget):
                     self._rects[j].top() == self._rects[k].top()):
                 j += 1
             span = self._rects[k].united(self._rects[j - 1])
-            label = QFontMetrics(small).elidedText(self._token_labels.get(self.cells[k].token, ""),
-                                                   Qt.TextElideMode.ElideRight, span.width())
+            label = self._token_labels.get(self.cells[k].token, "")
+            if small_fm.horizontalAdvance(label) > span.width():
+                label = small_fm.elidedText(label.split(" ")[0], Qt.TextElideMode.ElideRight, span.width())
             painter.drawText(QRect(span.left(), span.bottom() + 1, span.width(), lh),
                              Qt.AlignmentFlag.AlignCenter, label)
             k = j
@@ -239,14 +241,15 @@ class InspectorPanel(QWidget):
         header = self.tree.header()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        digits = self.fontMetrics().horizontalAdvance("U+1F44B ")
-        for col, width in enumerate((self.fontMetrics().horizontalAdvance("U+1F44BW") + 30, digits + 8, 230,
+        digits = self.fontMetrics().horizontalAdvance("code point ")
+        for col, width in enumerate((self.fontMetrics().horizontalAdvance("U+1F44BW") + 30, digits + 12, 230,
                                      40, 80, 110, 90, 80)):
             self.tree.setColumnWidth(col, width)
 
         self.notes = QLabel("")
         self.notes.setObjectName("inspector_notes")
         self.notes.setWordWrap(True)
+        self.notes.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.notes.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.notes.setTextFormat(Qt.TextFormat.RichText)
 
@@ -262,16 +265,21 @@ class InspectorPanel(QWidget):
         self.decoded.setTextFormat(Qt.TextFormat.RichText)
         self.decoded.hide()
 
+        self._notes_area = notes_area = QScrollArea()  # hidden while there is nothing to note
+        notes_area.setWidgetResizable(True)
+        notes_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        notes_area.setWidget(self.notes)
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(strip_area)
         split.addWidget(self.tree)
+        split.addWidget(notes_area)
         split.setStretchFactor(1, 1)
-        split.setSizes([self.strip.sizeHint().height() + 6, 400])  # the tree takes the rest
+        line = self.fontMetrics().lineSpacing()
+        split.setSizes([self.strip.sizeHint().height() + 6, 400, 3 * line])  # the tree takes the rest
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(split, 1)
-        layout.addWidget(self.notes)
         layout.addWidget(self.decode_box)
         layout.addWidget(self.decoded)
 
@@ -328,6 +336,7 @@ class InspectorPanel(QWidget):
         self.strip.set_bytes([], [], str, {}, {})
         self.tree.clear()
         self.notes.setText("")
+        self._notes_area.hide()
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -361,6 +370,7 @@ class InspectorPanel(QWidget):
                              {t.index: f"#{t.index} {t.id}" for t in info.tokens})
         self._fill_tree(info, result)
         self.notes.setText(self._notes_html(info))
+        self._notes_area.setVisible(bool(self.notes.text()))
 
     @staticmethod
     def _byte_tip(cell: ByteCell, k: int, n: int, row, piece: TokenPiece | None) -> str:
