@@ -114,9 +114,10 @@ def test_the_caret_follows_tokens_and_the_tokenizer(inspect, window, qtbot):
 def test_a_megabyte_select_all_is_bounded(inspect, window):
     text = "To be, or not to be: that is the question. " * 24_000  # 1 MB
     panel = inspect("cl100k_base", text, 0, len(text))
-    assert panel.info.counts.chars == len(text) and panel.info.shown == 256
-    assert "showing 256 of 1,032,000 code points" in panel.notes.text()
-    assert panel.tree.topLevelItemCount() == 256
+    assert panel.info.counts.chars == len(text) and panel.info.shown == 100
+    assert "showing 100 of 1,032,000 code points" in panel.notes.text()
+    assert panel.tree.topLevelItemCount() == 100 and len(panel.strip.cells) == 100
+    assert window.selection_counts.text().startswith(f"selection: {len(window.state.result):,} tokens")
 
 
 def test_decode_box(inspect, qtbot):

@@ -136,7 +136,7 @@ class SelectionInfo:
     rows: list[CodePointRow]
     clusters: list[tuple[int, int]]  # code-point spans in the text, of the shown part
     bytes: list[ByteCell]
-    tokens: list[TokenPiece]  # the first MAX_TOKENS tokens touching the range
+    tokens: list[TokenPiece]  # the tokens touching the shown part of the range (MAX_TOKENS at most)
     normal_forms: dict[str, str]  # of the shown text, only the forms that differ from it
     notes: list[str] = field(default_factory=list)  # code points called out by name
 
@@ -247,9 +247,14 @@ def inspect_selection(encoding: Encoding, start: int, end: int, *, tokenizer: st
     for k, (a, b) in enumerate(clusters):
         for i in range(a, b):
             rows.append(CodePointRow(code_point_info(text[i], i), k, tuple(covering.get(i, ()))))
+    # The tokens touching the shown part (a select-all of a book lists those of its first lines).
+    shown_stop = int(np.searchsorted(bs, b0 + len(data), side="left")) if shown_end < counts.end else None
+    listed = counts.token_indices[:MAX_TOKENS]
+    if shown_stop is not None:
+        listed = listed[:max(0, shown_stop - counts.first)]
     pieces = [TokenPiece(i, encoding.ids[i], encoding.token_bytes[i], TokenFlag(int(encoding.flags[i])),
                          int(bs[i]), int(be[i]))
-              for i in counts.token_indices[:MAX_TOKENS]]
+              for i in listed]
     return SelectionInfo(tokenizer, counts, caret, rows, clusters, cells, pieces, normal_forms(part),
                          _notes(rows, pieces, counts.tokens))
 

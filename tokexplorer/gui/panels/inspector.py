@@ -37,6 +37,10 @@ from ..tokenized import Tokenized, token_label
 
 COLUMNS = ["glyph", "code point", "name", "cat", "script", "UTF-8", "UTF-16", "UTF-32", "tokens"]
 SHOWN_IDS = 32  # tokens listed under a decoded list of ids
+SHOWN_CODE_POINTS = 100  # rows of a big selection shown (with a note); more is for Copy JSON's reader
+# An update for a new text waits this long (ms), so a keystroke's repaint comes first; one for a
+# new selection in the same text does not wait.
+FOLLOW_EDITS_MS = 120
 
 
 def glyph(char: str, kinds: list[str]) -> str:
@@ -314,7 +318,8 @@ class InspectorPanel(QWidget):
     def _schedule(self, *_) -> None:
         # subtle: not `signal.connect(timer.start)`: a signal's arguments would reach
         # QTimer.start(msec) and become the interval.
-        self._timer.start()
+        new_text = self._shown is not None and self._shown[0] is not self.state.result
+        self._timer.start(FOLLOW_EDITS_MS if new_text else 0)
 
     def refresh(self) -> None:
         """Show the state's selection in the state's result (when visible and not already shown)."""
@@ -327,7 +332,8 @@ class InspectorPanel(QWidget):
             self._clear("Select text, or put the caret in a token, to see its bytes and code points.")
             return
         start, end = self.state.selection
-        self.info = inspect_selection(result.encoding, start, end, tokenizer=result.tokenizer)
+        self.info = inspect_selection(result.encoding, start, end, tokenizer=result.tokenizer,
+                                      limit=SHOWN_CODE_POINTS)
         self._show(self.info, result)
         self.refreshed_at = time.perf_counter()
 
