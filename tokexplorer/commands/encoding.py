@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
 from ..cli import (
@@ -17,10 +16,10 @@ from ..cli import (
     read_text_argument,
     visible,
 )
+from ..core import id_lookup
 from ..core.encoding import Encoding, Token, TokenFlag
 from ..core.patterns import resolve_pattern, split
 from ..core.registry import builtin_names, load_tokenizer
-from ..core.tokenizer import TokexplorerError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -105,19 +104,15 @@ def _print_stats(name: str, enc: Encoding) -> None:
 
 
 def parse_ids(values: list[str]) -> list[int]:
-    """Ids from arguments or stdin, separated by spaces, commas or brackets.
+    """Ids from arguments or stdin, separated by spaces, commas or brackets (none: an empty list).
 
     >>> parse_ids(["[1,", "2]", "3"])
     [1, 2, 3]
     """
     if not values or values == ["-"]:
         values = [sys.stdin.read()]
-    words = [w for v in values for w in re.split(r"[\s,\[\]]+", v) if w]
-    try:
-        return [int(w) for w in words]
-    except ValueError:
-        bad = next(w for w in words if not w.lstrip("-").isdigit())
-        raise TokexplorerError(f"{bad!r} is not a token id (ids are integers)") from None
+    text = " ".join(values)
+    return id_lookup.parse_ids(text) if text.strip(" \t\n,[]") else []
 
 
 def run_decode(args: argparse.Namespace) -> int:

@@ -24,8 +24,6 @@ def parse_ids(text: str) -> list[int]:
     words = [w for w in re.split(r"[\s,\[\]]+", text) if w]
     if not words:
         raise TokexplorerError("no ids: type token ids separated by commas or spaces, e.g. 15339, 1917")
-    if len(words) > MAX_IDS:
-        raise TokexplorerError(f"{len(words):,} ids: decode at most {MAX_IDS:,} at a time")
     ids = []
     for w in words:
         if not re.fullmatch(r"-?\d+", w):
@@ -66,5 +64,8 @@ def decode_ids(tokenizer: Tokenizer, text: str) -> DecodedIds:
     ('hello world', [b'hello', b' world'])
     """
     ids = parse_ids(text)
+    if len(ids) > MAX_IDS:
+        raise TokexplorerError(f"{len(ids):,} ids: decode at most {MAX_IDS:,} at a time here "
+                               "(tokexplorer decode takes any number)")
     token_bytes = [tokenizer.token_bytes(i) for i in ids]
     return DecodedIds(tokenizer.name, ids, token_bytes, tokenizer.decode_bytes(ids))

@@ -581,7 +581,8 @@ class MainWindow(QMainWindow):
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,
-                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction())]
+                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction(),
+                           self.inspector_dock.toggleViewAction())]
         body = "".join(f"<tr><td>{n}</td><td><b>{k}</b></td></tr>" for n, k in rows)
         self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")
 
