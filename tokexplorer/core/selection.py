@@ -178,18 +178,18 @@ class SelectionInfo:
             lines.append(f"showing the first {self.shown} of {c.chars} code points")
         for t in self.tokens:
             flags = ", ".join(f.name.lower() for f in TokenFlag if f and t.flags & f)
-            lines.append(f"token #{t.index} id {t.id}: {t.label!r} bytes {t.bytes.hex(' ').upper() or '-'}"
+            lines.append(f"token #{t.index} id {t.id}: '{t.label}' bytes {t.bytes.hex(' ').upper() or '-'}"
                          + (f" ({flags})" if flags else ""))
         lines.append("bytes: " + " ".join(f"{b.value:02X}" for b in self.bytes))
         lines.append("token: " + " ".join(f"{b.token:>2}" if b.token >= 0 else " -" for b in self.bytes))
         cluster = -1
         for r in self.rows:
-            if r.cluster != cluster:
-                cluster = r.cluster
-                a, b = self.clusters[cluster]
-                lines.append(f"cluster {cluster}: {b - a} code point(s)")
+            a, b = self.clusters[r.cluster]
+            if r.cluster != cluster and b - a > 1:
+                lines.append(f"cluster of {b - a} code points:")
+            cluster = r.cluster
             i = r.info
-            lines.append("\t".join([f"  {i.codepoint}", i.name, i.category, i.script, f"UTF-8 {i.utf8}",
+            lines.append("\t".join([f"  {i.codepoint}" if b - a > 1 else i.codepoint, i.name, i.category, i.script, f"UTF-8 {i.utf8}",
                                     f"UTF-16 {i.utf16}", f"UTF-32 {i.utf32}",
                                     "tokens " + " ".join(f"#{t}" for t in r.tokens)]))
         for form, text in self.normal_forms.items():
