@@ -31,9 +31,11 @@ from ...core.encoding import TokenFlag
 from ...core.id_lookup import decode_ids
 from ...core.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
 from ...core.tokenizer import TokexplorerError
+from ...core.unicode_info import script_of
 from ..colours import TokenFormats
 from ..state import AppState
 from ..tokenized import Tokenized, token_label
+from ..worker import run_job
 
 COLUMNS = ["glyph", "code point", "name", "cat", "script", "UTF-8", "UTF-16", "UTF-32", "tokens"]
 SHOWN_IDS = 32  # tokens listed under a decoded list of ids
@@ -293,6 +295,7 @@ class InspectorPanel(QWidget):
         self._timer.timeout.connect(self.refresh)
         state.selection_changed.connect(self._schedule)
         state.tokenized.connect(self._schedule)
+        state.tokenized.connect(self._warm_up)
         state.tokenizer_changed.connect(lambda _: self.decode())
         state.tokenized.connect(lambda _: self.decode_box.text() and self.decode())
         state.dark_changed.connect(self._on_dark)
@@ -314,6 +317,14 @@ class InspectorPanel(QWidget):
         self._formats = TokenFormats(dark)
         self._shown = None
         self._timer.start()
+
+    def _warm_up(self, *_) -> None:
+        """Compile the Unicode script regex in a worker once the first text is tokenized.
+
+        subtle: compiling it takes about 0.1 s, which the first selection would otherwise wait for.
+        """
+        self.state.tokenized.disconnect(self._warm_up)
+        run_job(lambda progress: script_of("a"), on_result=lambda _: None, on_error=lambda _: None)
 
     def _schedule(self, *_) -> None:
         # subtle: not `signal.connect(timer.start)`: a signal's arguments would reach
