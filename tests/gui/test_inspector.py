@@ -171,3 +171,10 @@ def test_a_hidden_inspector_does_no_work(window, qtbot):
     assert window.inspector.up_to_date and window.inspector.info is None
     window.show_view("inspector")
     qtbot.waitUntil(lambda: window.inspector.info is not None and window.inspector.info.counts.chars == 2)
+
+
+def test_a_refused_text_says_so(inspect, window, qtbot):
+    panel = inspect("cl100k_base", "hello", 0)
+    window.set_text("a <|endoftext|> b")
+    qtbot.waitUntil(lambda: window.state.refusal is not None and panel.up_to_date)
+    assert panel.summary.text().startswith("Not tokenized") and panel.tree.topLevelItemCount() == 0

@@ -340,7 +340,9 @@ class InspectorPanel(QWidget):
         self._shown = self._key()
         if result is None or len(result.encoding.text) == 0:
             self.info = None
-            self._clear("Select text, or put the caret in a token, to see its bytes and code points.")
+            self._clear("Not tokenized: the text spells a special token that the policy refuses (see above)."
+                        if self.state.refusal is not None else
+                        "Select text, or put the caret in a token, to see its bytes and code points.")
             return
         start, end = self.state.selection
         self.info = inspect_selection(result.encoding, start, end, tokenizer=result.tokenizer,
@@ -360,7 +362,7 @@ class InspectorPanel(QWidget):
     def _colour(self, result: Tokenized, token: int) -> QColor | None:
         if token < 0:
             return None
-        return self._formats.format(int(result.colours[token]), int(result.flags[token])).background().color()
+        return self._formats.background(int(result.colours[token]))  # the editor's colour
 
     def _show(self, info: SelectionInfo, result: Tokenized) -> None:
         c = info.counts
