@@ -178,3 +178,11 @@ def test_a_refused_text_says_so(inspect, window, qtbot):
     window.set_text("a <|endoftext|> b")
     qtbot.waitUntil(lambda: window.state.refusal is not None and panel.up_to_date)
     assert panel.summary.text().startswith("Not tokenized") and panel.tree.topLevelItemCount() == 0
+
+
+def test_double_clicking_a_byte_goes_to_its_token(inspect, window, qtbot):
+    panel = inspect("gpt2", "hi 👋 there", 0, 10)
+    k = next(i for i, c in enumerate(panel.strip.cells) if c.value == ord("t"))  # in ' there', token #3
+    qtbot.mouseDClick(panel.strip, Qt.MouseButton.LeftButton, pos=panel.strip._rects[k].center())
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info.caret_token == 3)
+    assert not window.editor.textCursor().hasSelection() and window.state.selection == (4, 4)

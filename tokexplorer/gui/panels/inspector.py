@@ -3,7 +3,8 @@
 From the top: a summary line (tokens touched, characters, bytes) with Copy Text / Copy JSON; the
 byte strip, each UTF-8 byte in the colour of the token covering it, grouped under its character,
 with a bar where one token ends and the next begins (so a token that ends inside a character
-shows as a bar inside its group), a tooltip per byte naming its token; the code points grouped
+shows as a bar inside its group), a tooltip per byte naming its token (double-click: the editor
+goes to that token); the code points grouped
 by grapheme cluster (glyph, U+XXXX, name, category, script, UTF-8, UTF-16, UTF-32, tokens); the
 normal forms that differ and the code points called out by name; a box that decodes ids typed
 into it, or looks one up, in the current tokenizer.
@@ -21,7 +22,7 @@ import json
 import time
 from typing import Callable
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer
+from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QScrollArea, QSplitter, QToolTip, QTreeWidget,
@@ -66,6 +67,7 @@ def flag_words(flags: int) -> str:
 class ByteStrip(QWidget):
     """The selection's UTF-8 bytes in rows, each on its token's colour, under its character."""
 
+    token_activated = Signal(int)  # a byte was double-clicked: the index of its token
     GAP = 6  # pixels between characters
 
     def __init__(self, parent=None):
@@ -194,6 +196,11 @@ class ByteStrip(QWidget):
                 return i
         return None
 
+    def mouseDoubleClickEvent(self, event) -> None:
+        i = self.byte_at(event.position().toPoint())
+        if i is not None and self.cells[i].token >= 0:
+            self.token_activated.emit(self.cells[i].token)
+
     def event(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip:
             i = self.byte_at(event.pos())
@@ -233,6 +240,7 @@ class InspectorPanel(QWidget):
         top.addWidget(self.copy_json_button)
 
         self.strip = ByteStrip()
+        self.strip.token_activated.connect(state.reveal_token.emit)  # the editor goes to it
         strip_area = QScrollArea()
         strip_area.setWidgetResizable(True)
         strip_area.setWidget(self.strip)
