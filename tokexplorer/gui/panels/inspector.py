@@ -3,16 +3,16 @@
 From the top: a summary line (tokens touched, characters, bytes) with Copy Text / Copy JSON; the
 byte strip, each UTF-8 byte in the colour of the token covering it, grouped under its character,
 with a bar where one token ends and the next begins (so a token that ends inside a character
-shows as a bar inside its group), a tooltip per byte naming its token (double-click: the editor
-goes to that token); the code points grouped
-by grapheme cluster (glyph, U+XXXX, name, category, script, UTF-8, UTF-16, UTF-32, tokens); the
-normal forms that differ and the code points called out by name; a box that decodes ids typed
-into it, or looks one up, in the current tokenizer.
+shows as a bar inside its group) and a tooltip per byte naming its token (double-click: the
+editor goes to that token); the code points grouped by grapheme cluster (glyph, U+XXXX, name,
+category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ and the code
+points called out by name; a box that decodes ids typed into it, or looks one up, in the current
+tokenizer.
 
-Everything shown comes from `core.selection.inspect_selection` (bounded to its first
-MAX_CODE_POINTS code points, with a note) and `core.id_lookup.decode_ids`; this module only
-draws. It follows the state a moment behind (one update per event-loop turn) and not at all
-while hidden.
+Everything shown comes from `core.selection.inspect_selection` (its first SHOWN_CODE_POINTS code
+points, with a note; the counts cover the whole selection) and `core.id_lookup.decode_ids`; this
+module only draws. A new selection shows on the next event-loop turn, a new text a moment later
+(after the editor's repaint), and nothing is done while the panel is hidden.
 """
 
 from __future__ import annotations
@@ -297,9 +297,8 @@ class InspectorPanel(QWidget):
         layout.addWidget(self.decode_box)
         layout.addWidget(self.decoded)
 
-        self._timer = QTimer(self)  # one update per event-loop turn, however many signals
+        self._timer = QTimer(self)  # one update however many signals (started with its delay)
         self._timer.setSingleShot(True)
-        self._timer.setInterval(0)
         self._timer.timeout.connect(self.refresh)
         state.selection_changed.connect(self._schedule)
         state.tokenized.connect(self._schedule)
@@ -319,12 +318,12 @@ class InspectorPanel(QWidget):
 
     def showEvent(self, event) -> None:
         super().showEvent(event)
-        self._timer.start()
+        self._timer.start(0)
 
     def _on_dark(self, dark: bool) -> None:
         self._formats = TokenFormats(dark)
         self._shown = None
-        self._timer.start()
+        self._timer.start(0)
 
     def _warm_up(self, *_) -> None:
         """Compile the Unicode script regex in a worker once the first text is tokenized.
