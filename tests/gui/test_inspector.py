@@ -18,6 +18,7 @@ from .helpers import wait_settled
 def inspect(window, qtbot):
     """inspect(tokenizer, text, start[, end]) -> the panel, showing that selection (or caret)."""
     panel = window.inspector
+    window.show_view("inspector")  # a hidden panel does nothing
 
     def run(name, text, start, end=None):
         window.state.set_tokenizer(name)

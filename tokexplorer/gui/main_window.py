@@ -228,7 +228,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
         self.inspector = InspectorPanel(self.state)
-        self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+B",
+        self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
                                          view="inspector", area=Qt.DockWidgetArea.BottomDockWidgetArea)
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
