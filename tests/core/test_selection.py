@@ -139,7 +139,8 @@ def test_a_large_selection_is_bounded_but_counted_whole():
     text = "The quick brown fox. " * 50_000  # 1 MB
     enc, info = inspect("cl100k_base", text, 0, len(text))
     assert info.shown == 256 and info.truncated and info.counts.chars == len(text)
-    assert info.counts.tokens == len(enc) and len(info.tokens) == 256
+    assert info.counts.tokens == len(enc)
+    assert [t.index for t in info.tokens] == [i for i in range(len(enc)) if enc.byte_starts[i] < 256]
     assert len(info.bytes) == 256
 
 
@@ -157,3 +158,19 @@ def test_caret_at_the_end_takes_the_last_token():
     enc = get_builtin("gpt2").encode("ab cd")
     assert caret_range(enc, 5) == (2, 5, 1)
     assert caret_range(get_builtin("gpt2").encode(""), 0) == (0, 0, None)
+
+
+def test_byte_offsets_match_encoding_the_prefix(builtin, tricky_strings):
+    from tokexplorer.core.selection import byte_offset, utf8_offset
+
+    text = TRICKY + "".join(t for _, t in tricky_strings[:60])
+    enc = builtin.encode(text, allowed_special="none")
+    assert [byte_offset(enc, i) for i in range(len(text) + 1)] == [utf8_offset(text, i) for i in range(len(text) + 1)]
+
+
+def test_a_long_run_of_cut_characters_falls_back_to_the_slow_way():
+    from tokexplorer.core.selection import byte_offset, utf8_offset
+
+    text = "ab " + "🇺🇳" * 200  # GPT-2 cuts every flag: every token after the space is partial
+    enc = get_builtin("gpt2").encode(text)
+    assert [byte_offset(enc, i) for i in range(0, len(text) + 1, 7)] == [utf8_offset(text, i) for i in range(0, len(text) + 1, 7)]

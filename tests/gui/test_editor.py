@@ -404,6 +404,7 @@ def test_open_tokenizer_file(qtbot, window, tmp_path):
 
 @pytest.mark.parametrize("name", ["gpt2", "llama-sp"])
 def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
+    window.resize(window.width(), 1400)  # every line on screen, below docks too: all are formatted
     window.state.set_tokenizer(name)
     window.set_text("".join(f"line {i}: the quick brown fox 😀 jumps\n" for i in range(30)))
     wait_settled(qtbot, window)

@@ -101,3 +101,14 @@ def test_a_bad_selection_is_refused(tmp_path):
     text.write_text("abc", encoding="utf-8")
     proc = run(["--screenshot", str(tmp_path / "x.png"), "--open", str(text), "--select", "2:9"], tmp_path)
     assert proc.returncode == 1 and "past the end of the text (3 characters)" in proc.stderr
+
+
+def test_screenshot_of_the_inspector(tmp_path):
+    text = tmp_path / "sample.txt"
+    text.write_text("x 똠 👨\u200d👩\u200d👧 🇺🇳\n", encoding="utf-8")
+    out = tmp_path / "shot.png"
+    proc = run(["--screenshot", str(out), "--open", str(text), "-t", "llama-sp", "--view", "inspector",
+                "--select", "2"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    width, height = png_size(out)
+    assert width >= 600 and height >= 400

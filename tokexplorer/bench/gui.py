@@ -58,6 +58,7 @@ def run(args) -> list[dict]:
     from ..gui.typing_bench import STALL_TICK_MS, measure_typing
 
     report = measure_typing(path, n_keys)
+    selections = _measure_selections(path, max(3, n_keys // 2))
     huge_mb = getattr(args, "huge_mb", 0)
     huge_table = []
     if huge_mb > 0:
@@ -96,6 +97,7 @@ def run(args) -> list[dict]:
             f"{statistics.median(launches):.2f} s over {len(launches)} runs (target < 1.5 s)",
             "targets: p95 key→highlight < 50 ms; typing stall (the longest lateness of a "
             f"{STALL_TICK_MS} ms timer while typing) < 50 ms",
+            *selections,
         ],
     }, *huge_table]
 
@@ -118,3 +120,20 @@ def _repeated(path: Path, size: int, folder: str) -> Path:
     out = Path(folder) / f"huge-{path.name}"
     out.write_bytes(data * max(1, round(size / max(len(data), 1))))
     return out
+
+
+def _measure_selections(path: Path, clicks: int) -> list[str]:
+    """Notes on the inspector following `clicks` clicks into tokens, and a select-all, per
+    tokenizer (issue 8: within 50 ms)."""
+    from ..gui.selection_bench import measure_selection
+
+    notes = []
+    for r in measure_selection(path, clicks):
+        ms = [x * 1000 for x in r.token_s]
+        every = [x * 1000 for x in r.select_all_s]
+        notes.append(
+            f"inspector, {r.name}: click into a token → panel updated: median {statistics.median(ms):.1f} ms, "
+            f"p95 {_percentile(ms, 0.95):.1f} ms, max {max(ms):.1f} ms over {len(ms)}; select-all "
+            f"{' / '.join(f'{x:.0f}' for x in every)} ms (target < 50 ms)" if ms else
+            f"inspector, {r.name}: no selection was shown within 5 s")
+    return notes

@@ -21,6 +21,7 @@ from ..cli import (
     print_table_stream,
     read_text_argument,
 )
+from ..core import id_lookup
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
@@ -160,19 +161,15 @@ def _print_stats(name: str, s: dict) -> None:
 
 
 def parse_ids(values: list[str]) -> list[int]:
-    """Ids from arguments or stdin, separated by spaces, commas or brackets.
+    """Ids from arguments or stdin, separated by spaces, commas or brackets (none: an empty list).
 
     >>> parse_ids(["[1,", "2]", "3"])
     [1, 2, 3]
     """
     if not values or values == ["-"]:
         values = [sys.stdin.read()]
-    words = [w for v in values for w in re.split(r"[\s,\[\]]+", v) if w]
-    try:
-        return [int(w) for w in words]
-    except ValueError:
-        bad = next(w for w in words if not w.lstrip("-").isdigit())
-        raise TokexplorerError(f"{bad!r} is not a token id (ids are integers)") from None
+    text = " ".join(values)
+    return id_lookup.parse_ids(text) if text.strip(" \t\n,[]") else []
 
 
 def run_decode(args: argparse.Namespace) -> int:

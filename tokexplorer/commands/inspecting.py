@@ -1,11 +1,17 @@
-"""`tokexplorer inspect`: code points, names, categories, scripts, UTF-8/16/32, graphemes."""
+"""`tokexplorer inspect`: code points, names, categories, scripts, UTF-8/16/32, graphemes; with
+-t NAME, also which token covers each byte (the inspector panel's view, `core.selection`)."""
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import sys
 
-from ..cli import add_text_arguments, print_json, print_table, read_text_argument
+from ..cli import (add_special_argument, add_text_arguments, allowed_special, print_json, print_table,
+                   read_text_argument)
+from ..core.registry import load_tokenizer
+from ..core.selection import inspect_selection
+from ..core.tokenizer import TokexplorerError
 from ..core.unicode_info import visible
 from ..core.unicode_info import inspect_text
 
@@ -15,12 +21,44 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="Code points, names, categories, scripts, UTF-8/16/32 bytes, "
                        "grapheme clusters and normal forms of a text.")
     add_text_arguments(p)
+    p.add_argument("-t", "--tokenizer", metavar="NAME",
+                   help="also show the tokens of this tokenizer (built-in or file) covering each byte")
+    p.add_argument("--select", metavar="START:END", type=_span,
+                   help="with -t: only these characters (code-point offsets)")
+    add_special_argument(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
 
+def _span(value: str) -> tuple[int, int]:
+    start, _, end = value.partition(":")
+    if not (start.isdigit() and end.isdigit()) or int(end) < int(start):
+        raise argparse.ArgumentTypeError(f"{value!r} is not START:END (code-point offsets)")
+    return int(start), int(end)
+
+
+def run_tokens(args: argparse.Namespace, text: str) -> int:
+    """The bytes of the text (or of --select) with the tokens that cover them."""
+    tok = load_tokenizer(args.tokenizer)
+    start, end = args.select or (0, len(text))
+    if end > len(text):
+        raise TokexplorerError(f"--select {start}:{end} is past the end of the text ({len(text)} characters)")
+    encoding = tok.encode(text, allowed_special=allowed_special(args))
+    info = inspect_selection(encoding, start, end, tokenizer=tok.name, limit=max(end - start, 1))
+    if args.json:
+        print_json(info.as_dict())
+    else:
+        sys.stdout.write(info.as_text())
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    info = inspect_text(read_text_argument(args))
+    text = read_text_argument(args)
+    if args.tokenizer:
+        return run_tokens(args, text)
+    if args.select:
+        raise TokexplorerError("--select needs a tokenizer (-t NAME)")
+    info = inspect_text(text)
     if args.json:
         print_json({
             "text": info.text,

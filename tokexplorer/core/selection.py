@@ -30,12 +30,41 @@ CALLED_OUT = ("invisible", "control", "bidi", "noncharacter", "variation selecto
 
 
 def utf8_offset(text: str, index: int) -> int:
-    """Where code point `index` starts in text.encode("utf-8").
+    """Where code point `index` starts in text.encode("utf-8") (slow: encodes the prefix).
 
     >>> utf8_offset("a👋b", 2)
     5
     """
     return len(text[:index].encode("utf-8", "surrogatepass"))
+
+
+MAX_WALK = 64  # tokens walked back looking for one that starts on a character boundary
+
+
+def byte_offset(encoding: Encoding, index: int) -> int:
+    """`utf8_offset(encoding.text, index)` in the time of encoding one token's text, not the
+    prefix (which takes half a second on 50 MB).
+
+    A token that is not PARTIAL and not empty starts on a character boundary, so its byte start
+    and its code-point start name the same place: start from the last such token at or before
+    `index`, and encode only the few characters after it.
+
+    >>> enc = Encoding.from_byte_lengths("hi 👋x", [1, 2, 3, 4], [b"hi", b" \\xf0", b"\\x9f\\x91\\x8b", b"x"])
+    >>> [byte_offset(enc, i) for i in range(6)] == [utf8_offset(enc.text, i) for i in range(6)]
+    True
+    """
+    text = encoding.text
+    index = max(0, min(index, len(text)))
+    starts, flags = encoding.starts, encoding.flags
+    bs, be = encoding.byte_starts, encoding.byte_ends
+    k = int(np.searchsorted(starts, index, side="right")) - 1
+    stop = max(-1, k - MAX_WALK)
+    while k > stop and (flags[k] & TokenFlag.PARTIAL or be[k] <= bs[k]):
+        k -= 1
+    if k == stop and k >= 0:
+        return utf8_offset(text, index)  # a long run of cut characters: the slow way
+    base, base_bytes = (int(starts[k]), int(bs[k])) if k >= 0 else (0, 0)
+    return base_bytes + len(text[base:index].encode("utf-8", "surrogatepass"))
 
 
 @dataclass(frozen=True)
@@ -70,9 +99,9 @@ def selection_counts(encoding: Encoding, start: int, end: int) -> SelectionCount
     text = encoding.text
     start, end = max(0, min(start, len(text))), max(0, min(end, len(text)))
     end = max(start, end)
-    b0 = utf8_offset(text, start)
-    n_bytes = len(text[start:end].encode("utf-8", "surrogatepass"))
-    b1 = b0 + n_bytes
+    b0 = byte_offset(encoding, start)
+    b1 = byte_offset(encoding, end)
+    n_bytes = b1 - b0
     bs, be = encoding.byte_starts, encoding.byte_ends
     first = int(np.searchsorted(be, b0, side="right"))  # the first token ending after b0
     if n_bytes == 0:
@@ -136,7 +165,7 @@ class SelectionInfo:
     rows: list[CodePointRow]
     clusters: list[tuple[int, int]]  # code-point spans in the text, of the shown part
     bytes: list[ByteCell]
-    tokens: list[TokenPiece]  # the first MAX_TOKENS tokens touching the range
+    tokens: list[TokenPiece]  # the tokens touching the shown part of the range (MAX_TOKENS at most)
     normal_forms: dict[str, str]  # of the shown text, only the forms that differ from it
     notes: list[str] = field(default_factory=list)  # code points called out by name
 
@@ -178,18 +207,18 @@ class SelectionInfo:
             lines.append(f"showing the first {self.shown} of {c.chars} code points")
         for t in self.tokens:
             flags = ", ".join(f.name.lower() for f in TokenFlag if f and t.flags & f)
-            lines.append(f"token #{t.index} id {t.id}: {t.label!r} bytes {t.bytes.hex(' ').upper() or '-'}"
+            lines.append(f"token #{t.index} id {t.id}: '{t.label}' bytes {t.bytes.hex(' ').upper() or '-'}"
                          + (f" ({flags})" if flags else ""))
         lines.append("bytes: " + " ".join(f"{b.value:02X}" for b in self.bytes))
         lines.append("token: " + " ".join(f"{b.token:>2}" if b.token >= 0 else " -" for b in self.bytes))
         cluster = -1
         for r in self.rows:
-            if r.cluster != cluster:
-                cluster = r.cluster
-                a, b = self.clusters[cluster]
-                lines.append(f"cluster {cluster}: {b - a} code point(s)")
+            a, b = self.clusters[r.cluster]
+            if r.cluster != cluster and b - a > 1:
+                lines.append(f"cluster of {b - a} code points:")
+            cluster = r.cluster
             i = r.info
-            lines.append("\t".join([f"  {i.codepoint}", i.name, i.category, i.script, f"UTF-8 {i.utf8}",
+            lines.append("\t".join([f"  {i.codepoint}" if b - a > 1 else i.codepoint, i.name, i.category, i.script, f"UTF-8 {i.utf8}",
                                     f"UTF-16 {i.utf16}", f"UTF-32 {i.utf32}",
                                     "tokens " + " ".join(f"#{t}" for t in r.tokens)]))
         for form, text in self.normal_forms.items():
@@ -226,7 +255,7 @@ def inspect_selection(encoding: Encoding, start: int, end: int, *, tokenizer: st
     shown_end = min(counts.end, counts.start + limit)
     part = text[counts.start:shown_end]
     # Each byte's character and token.
-    b0 = utf8_offset(text, counts.start)
+    b0 = byte_offset(encoding, counts.start)
     data = part.encode("utf-8", "surrogatepass")
     char_of = np.repeat(np.arange(counts.start, shown_end),
                         [len(ch.encode("utf-8", "surrogatepass")) for ch in part]).tolist()
@@ -247,9 +276,14 @@ def inspect_selection(encoding: Encoding, start: int, end: int, *, tokenizer: st
     for k, (a, b) in enumerate(clusters):
         for i in range(a, b):
             rows.append(CodePointRow(code_point_info(text[i], i), k, tuple(covering.get(i, ()))))
+    # The tokens touching the shown part (a select-all of a book lists those of its first lines).
+    shown_stop = int(np.searchsorted(bs, b0 + len(data), side="left")) if shown_end < counts.end else None
+    listed = counts.token_indices[:MAX_TOKENS]
+    if shown_stop is not None:
+        listed = listed[:max(0, shown_stop - counts.first)]
     pieces = [TokenPiece(i, encoding.ids[i], encoding.token_bytes[i], TokenFlag(int(encoding.flags[i])),
                          int(bs[i]), int(be[i]))
-              for i in counts.token_indices[:MAX_TOKENS]]
+              for i in listed]
     return SelectionInfo(tokenizer, counts, caret, rows, clusters, cells, pieces, normal_forms(part),
                          _notes(rows, pieces, counts.tokens))
 

@@ -32,6 +32,7 @@ from .editor import TokenEditor
 from .find_bar import FindBar
 from .legend import Legend, token_colours_menu
 from .panels.chat import ChatView
+from .panels.inspector import InspectorPanel
 from .panels.merge_tree import MergeTreePanel
 from .panels.plots import PlotsPanel
 from .panels.selection_counts import SelectionCountsLabel
@@ -243,29 +244,32 @@ class MainWindow(QMainWindow):
         self.chunk_view = ChunkView(self.state)
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
-        self.merge_tree = MergeTreePanel(self.state)
-        self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
-                                     view="merges", area=Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.trace = TracePanel(self.state)
-        self.trace_dock = self._dock("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E",
-                                     view="trace", area=Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.chat = ChatView(self.state)
-        self.chat_dock = self._dock("Chat", "chat_dock", self.chat, "Ctrl+Shift+H",
-                                    view="chat", area=Qt.DockWidgetArea.BottomDockWidgetArea)
-        self.plots = PlotsPanel(self.state, self.dialogs)
-        self.plots_dock = self._dock("Plots", "plots_dock", self.plots, "Ctrl+Shift+G",
-                                     view="plots", area=Qt.DockWidgetArea.BottomDockWidgetArea)
-        for left, right in ((self.merge_dock, self.trace_dock), (self.trace_dock, self.chat_dock),
-                            (self.chat_dock, self.plots_dock)):
-            self.tabifyDockWidget(left, right)
-        self.merge_dock.raise_()
-        # Open from the View menu: the editor keeps its height.
-        for dock in (self.merge_dock, self.trace_dock, self.chat_dock, self.plots_dock):
-            dock.hide()
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
         self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
         self.token_dock.raise_()
+        # Below the editor, one tab group: the inspector shown, the others opened from the View
+        # menu (so the editor keeps its height).
+        bottom = Qt.DockWidgetArea.BottomDockWidgetArea
+        self.inspector = InspectorPanel(self.state)
+        self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
+                                         view="inspector", area=bottom)
+        self.merge_tree = MergeTreePanel(self.state)
+        self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
+                                     view="merges", area=bottom)
+        self.trace = TracePanel(self.state)
+        self.trace_dock = self._dock("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E",
+                                     view="trace", area=bottom)
+        self.chat = ChatView(self.state)
+        self.chat_dock = self._dock("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", view="chat", area=bottom)
+        self.plots = PlotsPanel(self.state, self.dialogs)
+        self.plots_dock = self._dock("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", view="plots", area=bottom)
+        group = [self.inspector_dock, self.merge_dock, self.trace_dock, self.chat_dock, self.plots_dock]
+        for left, right in zip(group, group[1:]):
+            self.tabifyDockWidget(left, right)
+        for dock in group[1:]:
+            dock.hide()
+        self.inspector_dock.raise_()
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
               area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -330,7 +334,7 @@ class MainWindow(QMainWindow):
         else:
             self.resize(1100, 720)
             self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.merge_dock], [280], Qt.Orientation.Vertical)
+            self.resizeDocks([self.inspector_dock], [300], Qt.Orientation.Vertical)
         window_state = st.value(keys.WINDOW_STATE)
         if isinstance(window_state, QByteArray) and not window_state.isEmpty():
             self.restoreState(window_state)
@@ -644,7 +648,8 @@ class MainWindow(QMainWindow):
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,
-                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction())]
+                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction(),
+                           self.inspector_dock.toggleViewAction())]
         body = "".join(f"<tr><td>{n}</td><td><b>{k}</b></td></tr>" for n, k in rows)
         self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")
 

@@ -23,8 +23,13 @@ class SelectionCountsLabel(QLabel):
         self._timer.setSingleShot(True)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self.refresh)
-        state.selection_changed.connect(self._timer.start)
-        state.tokenized.connect(self._timer.start)
+        state.selection_changed.connect(self._schedule)
+        state.tokenized.connect(self._schedule)
+
+    def _schedule(self, *_) -> None:
+        # subtle: not `signal.connect(timer.start)`: a signal's arguments would reach
+        # QTimer.start(msec) and become the interval.
+        self._timer.start()
 
     def refresh(self) -> None:
         result = self.state.result

@@ -1,0 +1,189 @@
+"""The byte / code-point inspector driven as a user would: real tokenizers, a selection or a caret
+in the editor, the panel's own widgets read back."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication
+
+from tokexplorer.gui.app import select_code_points
+
+from .helpers import wait_settled
+
+
+@pytest.fixture
+def inspect(window, qtbot):
+    """inspect(tokenizer, text, start[, end]) -> the panel, showing that selection (or caret)."""
+    panel = window.inspector
+    window.show_view("inspector")  # a hidden panel does nothing
+
+    def run(name, text, start, end=None):
+        window.state.set_tokenizer(name)
+        window.set_text(text)
+        wait_settled(qtbot, window)
+        assert select_code_points(window, start, start if end is None else end)
+        qtbot.waitUntil(lambda: panel.up_to_date and panel.info is not None)
+        return panel
+
+    return run
+
+
+def strip(panel):
+    return [(f"{c.value:02X}", c.token) for c in panel.strip.cells]
+
+
+def tree_rows(panel):
+    """(depth, code point column, name column) of every row of the code-point tree."""
+    rows = []
+    for i in range(panel.tree.topLevelItemCount()):
+        top = panel.tree.topLevelItem(i)
+        rows.append((0, top.text(1), top.text(2)))
+        rows += [(1, top.child(j).text(1), top.child(j).text(2)) for j in range(top.childCount())]
+    return rows
+
+
+def test_an_emoji_split_across_gpt2_tokens(inspect, window):
+    panel = inspect("gpt2", "hi 👋 there", 3, 4)
+    # GPT-2's tokens: ' \xf0\x9f\x91' (#1) then '\x8b' (#2): the bar falls inside the emoji.
+    assert strip(panel) == [("F0", 1), ("9F", 1), ("91", 1), ("8B", 2)]
+    assert [window.state.result.encoding.ids[t.index] for t in panel.info.tokens] == [50169, 233]
+    assert tree_rows(panel) == [(0, "U+1F44B", "WAVING HAND SIGN")]
+    assert panel.tree.topLevelItem(0).text(8) == "#1 #2"
+    colours = [c.name() for c in panel.strip._colours]
+    assert colours[0] == colours[1] == colours[2] != colours[3]
+    assert "2</b> tokens touched (1 whole)" in panel.summary.text()
+    tip = panel.strip.tip(3)
+    assert "byte 4 of 4 of U+1F44B WAVING HAND SIGN" in tip and "token #2, id 233" in tip and "partial" in tip
+
+
+def test_a_flag_is_one_cluster(inspect):
+    panel = inspect("cl100k_base", "a 🇺🇳!", 2, 4)
+    assert tree_rows(panel) == [(0, "cluster", "2 code points, 8 bytes"),
+                                (1, "U+1F1FA", "REGIONAL INDICATOR SYMBOL LETTER U"),
+                                (1, "U+1F1F3", "REGIONAL INDICATOR SYMBOL LETTER N")]
+    assert [v for v, _ in strip(panel)] == "F0 9F 87 BA F0 9F 87 B3".split()
+
+
+def test_a_combining_mark_shows_the_normal_forms(inspect):
+    panel = inspect("cl100k_base", "cafe\u0301", 3, 5)
+    assert tree_rows(panel) == [(0, "cluster", "2 code points, 3 bytes"), (1, "U+0065", "LATIN SMALL LETTER E"),
+                                (1, "U+0301", "COMBINING ACUTE ACCENT")]
+    assert "<b>NFC</b> differs: é (U+00E9)" in panel.notes.text()
+
+
+def test_a_hangul_syllable_under_llama_byte_fallback(inspect):
+    panel = inspect("llama-sp", "x 똠", 2)  # the caret in front of 똠: three byte pieces
+    assert panel.info.caret_token is not None
+    assert [v for v, _ in strip(panel)] == ["EB", "98", "A0"]
+    assert len({t for _, t in strip(panel)}) == 3  # one token per byte
+    assert tree_rows(panel) == [(0, "U+B620", "HANGUL SYLLABLE DDOM")]
+    assert "“&lt;0xEB&gt;”" not in panel.strip.tip(0) and "“<0xEB>” (EB), byte-fallback" in panel.strip.tip(0)
+    assert "byte-fallback piece(s): &lt;0xEB&gt; &lt;0x98&gt; &lt;0xA0&gt; are the bytes EB 98 A0" in panel.notes.text()
+
+
+def test_a_zwj_family(inspect):
+    family = "👨\u200d👩\u200d👧"
+    panel = inspect("gpt2", f"{family} ok", 0, 5)
+    rows = tree_rows(panel)
+    assert rows[0] == (0, "cluster", "5 code points, 18 bytes")
+    assert [r[1] for r in rows[1:]] == ["U+1F468", "U+200D", "U+1F469", "U+200D", "U+1F467"]
+    assert len(panel.strip.cells) == 18
+    assert "U+200D ZERO WIDTH JOINER (invisible) ×2" in panel.notes.text()
+
+
+def test_the_caret_follows_tokens_and_the_tokenizer(inspect, window, qtbot):
+    panel = inspect("cl100k_base", "hello world" + " more" * 300, 7)
+    assert panel.info.caret_token == 1 and [v for v, _ in strip(panel)][0] == "20"
+    # Far into the text, so that a position mistaken for a timer interval would show.
+    select_code_points(window, 1200, 1200)
+    QApplication.processEvents()  # one turn of the event loop is all an update waits for
+    assert panel.up_to_date and panel.info.caret_token == window.state.result.encoding.token_index_at(1200)
+    assert window.selection_counts.text() == ""
+    select_code_points(window, 1011, 1411)  # 80 times " more"
+    QApplication.processEvents()
+    assert panel.up_to_date and panel.info.counts.chars == 400
+    assert window.selection_counts.text() == "selection: 80 tokens (80 whole) · 400 chars · 400 bytes"
+    window.state.set_tokenizer("llama-sp")
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info.tokenizer == "llama-sp")
+    assert "llama-sp" in panel.summary.text()
+
+
+def test_a_megabyte_select_all_is_bounded(inspect, window):
+    text = "To be, or not to be: that is the question. " * 24_000  # 1 MB
+    panel = inspect("cl100k_base", text, 0, len(text))
+    assert panel.info.counts.chars == len(text) and panel.info.shown == 100
+    assert "showing 100 of 1,032,000 code points" in panel.notes.text()
+    assert panel.tree.topLevelItemCount() == 100 and len(panel.strip.cells) == 100
+    assert window.selection_counts.text().startswith(f"selection: {len(window.state.result):,} tokens")
+
+
+def test_decode_box(inspect, qtbot):
+    panel = inspect("cl100k_base", "hello world", 0)
+    box = panel.decode_box
+    qtbot.keyClicks(box, "15339, 1917")
+    assert "text: “hello world”" in panel.decoded.text()
+    assert "15339 “hello” · 1917 “␣world”" in panel.decoded.text()
+    box.clear()
+    qtbot.keyClicks(box, "15339")
+    assert panel.decoded.text() == "id 15339 in cl100k_base: “hello” · bytes 68 65 6C 6C 6F (5 bytes)"
+    box.clear()
+    qtbot.keyClicks(box, "9468")  # the first two bytes of many emoji
+    assert "not valid UTF-8 on its own" in panel.decoded.text() and "\\xf0\\x9f" in panel.decoded.text()
+    box.clear()
+    qtbot.keyClicks(box, "15339, x1")
+    assert panel.decoded.text() == "'x1' is not a token id (ids are whole numbers such as 1917)"
+    assert "c62828" in panel.decoded.styleSheet()
+    box.clear()
+    qtbot.keyClicks(box, "100256")
+    assert "token id 100256 is not in cl100k_base" in panel.decoded.text()
+    box.clear()
+    assert not panel.decoded.isVisible()
+
+
+def test_decode_box_follows_the_tokenizer(inspect, window, qtbot):
+    panel = inspect("cl100k_base", "hello", 0)
+    qtbot.keyClicks(panel.decode_box, "15339")
+    window.state.set_tokenizer("gpt2")
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: "in gpt2" in panel.decoded.text())
+    assert "“" in panel.decoded.text()
+
+
+def test_copy_json_and_text(inspect, qtbot):
+    panel = inspect("gpt2", "hi 👋 there", 3, 4)
+    qtbot.mouseClick(panel.copy_json_button, Qt.MouseButton.LeftButton)
+    data = json.loads(QApplication.clipboard().text())
+    assert data["tokenizer"] == "gpt2" and data["counts"] == {"tokens": 2, "whole_tokens": 1, "chars": 1, "bytes": 4}
+    assert [b["hex"] for b in data["bytes"]] == ["F0", "9F", "91", "8B"] and data["code_points"][0]["name"] == "WAVING HAND SIGN"
+    qtbot.mouseClick(panel.copy_text_button, Qt.MouseButton.LeftButton)
+    assert "U+1F44B\tWAVING HAND SIGN" in QApplication.clipboard().text()
+
+
+def test_a_hidden_inspector_does_no_work(window, qtbot):
+    window.inspector_dock.hide()
+    window.set_text("abc")
+    wait_settled(qtbot, window)
+    select_code_points(window, 0, 2)
+    qtbot.wait(20)
+    assert window.inspector.up_to_date and window.inspector.info is None
+    window.show_view("inspector")
+    qtbot.waitUntil(lambda: window.inspector.info is not None and window.inspector.info.counts.chars == 2)
+
+
+def test_a_refused_text_says_so(inspect, window, qtbot):
+    panel = inspect("cl100k_base", "hello", 0)
+    window.set_text("a <|endoftext|> b")
+    qtbot.waitUntil(lambda: window.state.refusal is not None and panel.up_to_date)
+    assert panel.summary.text().startswith("Not tokenized") and panel.tree.topLevelItemCount() == 0
+
+
+def test_double_clicking_a_byte_goes_to_its_token(inspect, window, qtbot):
+    panel = inspect("gpt2", "hi 👋 there", 0, 10)
+    k = next(i for i, c in enumerate(panel.strip.cells) if c.value == ord("t"))  # in ' there', token #3
+    qtbot.mouseDClick(panel.strip, Qt.MouseButton.LeftButton, pos=panel.strip._rects[k].center())
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info.caret_token == 3)
+    assert not window.editor.textCursor().hasSelection() and window.state.selection == (4, 4)
