@@ -111,6 +111,8 @@ class TokenFormats:
         if flags & CLUSTER_SPLIT:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
             fmt.setUnderlineColor(QColor("#455a64") if not self.dark else QColor("#b0bec5"))
+        if flags & TokenFlag.NORMALIZED:  # the tokenizer saw other text here (NFC, NFKC, <unk>)
+            fmt.setFontOverline(True)
         if flags & TokenFlag.PARTIAL:
             fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
             fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
