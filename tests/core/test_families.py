@@ -288,3 +288,19 @@ def test_gguf_pre_names(files, tmp_path):
         load_tokenizer(path)
     llama3 = load_tokenizer(gguf_from_tokenizer_json(files["bpe"], tmp_path / "l3.gguf", pre="llama-bpe"))
     assert llama3.encode("12345").chunks == [(0, 3), (3, 5)]  # Llama 3 splits digits by threes
+
+
+def test_gguf_tensors_are_never_read(files, tmp_path, monkeypatch):
+    """Only the metadata is read: the file is never read whole (a model is gigabytes)."""
+    from pathlib import Path
+
+    spec_path = files["bpe"]
+    big = gguf_from_tokenizer_json(spec_path, tmp_path / "big.gguf")
+    read_whole = Path.read_bytes
+
+    def refuse(self):
+        assert self.suffix != ".gguf", "a .gguf file was read whole"
+        return read_whole(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert load_tokenizer(big).encode("hello there").ids == load_tokenizer(spec_path).encode("hello there").ids

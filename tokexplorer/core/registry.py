@@ -334,19 +334,25 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     if path.is_dir():
         raise TokexplorerError(f"{path} is a folder; give a tokenizer file")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(4096)
     except OSError as exc:
         raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
-    if not data:
+    if not head:
         raise TokexplorerError(f"{path} is empty; it is not a tokenizer file")
-    head = data[:4096]
-    for sniff, loader in FILE_FORMATS:
-        if sniff(head):
-            return loader(path, data)
     if head.startswith(b"GGUF"):
+        # subtle: a model file is gigabytes of tensors; only its metadata is read (mapped, not
+        # loaded), so it is never read whole here.
         from .gguf_backend import load_gguf  # imported on use: it loads `gguf`
 
         return load_gguf(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
+    for sniff, loader in FILE_FORMATS:
+        if sniff(head):
+            return loader(path, data)
     if path.suffix.lower() == ".gguf":
         raise TokexplorerError(
             f"{path} is named .gguf but does not start with the GGUF magic bytes; it is not a "

@@ -222,9 +222,11 @@ class TokenizersTokenizer:
         # With no special token allowed, the library must read special-token text as plain text.
         # With some allowed, the text spells no refused one (resolve_special checked), so the
         # library's own matching of added tokens is exactly the policy.
+        # subtle: Tokenizer.encode holds the interpreter lock for the whole call (a window whose
+        # worker encodes 1 MB would not repaint for seconds); encode_batch releases it.
         with self._lock:
             self._tok.encode_special_tokens = not allowed
-            return self._tok.encode(text, add_special_tokens=False)
+            return self._tok.encode_batch([text], add_special_tokens=False)[0]
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at the library's speed."""
