@@ -15,6 +15,7 @@ What this adapter adds to the library:
   are laid out byte by byte (so a piece of a character is PARTIAL, as in the other families);
   where the normaliser changed the text (NFKC, lowercase, accents stripped) or the token is the
   unknown token, the token keeps the library's span and is flagged NORMALIZED.
+- the pre-tokenizer's chunks, from the library's own word of each token.
 - the special-token policy of the other families (refuse, "all", "none", a set): only added tokens
   marked special are special; other added tokens are ordinary vocabulary, always matched.
 - merge trees for BPE models, from the file's merges (`merge_tree`; `has_merges` says whether the
@@ -243,7 +244,10 @@ class TokenizersTokenizer:
         special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
         byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
-        chunk_finder = self._chunks if self._has_pre_tokenizer else None
+        chunk_finder = None
+        if self._has_pre_tokenizer:
+            words = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
+            chunk_finder = _WordChunks(words)
         raw = text.encode("utf-8")
         joined = b"".join(self._bytes_of(ids))
         lead = 0 if joined == raw else 1 if (self._prepends and joined == b" " + raw) else None
@@ -252,37 +256,15 @@ class TokenizersTokenizer:
                 text, ids, token_bytes, lengths=self._lengths[id_array], special_mask=special_mask,
                 byte_fallback_mask=byte_mask, chunk_finder=chunk_finder, lead=lead, id_array=id_array,
             )
-            return enc
-        starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids), self._prepends)
-        enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask, chunk_finder,
-                       changed)
-        enc.__dict__["id_array"] = id_array
+        else:
+            starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids),
+                                           self._prepends)
+            enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask,
+                           chunk_finder, changed)
+            enc.__dict__["id_array"] = id_array
+        if chunk_finder is not None:
+            chunk_finder.encoding = enc
         return enc
-
-    def _chunks(self, text: str) -> list[tuple[int, int]]:
-        """The pre-tokenizer's split of the user's text (the normaliser is not applied first),
-        around the special tokens, which it never splits."""
-        pre = self._tok.pre_tokenizer
-        specials = [t for t in self._special if t in text]
-        pieces = [(0, len(text))]
-        if specials:
-            pattern = re.compile("|".join(re.escape(t) for t in sorted(specials, key=len, reverse=True)))
-            pieces, pos = [], 0
-            for m in pattern.finditer(text):
-                pieces += [(pos, m.start()), m.span()]
-                pos = m.end()
-            pieces.append((pos, len(text)))
-        chunks: list[tuple[int, int]] = []
-        for a, b in pieces:
-            if b <= a:
-                continue
-            if text[a:b] in self._special:
-                chunks.append((a, b))
-                continue
-            for _, (s, e) in pre.pre_tokenize_str(text[a:b]):
-                if e > s:
-                    chunks.append((a + s, a + e))
-        return chunks
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._bytes.__getitem__, ids))
@@ -354,6 +336,32 @@ class TokenizersTokenizer:
                         parts.setdefault(left + right, (pair[0], pair[1]))
                 self._merges_source = parts
             return self._merges_source
+
+
+class _WordChunks:
+    """The pre-tokenizer's chunks ("words") as code-point spans: each run of tokens the library
+    says came from one word covers one chunk (normaliser applied, special tokens alone), so the
+    split is the pipeline's own, and needs no second pass over the text.
+
+    >>> enc = Encoding.from_byte_lengths("ab c", [0, 1, 2], [b"a", b"b", b" c"])
+    >>> chunks = _WordChunks(np.array([0, 0, 1])); chunks.encoding = enc
+    >>> chunks("ab c")
+    [(0, 2), (2, 4)]
+    """
+
+    def __init__(self, words: np.ndarray):
+        self.words = words  # int64 [n]: the word each token came from, -1 for none
+        self.encoding: Encoding | None = None
+
+    def __call__(self, text: str) -> list[tuple[int, int]]:
+        words, enc = self.words, self.encoding
+        if not len(words):
+            return []
+        first = np.flatnonzero(np.concatenate([[True], (words[1:] != words[:-1]) | (words[1:] < 0)]))
+        starts = enc.starts[first]
+        ends = np.maximum.reduceat(enc.ends, first)
+        keep = ends > starts
+        return list(zip(starts[keep].tolist(), ends[keep].tolist()))
 
 
 def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
