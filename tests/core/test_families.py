@@ -304,3 +304,30 @@ def test_gguf_tensors_are_never_read(files, tmp_path, monkeypatch):
 
     monkeypatch.setattr(Path, "read_bytes", refuse)
     assert load_tokenizer(big).encode("hello there").ids == load_tokenizer(spec_path).encode("hello there").ids
+
+
+def test_views_ask_what_a_tokenizer_has(files):
+    assert [getattr(get_builtin(n), "has_merges", False) for n in ["gpt2", "llama-sp", *NEW_BUILTINS]] == [True] * 6
+    assert load_tokenizer(files["bpe"]).has_merges and not load_tokenizer(files["unigram"]).has_merges
+    assert [getattr(get_builtin(n), "normalizes", None) for n in ["cl100k_base", "qwen3.6", "deepseek-v4"]] == [
+        None, "NFC", None]
+
+
+def test_tokenizer_config_beside_adds_its_special_tokens(files, tmp_path):
+    import json
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(files["bpe"].read_bytes())
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "bos_token": {"content": "<|endoftext|>", "special": True},
+        "additional_special_tokens": ["<|im_start|>", "<|im_end|>"]}))
+    tok = load_tokenizer(folder / "tokenizer.json")
+    assert tok.name == "model"
+    assert set(tok.special_tokens) == {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+    enc = tok.encode("<|im_start|>user hi<|im_end|>", allowed_special="all")
+    assert enc.ids[0] == tok.special_tokens["<|im_start|>"] and enc.ids[-1] == tok.special_tokens["<|im_end|>"]
+    assert tok.decode(enc.ids) == "<|im_start|>user hi<|im_end|>"
+    (folder / "tokenizer_config.json").write_text("{ broken")
+    with pytest.raises(TokexplorerError, match="tokenizer_config.json is not valid JSON"):
+        load_tokenizer(folder / "tokenizer.json")

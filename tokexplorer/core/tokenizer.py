@@ -35,7 +35,11 @@ class Tokenizer(Protocol):
     """What every tokenizer family offers. Options are keyword-only."""
 
     name: str
-    family: str  # "tiktoken", "sentencepiece", "bpe"
+    family: str  # "tiktoken", "sentencepiece", "bpe", "tokenizers"
+    # What views may ask beside the methods below (read with getattr, default in brackets):
+    # has_merges (False): merge_tree(tok, id) works; normalizes (None): a description of what the
+    # tokenizer does to the text before splitting ("NFC", "NFKC", "lowercase, ..."), shown with
+    # the tokens it changed flagged NORMALIZED.
 
     @property
     def n_vocab(self) -> int: ...
