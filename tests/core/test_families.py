@@ -8,6 +8,8 @@ import unicodedata
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.merge_tree import merge_tree
@@ -331,3 +333,19 @@ def test_tokenizer_config_beside_adds_its_special_tokens(files, tmp_path):
     (folder / "tokenizer_config.json").write_text("{ broken")
     with pytest.raises(TokexplorerError, match="tokenizer_config.json is not valid JSON"):
         load_tokenizer(folder / "tokenizer.json")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=40))
+def test_generated_text_round_trips_and_spans(text):
+    for name in NEW_BUILTINS:
+        tok = get_builtin(name)
+        enc = tok.encode(text, allowed_special="none")
+        form = unicodedata.normalize("NFC", enc.text) if tok.normalizes else enc.text
+        assert tok.decode(enc.ids) == form
+        if form == enc.text:
+            expected = reference_spans(enc.text, enc.token_bytes, 0)
+            assert [(s, e, bool(f & TokenFlag.PARTIAL)) for (s, e), f in zip(enc.spans, enc.flags)] == expected
+        else:  # every character is covered, in order, by tokens whose spans stay inside the text
+            assert enc.starts[0] == 0 and enc.ends[-1] == len(enc.text)
+            assert (np.diff(enc.starts) >= 0).all() and (enc.ends >= enc.starts).all()
