@@ -24,6 +24,8 @@ from .family_peers import (
     package_file,
     train_byte_level_bpe,
     train_unigram,
+    train_wordlevel,
+    train_wordpiece,
 )
 from .test_builtins import CORPUS_FILES
 from .test_spans import reference_spans
@@ -349,3 +351,22 @@ def test_generated_text_round_trips_and_spans(text):
         else:  # every character is covered, in order, by tokens whose spans stay inside the text
             assert enc.starts[0] == 0 and enc.ends[-1] == len(enc.text)
             assert (np.diff(enc.starts) >= 0).all() and (enc.ends >= enc.starts).all()
+
+
+@pytest.mark.parametrize("train", [train_wordpiece, train_wordlevel], ids=["WordPiece", "WordLevel"])
+def test_wordpiece_and_wordlevel_open_with_the_library_ids_and_offsets(train, corpora, tmp_path):
+    from tokenizers import Tokenizer
+
+    path = train(corpora, tmp_path / "tokenizer.json")
+    theirs, ours = Tokenizer.from_file(str(path)), load_tokenizer(path)
+    assert not ours.has_merges
+    for rel, text in corpus_samples(corpora, 2_000):
+        expected = theirs.encode(text, add_special_tokens=False)
+        enc = ours.encode(text, allowed_special="none")
+        assert enc.ids == expected.ids, rel
+        assert enc.spans == [tuple(o) for o in expected.offsets], rel
+    enc = ours.encode("Thinking of Zürich", allowed_special="none")
+    assert all(not b.startswith(b"##") for b in enc.token_bytes)
+    text_under = [enc.text[s:e].encode("utf-8") for s, e in enc.spans]
+    for t, under in zip(enc, text_under):  # flagged exactly where the token is not the text
+        assert bool(t.flags & TokenFlag.NORMALIZED) == (t.bytes != under)
