@@ -383,27 +383,45 @@ def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
     starts = to_byte[char_offsets[:, 0]]
     ends = to_byte[char_offsets[:, 1]]
     changed = np.zeros(n, dtype=bool)
-    i = 0
-    while i < n:
-        j, group_end = i + 1, ends[i]
-        while j < n and starts[j] < group_end:
-            group_end = max(group_end, ends[j])
-            j += 1
+    # A token starts a group unless it starts before an earlier token's end.
+    reach = np.maximum.accumulate(ends) if n else ends
+    first = np.ones(n, dtype=bool)
+    first[1:] = starts[1:] >= reach[:-1]
+    group_starts = np.flatnonzero(first)
+    group_ends = np.append(group_starts[1:], n)
+    # Most groups are one token that is the text under it: find those without a Python loop.
+    lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=n)
+    single = group_ends - group_starts == 1
+    candidates = group_starts[single & (lengths[group_starts] == ends[group_starts] - starts[group_starts])]
+    exact = np.zeros(n, dtype=bool)
+    if len(candidates):
+        sizes = lengths[candidates]
+        ours = np.frombuffer(b"".join([token_bytes[k] for k in candidates.tolist()]), dtype=np.uint8)
+        at = np.cumsum(sizes) - sizes
+        where = np.arange(int(sizes.sum())) - np.repeat(at - starts[candidates], sizes)
+        differs = np.frombuffer(raw, dtype=np.uint8)[where] != ours
+        bad = np.zeros(len(candidates), dtype=bool)
+        hits = np.searchsorted(at, np.flatnonzero(differs), side="right") - 1
+        bad[hits] = True
+        exact[candidates[~bad]] = True
+    for i, j in zip(group_starts.tolist(), group_ends.tolist()):
+        if exact[i]:
+            continue
+        group_end = int(reach[j - 1])
         under = raw[starts[i]:group_end]
         joined = b"".join(token_bytes[i:j])
         lead = 0 if joined == under else 1 if (prepends and joined == b" " + under) else None
         if lead is not None:
-            first = int(starts[i])
-            pos = first - lead
+            begin = int(starts[i])
+            pos = begin - lead
             for k in range(i, j):
                 size = len(token_bytes[k])
-                starts[k], ends[k] = max(pos, first), max(pos + size, first)
+                starts[k], ends[k] = max(pos, begin), max(pos + size, begin)
                 pos += size
         else:
             for k in range(i, j):
                 tb, span = token_bytes[k], raw[starts[k]:ends[k]]
                 changed[k] = tb != span and not (prepends and tb == b" " + span)
-        i = j
     return starts, ends, changed
 
 
