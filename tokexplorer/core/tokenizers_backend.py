@@ -154,7 +154,7 @@ class TokenizersTokenizer:
         vocab = _model_vocab(model)  # str -> id, the model's own entries
         if config:
             _add_config_tokens(tok, config, vocab)
-        self.config = config or {}
+        self.config = config or {}  # tokenizer_config.json, for views that need more of it
         self._tok = tok
         self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
         self._has_pre_tokenizer = tok.pre_tokenizer is not None
