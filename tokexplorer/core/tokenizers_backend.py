@@ -94,8 +94,10 @@ def describe_normalizer(node) -> str | None:
     if kind == "Prepend":
         return f"prepend {node.get('prepend', '')!r}"
     if kind == "BertNormalizer":
+        # strip_accents None means "as lowercase" (BERT's uncased models do both).
+        strip = node.get("strip_accents")
         options = [name for name, on in (("lowercase", node.get("lowercase")),
-                                         ("strip accents", node.get("strip_accents")),
+                                         ("strip accents", node.get("lowercase") if strip is None else strip),
                                          ("clean text", node.get("clean_text"))) if on]
         return "BERT (" + ", ".join(options) + ")" if options else "BERT"
     if kind == "Precompiled":
@@ -137,7 +139,8 @@ class TokenizersTokenizer:
         self.model_type = kind
         self.has_merges = kind == "BPE"
         self.normalizes = describe_normalizer(spec.get("normalizer"))
-        self.description = description or f"Hugging Face tokenizer.json ({kind})"
+        self.description = description or f"Hugging Face tokenizer.json ({kind}" + (
+            f"; normalises: {self.normalizes})" if self.normalizes else ")")
         pipeline = _types(spec.get("pre_tokenizer")) + _types(spec.get("decoder"))
         self.byte_level = "ByteLevel" in pipeline
         self.byte_fallback = bool(model.get("byte_fallback"))
