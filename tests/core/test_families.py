@@ -116,8 +116,8 @@ def test_spans_and_flags_against_the_slow_reference(name, tricky_strings):
 
 
 def nfc_reference(text: str, norm_starts: list[int], norm_ends: list[int]) -> list[tuple[int, int, bool]]:
-    """Slow reference for tokens found on NFC(text) and placed on `text`: (byte start, byte end,
-    touches a changed run) per token, from the "clean cuts" (i, j) where
+    """Slow reference for tokens found on NFC(text) and placed on `text`: (byte start, byte end)
+    per token, from the "clean cuts" (i, j) where
     NFC(text[:i]) == nfc[:j] and NFC(text[i:]) == nfc[j:]."""
     nfc = unicodedata.normalize("NFC", text)
     cuts = [(i, j) for i in range(len(text) + 1) for j in range(len(nfc) + 1)
@@ -128,7 +128,6 @@ def nfc_reference(text: str, norm_starts: list[int], norm_ends: list[int]) -> li
     out = []
     for a, b in zip(norm_starts, norm_ends):
         placed = []
-        changed = False
         for x, is_end in ((a, False), (b, True)):
             before = max((c for c in cuts if nb(c[1]) <= x), key=lambda c: c[1])
             after = min((c for c in cuts if nb(c[1]) >= x), key=lambda c: c[1])
