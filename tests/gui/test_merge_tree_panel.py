@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QTextCursor
 
 from tokexplorer.core.registry import get_builtin
 

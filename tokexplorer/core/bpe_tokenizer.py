@@ -45,6 +45,7 @@ class BPETokenizer:
     """
 
     family = "bpe"
+    has_merges = True
 
     def __init__(
         self,

@@ -341,19 +341,30 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     if path.is_dir():
         raise TokexplorerError(f"{path} is a folder; give a tokenizer file")
     try:
-        data = path.read_bytes()
+        with path.open("rb") as f:
+            head = f.read(4096)
     except OSError as exc:
         raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
-    if not data:
+    if not head:
         raise TokexplorerError(f"{path} is empty; it is not a tokenizer file")
-    head = data[:4096]
-    for sniff, loader in FILE_FORMATS:
-        if sniff(head):
-            return loader(path, data)
     if head.startswith(b"GGUF"):
+        # subtle: a model file is gigabytes of tensors; only its metadata is read (mapped, not
+        # loaded), so it is never read whole here.
         from .gguf_backend import load_gguf  # imported on use: it loads `gguf`
 
         return load_gguf(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
+    for sniff, loader in FILE_FORMATS:
+        if sniff(head):
+            return loader(path, data)
+    if path.suffix.lower() == ".gguf":
+        raise TokexplorerError(
+            f"{path} is named .gguf but does not start with the GGUF magic bytes; it is not a "
+            "GGUF model file (or it is damaged)"
+        )
     if head.lstrip().startswith(b"{"):
         return _load_json(path, data)
     if _looks_like_tiktoken(head):
@@ -384,9 +395,11 @@ def _load_json(path: Path, data: bytes) -> Tokenizer:
         raise TokexplorerError(
             f"{path}: not a valid {kind} (JSON error: {exc}); the file may be truncated"
         ) from None
-    if isinstance(spec, dict) and "model" in spec:
+    # subtle: GPT-2's encoder.json is an object too, and "model", "config" and "vocab" are among
+    # its tokens (with ids as values).
+    if isinstance(spec, dict) and isinstance(spec.get("model"), dict):
         return load_tokenizer_json(path, data)
-    if isinstance(spec, dict) and "config" in spec and "vocab" in spec:
+    if isinstance(spec, dict) and isinstance(spec.get("config"), dict) and isinstance(spec.get("vocab"), list):
         ranks, pattern, specials = parse_tekken(data, source=str(path))
         return TiktokenTokenizer.from_ranks(path.stem, ranks, pattern, specials, source=str(path),
                                             description="tekken tokenizer file")

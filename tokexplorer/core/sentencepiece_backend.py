@@ -29,6 +29,11 @@ class SentencePieceTokenizer:
     family = "sentencepiece"
     split_pattern = None
 
+    @property
+    def has_merges(self) -> bool:
+        """BPE models are built by merges (their scores give the order); unigram models are not."""
+        return self.options.get("model_type") == "bpe"
+
     def __init__(self, model_proto: bytes, *, name: str, source: str = "", description: str = ""):
         self.name = name
         self.source = source

@@ -37,6 +37,7 @@ class TiktokenTokenizer:
     """
 
     family = "tiktoken"
+    has_merges = True  # recovered from the ranks
 
     def __init__(self, encoding: tiktoken.Encoding, *, source: str = "", description: str = "",
                  normalizes: str | None = None):

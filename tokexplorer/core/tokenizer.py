@@ -35,7 +35,11 @@ class Tokenizer(Protocol):
     """What every tokenizer family offers. Options are keyword-only."""
 
     name: str
-    family: str  # "tiktoken", "sentencepiece", "bpe"
+    family: str  # "tiktoken", "sentencepiece", "bpe", "tokenizers"
+    # What views may ask beside the methods below (read with getattr, default in brackets):
+    # has_merges (False): merge_tree(tok, id) works; normalizes (None): a description of what the
+    # tokenizer does to the text before splitting ("NFC", "NFKC", "lowercase, ..."), shown with
+    # the tokens it changed flagged NORMALIZED.
 
     @property
     def n_vocab(self) -> int: ...
@@ -101,8 +105,17 @@ def resolve_special(
             f"unknown special token(s) {', '.join(sorted(unknown))}; this tokenizer has: {known}"
         )
     first: tuple[int, str] | None = None
+    # subtle: a vocabulary may have a thousand special tokens (Tekken, DeepSeek) and a find over a
+    # 1 MB text for each costs a third of a second; most share a few two-character prefixes, so
+    # look for each prefix once.
+    present: dict[str, bool] = {}
     for token in special_tokens:
         if token in allowed:
+            continue
+        prefix = token[:2]
+        if prefix not in present:
+            present[prefix] = prefix in text
+        if not present[prefix]:
             continue
         pos = text.find(token)
         if pos >= 0 and (first is None or pos < first[0]):

@@ -15,6 +15,7 @@ What this adapter adds to the library:
   are laid out byte by byte (so a piece of a character is PARTIAL, as in the other families);
   where the normaliser changed the text (NFKC, lowercase, accents stripped) or the token is the
   unknown token, the token keeps the library's span and is flagged NORMALIZED.
+- the pre-tokenizer's chunks, from the library's own word of each token.
 - the special-token policy of the other families (refuse, "all", "none", a set): only added tokens
   marked special are special; other added tokens are ordinary vocabulary, always matched.
 - merge trees for BPE models, from the file's merges (`merge_tree`; `has_merges` says whether the
@@ -93,8 +94,10 @@ def describe_normalizer(node) -> str | None:
     if kind == "Prepend":
         return f"prepend {node.get('prepend', '')!r}"
     if kind == "BertNormalizer":
+        # strip_accents None means "as lowercase" (BERT's uncased models do both).
+        strip = node.get("strip_accents")
         options = [name for name, on in (("lowercase", node.get("lowercase")),
-                                         ("strip accents", node.get("strip_accents")),
+                                         ("strip accents", node.get("lowercase") if strip is None else strip),
                                          ("clean text", node.get("clean_text"))) if on]
         return "BERT (" + ", ".join(options) + ")" if options else "BERT"
     if kind == "Precompiled":
@@ -136,7 +139,8 @@ class TokenizersTokenizer:
         self.model_type = kind
         self.has_merges = kind == "BPE"
         self.normalizes = describe_normalizer(spec.get("normalizer"))
-        self.description = description or f"Hugging Face tokenizer.json ({kind})"
+        self.description = description or f"Hugging Face tokenizer.json ({kind}" + (
+            f"; normalises: {self.normalizes})" if self.normalizes else ")")
         pipeline = _types(spec.get("pre_tokenizer")) + _types(spec.get("decoder"))
         self.byte_level = "ByteLevel" in pipeline
         self.byte_fallback = bool(model.get("byte_fallback"))
@@ -148,34 +152,37 @@ class TokenizersTokenizer:
         self._prepends = self._space_mark  # '▁' put before the text: the first token's lead space
         self._merges_source = model.get("merges") if self.has_merges else None
         self.split_pattern = None  # no single regex: the pre-tokenizer's chunks come from the library
+        # subtle: the vocabulary is read from the parsed file, not with get_vocab(), which takes
+        # 0.7 s on a 128k vocabulary (a third of a cold start).
+        vocab = _model_vocab(model)  # str -> id, the model's own entries
         if config:
-            _add_config_tokens(tok, config)
-        self.config = config or {}
+            _add_config_tokens(tok, config, vocab)
+        self.config = config or {}  # tokenizer_config.json, for views that need more of it
         self._tok = tok
         self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
         self._has_pre_tokenizer = tok.pre_tokenizer is not None
-        self._build_tables()
+        self._build_tables(vocab)
 
-    def _build_tables(self) -> None:
-        tok = self._tok
-        vocab = tok.get_vocab(with_added_tokens=True)  # str -> id
-        n = max(vocab.values(), default=-1) + 1
-        added = tok.get_added_tokens_decoder()  # id -> AddedToken
+    def _build_tables(self, vocab: dict[str, int]) -> None:
+        added = self._tok.get_added_tokens_decoder()  # id -> AddedToken
+        n = max([*vocab.values(), *added], default=-1) + 1
         self._strings = [""] * n
         for token, i in vocab.items():
             self._strings[i] = token
         self._valid = np.zeros(n, dtype=bool)
         self._valid[list(vocab.values())] = True
         self._is_byte = np.zeros(n, dtype=bool)
-        byte_of = gpt2_byte_decoder() if self.byte_level else None
-        self._bytes: list[bytes] = []
-        for i, token in enumerate(self._strings):
-            if i in added:
-                self._bytes.append(token.encode("utf-8"))
-                continue
-            data, is_byte = self._to_bytes(token, byte_of)
-            self._bytes.append(data)
-            self._is_byte[i] = is_byte
+        self._bytes: list[bytes] = [b""] * n
+        if self.byte_level:
+            self._bytes = _byte_level_bytes(self._strings)
+        else:
+            for i, token in enumerate(self._strings):
+                self._bytes[i], self._is_byte[i] = self._to_bytes(token, None)
+        for i, token in added.items():  # added tokens are their own text
+            self._strings[i] = token.content
+            self._bytes[i] = token.content.encode("utf-8")
+            self._valid[i] = True
+            self._is_byte[i] = False
         self._lengths = np.fromiter(map(len, self._bytes), dtype=np.int64, count=n)
         self._special = {t.content: i for i, t in added.items() if t.special}
         self._special_ids = np.array(sorted(self._special.values()), dtype=np.int64)
@@ -219,9 +226,11 @@ class TokenizersTokenizer:
         # With no special token allowed, the library must read special-token text as plain text.
         # With some allowed, the text spells no refused one (resolve_special checked), so the
         # library's own matching of added tokens is exactly the policy.
+        # subtle: Tokenizer.encode holds the interpreter lock for the whole call (a window whose
+        # worker encodes 1 MB would not repaint for seconds); encode_batch releases it.
         with self._lock:
             self._tok.encode_special_tokens = not allowed
-            return self._tok.encode(text, add_special_tokens=False)
+            return self._tok.encode_batch([text], add_special_tokens=False)[0]
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at the library's speed."""
@@ -238,7 +247,10 @@ class TokenizersTokenizer:
         special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
         byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
-        chunk_finder = self._chunks if self._has_pre_tokenizer else None
+        chunk_finder = None
+        if self._has_pre_tokenizer:
+            words = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
+            chunk_finder = _WordChunks(words)
         raw = text.encode("utf-8")
         joined = b"".join(self._bytes_of(ids))
         lead = 0 if joined == raw else 1 if (self._prepends and joined == b" " + raw) else None
@@ -247,37 +259,15 @@ class TokenizersTokenizer:
                 text, ids, token_bytes, lengths=self._lengths[id_array], special_mask=special_mask,
                 byte_fallback_mask=byte_mask, chunk_finder=chunk_finder, lead=lead, id_array=id_array,
             )
-            return enc
-        starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids), self._prepends)
-        enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask, chunk_finder,
-                       changed)
-        enc.__dict__["id_array"] = id_array
+        else:
+            starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids),
+                                           self._prepends)
+            enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask,
+                           chunk_finder, changed)
+            enc.__dict__["id_array"] = id_array
+        if chunk_finder is not None:
+            chunk_finder.encoding = enc
         return enc
-
-    def _chunks(self, text: str) -> list[tuple[int, int]]:
-        """The pre-tokenizer's split of the user's text (the normaliser is not applied first),
-        around the special tokens, which it never splits."""
-        pre = self._tok.pre_tokenizer
-        specials = [t for t in self._special if t in text]
-        pieces = [(0, len(text))]
-        if specials:
-            pattern = re.compile("|".join(re.escape(t) for t in sorted(specials, key=len, reverse=True)))
-            pieces, pos = [], 0
-            for m in pattern.finditer(text):
-                pieces += [(pos, m.start()), m.span()]
-                pos = m.end()
-            pieces.append((pos, len(text)))
-        chunks: list[tuple[int, int]] = []
-        for a, b in pieces:
-            if b <= a:
-                continue
-            if text[a:b] in self._special:
-                chunks.append((a, b))
-                continue
-            for _, (s, e) in pre.pre_tokenize_str(text[a:b]):
-                if e > s:
-                    chunks.append((a + s, a + e))
-        return chunks
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._bytes.__getitem__, ids))
@@ -351,6 +341,32 @@ class TokenizersTokenizer:
             return self._merges_source
 
 
+class _WordChunks:
+    """The pre-tokenizer's chunks ("words") as code-point spans: each run of tokens the library
+    says came from one word covers one chunk (normaliser applied, special tokens alone), so the
+    split is the pipeline's own, and needs no second pass over the text.
+
+    >>> enc = Encoding.from_byte_lengths("ab c", [0, 1, 2], [b"a", b"b", b" c"])
+    >>> chunks = _WordChunks(np.array([0, 0, 1])); chunks.encoding = enc
+    >>> chunks("ab c")
+    [(0, 2), (2, 4)]
+    """
+
+    def __init__(self, words: np.ndarray):
+        self.words = words  # int64 [n]: the word each token came from, -1 for none
+        self.encoding: Encoding | None = None
+
+    def __call__(self, text: str) -> list[tuple[int, int]]:
+        words, enc = self.words, self.encoding
+        if not len(words):
+            return []
+        first = np.flatnonzero(np.concatenate([[True], (words[1:] != words[:-1]) | (words[1:] < 0)]))
+        starts = enc.starts[first]
+        ends = np.maximum.reduceat(enc.ends, first)
+        keep = ends > starts
+        return list(zip(starts[keep].tolist(), ends[keep].tolist()))
+
+
 def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
            prepends: bool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Byte ranges in the user's text from the library's character offsets, and which tokens are
@@ -370,31 +386,74 @@ def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
     starts = to_byte[char_offsets[:, 0]]
     ends = to_byte[char_offsets[:, 1]]
     changed = np.zeros(n, dtype=bool)
-    i = 0
-    while i < n:
-        j, group_end = i + 1, ends[i]
-        while j < n and starts[j] < group_end:
-            group_end = max(group_end, ends[j])
-            j += 1
+    # A token starts a group unless it starts before an earlier token's end.
+    reach = np.maximum.accumulate(ends) if n else ends
+    first = np.ones(n, dtype=bool)
+    first[1:] = starts[1:] >= reach[:-1]
+    group_starts = np.flatnonzero(first)
+    group_ends = np.append(group_starts[1:], n)
+    # Most groups are one token that is the text under it: find those without a Python loop.
+    lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=n)
+    single = group_ends - group_starts == 1
+    candidates = group_starts[single & (lengths[group_starts] == ends[group_starts] - starts[group_starts])]
+    exact = np.zeros(n, dtype=bool)
+    if len(candidates):
+        sizes = lengths[candidates]
+        ours = np.frombuffer(b"".join([token_bytes[k] for k in candidates.tolist()]), dtype=np.uint8)
+        at = np.cumsum(sizes) - sizes
+        where = np.arange(int(sizes.sum())) - np.repeat(at - starts[candidates], sizes)
+        differs = np.frombuffer(raw, dtype=np.uint8)[where] != ours
+        bad = np.zeros(len(candidates), dtype=bool)
+        hits = np.searchsorted(at, np.flatnonzero(differs), side="right") - 1
+        bad[hits] = True
+        exact[candidates[~bad]] = True
+    for i, j in zip(group_starts.tolist(), group_ends.tolist()):
+        if exact[i]:
+            continue
+        group_end = int(reach[j - 1])
         under = raw[starts[i]:group_end]
         joined = b"".join(token_bytes[i:j])
         lead = 0 if joined == under else 1 if (prepends and joined == b" " + under) else None
         if lead is not None:
-            first = int(starts[i])
-            pos = first - lead
+            begin = int(starts[i])
+            pos = begin - lead
             for k in range(i, j):
                 size = len(token_bytes[k])
-                starts[k], ends[k] = max(pos, first), max(pos + size, first)
+                starts[k], ends[k] = max(pos, begin), max(pos + size, begin)
                 pos += size
         else:
             for k in range(i, j):
                 tb, span = token_bytes[k], raw[starts[k]:ends[k]]
                 changed[k] = tb != span and not (prepends and tb == b" " + span)
-        i = j
     return starts, ends, changed
 
 
-def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
+def _model_vocab(model: dict) -> dict[str, int]:
+    """token -> id from a tokenizer.json "model": a mapping (BPE, WordPiece, WordLevel) or a list
+    of [piece, score] in id order (Unigram)."""
+    vocab = model.get("vocab") or {}
+    if isinstance(vocab, list):
+        return {entry[0]: i for i, entry in enumerate(vocab)}
+    return dict(vocab)
+
+
+_BYTE_LEVEL = {char: chr(byte) for char, byte in gpt2_byte_decoder().items()}
+_TO_LATIN1 = str.maketrans(_BYTE_LEVEL)
+_OUTSIDE_ALPHABET = re.compile("[^" + "".join(map(re.escape, _BYTE_LEVEL)) + "]")
+
+
+def _byte_level_bytes(strings: list[str]) -> list[bytes]:
+    """Each entry's bytes with GPT-2's byte alphabet undone; an entry with a character outside
+    that alphabet is its own UTF-8 text.
+
+    >>> _byte_level_bytes(["Ġhi", "ðŁĳĭ", "<｜end｜>"])
+    [b' hi', b'\\xf0\\x9f\\x91\\x8b', b'<\\xef\\xbd\\x9cend\\xef\\xbd\\x9c>']
+    """
+    return [token.encode("utf-8") if _OUTSIDE_ALPHABET.search(token)
+            else token.translate(_TO_LATIN1).encode("latin-1") for token in strings]
+
+
+def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict, vocab: dict[str, int]) -> None:
     """Special tokens a tokenizer_config.json names (bos_token, eos_token, ..., its
     added_tokens_decoder, additional_special_tokens) that the tokenizer.json lacks."""
     names: list[tuple[str, bool]] = []
@@ -411,7 +470,7 @@ def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
         content = value.get("content") if isinstance(value, dict) else value
         if isinstance(content, str) and content:
             names.append((content, True))
-    known = set(tok.get_vocab(with_added_tokens=True))
+    known = set(vocab) | {t.content for t in tok.get_added_tokens_decoder().values()}
     missing = [tokenizers.AddedToken(c, special=s, normalized=False) for c, s in dict(names).items()
                if c not in known]
     if missing:

@@ -151,9 +151,10 @@ class TokenPalette:
         return QColor("#e1bee7"), QColor("#7b1fa2")
 
     def marker(self, flag: int) -> QColor:
-        """The line colour of a flag's underline: PARTIAL, BYTE_FALLBACK or CLUSTER_SPLIT."""
+        """The line colour of a flag's marker: PARTIAL, BYTE_FALLBACK, NORMALIZED or CLUSTER_SPLIT."""
         light, dark = {TokenFlag.PARTIAL: ("#d50000", "#ff8a80"),
                        TokenFlag.BYTE_FALLBACK: ("#e65100", "#ffb74d"),
+                       TokenFlag.NORMALIZED: ("#1565c0", "#90caf9"),
                        CLUSTER_SPLIT: ("#37474f", "#cfd8dc")}[flag]
         return QColor(dark if self.dark else light)
 

@@ -51,6 +51,10 @@ ENTRIES = [
      "Dotted underline and tick: a token boundary falls inside what is drawn as one character (an "
      "accent, a conjunct, a syllable, an emoji sequence). The text is drawn whole, coloured as the token "
      "it starts in; the tick shows where the boundary falls. Hover it for each token."),
+    ("normalised", ("Å",), ((7, TokenFlag.NORMALIZED),),
+     "Blue overline: the tokenizer changed this text before splitting it (Qwen's NFC, a lowercasing or "
+     "accent-stripping tokenizer.json, or an unknown character): the token's bytes are not the text "
+     "under it, and decoding gives the changed text back."),
     ("refused", ("<|e|>",), ((6, REFUSED),),
      "Red bars: text that spells a special token, which the “refuse” policy will not encode. It is "
      "shown tokenized as plain text; the banner offers to encode it as special or as text."),

@@ -62,7 +62,8 @@ def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPale
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
     """Draw the flag markers over the text: an outline round a special token, red bars over and
-    under text that spells a refused special token, and under a token a
+    under text that spells a refused special token, a blue overline where the tokenizer normalised
+    the text (NFC, lowercase, <unk>), and under a token a
     wavy line (it cuts a character's UTF-8 bytes), a dotted one (a token boundary inside a
     cluster, with a thin tick where it falls) or a dashed one (a byte-fallback piece)."""
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -88,6 +89,9 @@ def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette)
         elif p.flags & TokenFlag.BYTE_FALLBACK:
             painter.setPen(QPen(palette.marker(TokenFlag.BYTE_FALLBACK), 1.2, Qt.PenStyle.DashLine))
             painter.drawLine(QPointF(left, y), QPointF(right, y))
+        if p.flags & TokenFlag.NORMALIZED:  # an overline: the tokenizer read other text here
+            painter.setPen(QPen(palette.marker(TokenFlag.NORMALIZED), 1.2))
+            painter.drawLine(QPointF(left, p.top + 1.5), QPointF(right, p.top + 1.5))
         if p.cut is not None:
             painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.0, Qt.PenStyle.DotLine))
             painter.drawLine(QPointF(p.cut, p.top + 1), QPointF(p.cut, p.top + p.height - 1))
