@@ -412,3 +412,14 @@ def test_gguf_deepseek_v3_split_reproduces_deepseek(corpora, tmp_path):
     assert ours.special_tokens == builtin.special_tokens
     for rel, text in corpus_samples(corpora, 3_000):
         assert ours.encode_ids(text, allowed_special="none") == builtin.encode_ids(text, allowed_special="none"), rel
+
+
+def test_gguf_tekken_and_qwen2_splits_are_the_vocabularies_own():
+    import json
+
+    from tokexplorer.core import gguf_backend, registry
+
+    tekken = json.loads(package_file("mistral_common", "data/tekken_240911.json").read_text("utf-8"))
+    assert gguf_backend.PRE_PATTERNS["tekken"] == [tekken["config"]["pattern"]]
+    assert gguf_backend.PRE_PATTERNS["qwen2"] == [registry.QWEN_PATTERN]
+    assert get_builtin("tekken").split_pattern == tekken["config"]["pattern"]
