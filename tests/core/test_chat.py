@@ -149,3 +149,26 @@ def test_deepseek_v4_uses_its_own_format():
     tok = get_builtin("deepseek-v4")
     assert count.encoding.ids[0] == tok.special_tokens["<｜begin▁of▁sentence｜>"]
     assert sum(p.tokens for p in count.parts) == count.total == 1 + 3 + 1 + 1 + 1
+
+
+def test_a_tokenizer_config_chat_template_is_used(tmp_path):
+    """A tokenizer.json with a tokenizer_config.json whose chat_template uses bos_token."""
+    import shutil
+
+    import tokenizers
+
+    from tokexplorer.core.registry import DEEPSEEK_V4, load_tokenizer
+
+    shutil.copy(DEEPSEEK_V4.location(), tmp_path / "tokenizer.json")
+    template = ("{{ bos_token }}{% for m in messages %}<｜{{ m.role | capitalize }}｜>{{ m.content }}"
+                "{% endfor %}{% if add_generation_prompt %}<｜Assistant｜>{% endif %}")
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({
+        "bos_token": {"content": "<｜begin▁of▁sentence｜>"}, "eos_token": "<｜end▁of▁sentence｜>",
+        "chat_template": template}), encoding="utf-8")
+    tok = load_tokenizer(tmp_path / "tokenizer.json")
+    count = count_chat(tok, [Message("user", "Hi"), Message("assistant", "Hello")])
+    assert count.format == "template"
+    assert count.text == "<｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>Hello<｜Assistant｜>"
+    reference = tokenizers.Tokenizer.from_file(str(tmp_path / "tokenizer.json"))
+    assert count.encoding.ids == reference.encode(count.text, add_special_tokens=False).ids
+    assert sum(p.tokens for p in count.parts) == count.total

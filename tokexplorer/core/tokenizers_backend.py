@@ -218,6 +218,24 @@ class TokenizersTokenizer:
         return dict(self._special)
 
     @property
+    def chat_template(self) -> str | None:
+        """tokenizer_config.json's chat_template (Jinja), the one named "default" where it lists
+        several; None without one."""
+        template = self.config.get("chat_template")
+        if isinstance(template, list):
+            named = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
+            template = named.get("default") or next(iter(named.values()), None)
+        return template if isinstance(template, str) and template else None
+
+    @property
+    def bos_token(self) -> str:
+        return _config_token(self.config.get("bos_token"))
+
+    @property
+    def eos_token(self) -> str:
+        return _config_token(self.config.get("eos_token"))
+
+    @property
     def library_tokenizer(self) -> tokenizers.Tokenizer:
         """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
         return self._tok
@@ -494,3 +512,10 @@ def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
             ) from None
     name = path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem
     return TokenizersTokenizer(text, name=name, source=str(path), config=config if isinstance(config, dict) else None)
+
+
+def _config_token(value) -> str:
+    """A tokenizer_config.json token entry: a string, or an AddedToken object with "content"."""
+    if isinstance(value, dict):
+        value = value.get("content")
+    return value if isinstance(value, str) else ""
