@@ -1,8 +1,8 @@
 """Positions at the GUI boundary: the core counts code points, Qt counts UTF-16 code units.
 
-Conversions (`astral_prefix`, `to_utf16`, `utf16_len`), how positions move through an edit
-(`Edit`), the worker's copy of the editor's text kept from Qt's edits (`TextMirror`), grapheme
-cluster bounds in UTF-16 (`cluster_bounds16`).
+Conversions (`astral_prefix`, `to_utf16`, `utf16_len`, `editor_prefix` from the tokenized text to
+the editor's), how positions move through an edit (`Edit`), the worker's copy of the tokenized
+text kept from Qt's edits (`TextMirror`), grapheme cluster bounds in UTF-16 (`cluster_bounds16`).
 
 Also what the editor can hold: a QTextDocument turns "\\r\\n", "\\r", U+2029 and Qt's frame
 markers U+FDD0 / U+FDD1 into block breaks and drops lone surrogates. The editor holds a line break
