@@ -11,8 +11,7 @@ import types
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import (QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor,
-                           QTextOption)
+from PySide6.QtGui import QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor, QTextOption
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tokexplorer.bench import gui as bench_gui
