@@ -17,6 +17,7 @@ from ..cli import (
     read_text_argument,
     visible,
 )
+from ..core.compare import cheapest, compare_counts, summary
 from ..core.encoding import Encoding, Token, TokenFlag
 from ..core.patterns import resolve_pattern, split
 from ..core.registry import builtin_names, load_tokenizer
@@ -161,15 +162,18 @@ def run_split(args: argparse.Namespace) -> int:
 def run_compare(args: argparse.Namespace) -> int:
     names = args.tokenizers or builtin_names()
     text = read_text_argument(args)
-    rows = []
-    for name in names:
-        tok = load_tokenizer(name)
-        s = tok.encode(text, allowed_special=allowed_special(args)).stats()
-        rows.append({"tokenizer": tok.name, "n_vocab": tok.n_vocab, **s})
+    tokenizers = [load_tokenizer(name) for name in names]
+    counts = compare_counts([t.name for t in tokenizers],
+                            [t.encode(text, allowed_special=allowed_special(args)) for t in tokenizers])
     if args.json:
-        print_json({"chars": len(text), "results": rows})
+        print_json({"chars": len(text), "cheapest": [counts[i].name for i in cheapest(counts)],
+                    "results": [{"tokenizer": c.name, "n_vocab": t.n_vocab, "tokens": c.tokens,
+                                 "chars": c.chars, "bytes": c.bytes, "bytes_per_token": c.bytes_per_token,
+                                 "chars_per_token": c.chars_per_token, "delta": c.delta,
+                                 "delta_pct": c.delta_pct} for c, t in zip(counts, tokenizers)]})
     else:
-        print_table(["tokenizer", "vocab", "tokens", "bytes/token", "chars/token"],
-                    [[r["tokenizer"], r["n_vocab"], r["tokens"], f"{r['bytes_per_token']:.2f}",
-                      f"{r['chars_per_token']:.2f}"] for r in rows], right={1, 2, 3, 4})
+        print_table(["tokenizer", "vocab", "tokens", "vs first", "bytes/token", "chars/token"],
+                    [[c.name, t.n_vocab, c.tokens, c.delta_label(), f"{c.bytes_per_token:.2f}",
+                      f"{c.chars_per_token:.2f}"] for c, t in zip(counts, tokenizers)], right={1, 2, 3, 4, 5})
+        print(summary(counts))
     return 0
