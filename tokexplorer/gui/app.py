@@ -46,11 +46,12 @@ def screenshot_paths(path: str, names: list[str]) -> list[Path]:
 
 
 def settled(window) -> bool:
-    """Nothing left to do: tokenizer loaded, text tokenized (or refused) and on-screen lines coloured."""
+    """Nothing left to do: tokenizer loaded, text tokenized (or refused), the views up to date (the
+    editor paints the result's colours on its next paint)."""
     return (window.service.idle and not window.state.busy and not window.editor.isReadOnly()
             and (window.state.result is not None or window.state.refusal is not None
                  or window.banner.kind == "error")
-            and window.editor.format_visible() == 0 and window.chunk_view.up_to_date
+            and window.chunk_view.up_to_date
             and window.token_table.up_to_date)
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QColor, QFont, QPalette, QTextCharFormat
+from PySide6.QtGui import QColor, QPalette, QTextCharFormat
 
 from ..core.encoding import TokenFlag
 
@@ -79,12 +79,12 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tu
         end = stop + 2 * (end - stop)
 
 
-class TokenFormats:
-    """QTextCharFormats for (colour index, flags), cached, for one theme."""
+class TokenPalette:
+    """The colours the editor paints under and over the text, for one theme: token backgrounds
+    by colour index, the looks of flagged tokens, and the extra formats (hover, refusal)."""
 
     def __init__(self, dark: bool):
         self.dark = dark
-        self._cache: dict[tuple[int, int], QTextCharFormat] = {}
 
     def background(self, colour_index: int) -> QColor:
         hue = _HUES[colour_index % N_HUES]
@@ -93,29 +93,18 @@ class TokenFormats:
             return QColor.fromHslF(hue, 0.45, 0.26 + 0.08 * shade)
         return QColor.fromHslF(hue, 0.75, 0.86 - 0.07 * shade)
 
-    def format(self, colour_index: int, flags: int) -> QTextCharFormat:
-        key = (colour_index, flags)
-        fmt = self._cache.get(key)
-        if fmt is not None:
-            return fmt
-        fmt = QTextCharFormat()
-        fmt.setBackground(self.background(colour_index))
-        if flags & TokenFlag.SPECIAL:
-            fmt.setBackground(QColor("#7b1fa2") if not self.dark else QColor("#ce93d8"))
-            fmt.setForeground(QColor("white") if not self.dark else QColor("black"))
-            fmt.setFontWeight(QFont.Weight.Bold)
-        if flags & TokenFlag.BYTE_FALLBACK:
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DashUnderline)
-            fmt.setUnderlineColor(QColor("#e65100") if not self.dark else QColor("#ffb74d"))
-            fmt.setFontItalic(True)
-        if flags & CLUSTER_SPLIT:
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.DotLine)
-            fmt.setUnderlineColor(QColor("#455a64") if not self.dark else QColor("#b0bec5"))
-        if flags & TokenFlag.PARTIAL:
-            fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-            fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
-        self._cache[key] = fmt
-        return fmt
+    def special(self) -> tuple[QColor, QColor]:
+        """(background, outline) of a special token."""
+        if self.dark:
+            return QColor("#4a148c"), QColor("#ce93d8")
+        return QColor("#e1bee7"), QColor("#7b1fa2")
+
+    def marker(self, flag: int) -> QColor:
+        """The line colour of a flag's underline: PARTIAL, BYTE_FALLBACK or CLUSTER_SPLIT."""
+        light, dark = {TokenFlag.PARTIAL: ("#d50000", "#ff8a80"),
+                       TokenFlag.BYTE_FALLBACK: ("#e65100", "#ffb74d"),
+                       CLUSTER_SPLIT: ("#37474f", "#cfd8dc")}[flag]
+        return QColor(dark if self.dark else light)
 
     def refused(self) -> QTextCharFormat:
         """The extra format of a special token that the policy refused."""

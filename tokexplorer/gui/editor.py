@@ -1,18 +1,20 @@
-"""The editor pane: a QPlainTextEdit that colours its text token by token.
+"""The editor pane: a QPlainTextEdit that paints each token's colour under its text.
 
-How highlighting stays cheap on a book-length text:
-- Formats are set per block (line) with `QTextLayout.setFormats`, only for blocks that are on
-  screen, just before they are painted. Each block remembers (in its user state) the epoch it was
-  formatted for. A new text, tokenizer or theme bumps the epoch, so only what is visible is redone
-  now and the rest when it scrolls into view; an incremental result (`Tokenized.changed`) only
-  invalidates the lines its changed range touches, since every other token is the same token
-  with the same colour at the same place in its line. No QSyntaxHighlighter: it would run Python
-  for every block of a newly loaded document.
-- A line longer than LONG_LINE (minified JSON, a book without line breaks) is coloured only
-  around the visible part, and again when scrolling leaves that window.
-- Between an edit and the tokenization of the new text, the edited lines are coloured with the
-  previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
-  result then replaces them. Colours are keyed on token ids, so unchanged tokens keep their colour.
+The text is laid out once, with one format: shaping never depends on tokens, so a token boundary
+inside a Myanmar syllable, an Indic conjunct, an Arabic word or an emoji sequence cannot break how
+it is drawn. Token backgrounds are painted beneath the text and the flag markers over it, from the
+positions Qt's layout gives (`token_paint`), for the visible lines only, on every paint; a new
+result or palette repaints, it never lays text out again. A line of any length costs only what is
+on screen.
+
+Between an edit and the tokenization of the new text, the edited lines are painted with the
+previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
+result then replaces them, repainting only the lines whose tokens changed. Colours are keyed on
+token ids, so unchanged tokens keep their colour.
+
+What is painted depends only on this view's own result (`set_result`), never on the document or
+its blocks: several views may share one QTextDocument, each painting its own tokenizer's tokens
+(pass `document=`, and `follow_state=False` to feed it results yourself).
 
 Whitespace markers are Qt's own (QTextOption ShowTabsAndSpaces and ShowLineAndParagraphSeparators):
 they are painted, never inserted, so the text does not change.
@@ -29,22 +31,20 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QTextCursor, QTextLayout, QTextOption
+from PySide6.QtCore import QEvent, QPoint, QRect, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
-from .colours import CLUSTER_SPLIT, TokenFormats
+from .colours import CLUSTER_SPLIT, TokenPalette
 from .positions import Edit, cluster_bounds16, utf16_len
 from .state import AppState
+from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
-LONG_LINE = 4000  # UTF-16 units: a longer line is coloured only around what is on screen
-LONG_LINE_MARGIN = 2000  # UTF-16 units coloured beyond the visible part of a long line
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
-PROVISIONAL = -2  # block user state: coloured from an older result through pending edits
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -71,18 +71,20 @@ class TokenEditor(QPlainTextEdit):
     load_progress = Signal(int, int)  # characters inserted so far, total
     loaded = Signal()  # load_text finished
 
-    def __init__(self, state: AppState, parent=None):
+    def __init__(self, state: AppState, parent=None, *, document: QTextDocument | None = None,
+                 follow_state: bool = True):
+        """`document`: a QTextDocument shared with other views (each paints its own tokens);
+        `follow_state`: take results from `state.tokenized`, else only from `set_result`."""
         super().__init__(parent)
+        if document is not None:
+            self.setDocument(document)
         self.state = state
         self.setObjectName("editor")
         self.setPlaceholderText("Type or paste text, or drop a file here, to see its tokens.")
-        self._formats = TokenFormats(state.dark)
+        self._palette = TokenPalette(state.dark)
         self._result: Tokenized | None = None
         self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
         self.edit_count = 0  # edits so far; a request records it as its `mark`
-        self._epoch = 0  # a block whose userState differs is formatted before it is painted
-        self._long_spans: dict[int, tuple[int, int]] = {}  # long line's number -> formatted span
-        self._applying = False  # our own format changes also report a contents change
         self._loading = False
         self._load_id = 0
         self._outbox: list[tuple[int, int, str]] | None = None  # edits not yet sent; None: send all
@@ -95,7 +97,8 @@ class TokenEditor(QPlainTextEdit):
         self.painted_at = 0.0
         self.document().contentsChange.connect(self._on_contents_change)
         self.viewport().setMouseTracking(True)
-        state.tokenized.connect(self._on_tokenized)
+        if follow_state:
+            state.tokenized.connect(self.set_result)
         state.hovered_changed.connect(self._on_hovered)
         state.reveal_token.connect(self.show_token)
         state.show_whitespace_changed.connect(self._on_show_whitespace)
@@ -156,7 +159,6 @@ class TokenEditor(QPlainTextEdit):
         self.setReadOnly(False)
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
-        self._epoch += 1
         self.loaded.emit()
 
     def snapshot(self, full: bool = False) -> TextDelta:
@@ -170,23 +172,15 @@ class TokenEditor(QPlainTextEdit):
             return TextDelta(text, None, self.edit_count, length16)
         return TextDelta(None, outbox, self.edit_count, length16)
 
-    # --- formatting ----------------------------------------------------------------------
+    # --- edits and results ----------------------------------------------------------------
 
     def _on_contents_change(self, position: int, removed: int, added: int) -> None:
-        if self._applying or self._loading or (removed == 0 and added == 0):
+        if self._loading or (removed == 0 and added == 0):
             return
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
-        self._long_spans.clear()  # keyed by block number, which an edit may shift
-        doc = self.document()
         self._post_edit(position, removed, added)
-        block, last = doc.findBlock(position), doc.findBlock(position + added)
-        while block.isValid():
-            block.setUserState(-1)
-            if block == last:
-                break
-            block = block.next()
         self.text_edited.emit()
 
     def _post_edit(self, position: int, removed: int, added: int) -> None:
@@ -210,39 +204,50 @@ class TokenEditor(QPlainTextEdit):
             inserted = cursor.selectedText().replace("\u2029", "\n")
         self._outbox.append((position, removed, inserted))
 
-    def _on_tokenized(self, result: Tokenized | None) -> None:
+    def set_result(self, result: Tokenized | None) -> None:
+        """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed
+        are repainted; nothing is laid out again."""
         previous, self._result = self._result, result
         mark = result.mark if result is not None else self.edit_count
+        consumed = [e for n, e in self._edits if n <= mark]
         self._edits = [(n, e) for n, e in self._edits if n > mark]
-        if result is None or previous is None or result.changed is None:
-            self._epoch += 1
-        else:
-            self._invalidate(result)
         self.setExtraSelections([])
-        self.viewport().update()
+        if result is None or previous is None or result.changed is None:
+            self.viewport().update()
+            return
+        lo, hi = self._changed16(result)
+        for e in consumed:  # lines drawn provisionally from the previous result
+            lo, hi = min(lo, e.position), max(hi, e.position + e.added)
+        self._update_range(lo, hi)
 
-    def _invalidate(self, result: Tokenized) -> None:
-        """Mark the lines whose tokens changed (and those coloured provisionally) for formatting."""
+    def _changed16(self, result: Tokenized) -> tuple[int, int]:
+        """The UTF-16 range of the editor's text (as it is now) whose tokens or colours changed."""
         c0, c1 = result.changed
         starts, ends = result.encoding.starts, result.encoding.ends
         first = int(np.searchsorted(ends, c0, side="right"))
         last = int(np.searchsorted(starts, c1, side="left"))
-        # In UTF-16, from the first changed token (or the edit point) to the last one.
         lo = int(result.starts16[first]) if first < len(starts) else int(result.ends16[-1]) if len(starts) else 0
         hi = int(result.ends16[last - 1]) if last > first else lo
         for _, e in self._edits:
             lo, hi = e.start(lo), e.end(hi)
-        doc = self.document()
-        block, end = doc.findBlock(max(lo - 1, 0)), doc.findBlock(hi)
-        while block.isValid():
-            block.setUserState(-1)
-            if block == end:
-                break
-            block = block.next()
+        return lo, hi
+
+    def _update_range(self, lo: int, hi: int) -> None:
+        """Repaint the part of the viewport that shows UTF-16 range [lo, hi]."""
+        doc, offset, height = self.document(), self.contentOffset(), self.viewport().height()
+        first, last = doc.findBlock(max(lo - 1, 0)), doc.findBlock(hi)
+        if not first.isValid() or not last.isValid():
+            self.viewport().update()
+            return
+        top = self.blockBoundingGeometry(first).translated(offset).top()
+        bottom = self.blockBoundingGeometry(last).translated(offset).bottom()
+        if bottom < 0 or top > height:
+            return
+        self.viewport().update(QRect(0, int(max(top, 0)) - 1, self.viewport().width(),
+                                     int(min(bottom, height) - max(top, 0)) + 3))
 
     def _on_dark(self, dark: bool) -> None:
-        self._formats = TokenFormats(dark)
-        self._epoch += 1
+        self._palette = TokenPalette(dark)
         self.viewport().update()
 
     def _on_font(self) -> None:
@@ -265,122 +270,133 @@ class TokenEditor(QPlainTextEdit):
         option.setFlags(option.flags() | flags if on else option.flags() & ~flags)
         self.document().setDefaultTextOption(option)
 
+    # --- painting ------------------------------------------------------------------------
+
     def paintEvent(self, event) -> None:
-        self.format_visible()
+        pieces = self._pieces(event.rect())
+        if pieces:
+            painter = QPainter(self.viewport())
+            paint_backgrounds(painter, pieces, self._palette)
+            painter.end()
         super().paintEvent(event)
+        if any(p.flags for p in pieces):
+            painter = QPainter(self.viewport())
+            paint_markers(painter, pieces, self._palette)
+            painter.end()
         self.painted_mark = self._result.mark if self._result is not None else -1
         self.painted_at = time.perf_counter()
 
-    def format_visible(self) -> int:
-        """Format the on-screen blocks that are not up to date; returns how many were formatted."""
-        block = self.firstVisibleBlock()
+    def _visible_lines(self, rect: QRect):
+        """(block, QTextLine, the layout's origin in viewport coordinates) of each laid-out line
+        that meets `rect`."""
         offset = self.contentOffset()
-        height = self.viewport().height()
-        doc = self.document()
-        done = 0
-        first_pos = last_end = None
-        window = None  # the visible UTF-16 range, needed only for long lines
-        self._applying = True
-        try:
-            while block.isValid():
-                top = self.blockBoundingGeometry(block).translated(offset).top()
-                if top > height:
-                    break
-                state = block.userState()
-                span = None
-                if block.length() > LONG_LINE:
-                    if window is None:
-                        window = self._visible_range()
-                    span = self._long_spans.get(block.blockNumber())
-                    if state == self._epoch and span is not None and span[0] <= window[0] and window[1] <= span[1]:
-                        block = block.next()
-                        continue
-                    span = (window[0] - LONG_LINE_MARGIN, window[1] + LONG_LINE_MARGIN)
-                    self._long_spans[block.blockNumber()] = span
-                    state = None  # reformat the new window
-                if state != self._epoch and not (state == PROVISIONAL and self._edits):
-                    changed = self._format_block(block, span)
-                    # Lines coloured from the previous result moved through pending edits are
-                    # redone once the edits' own result arrives.
-                    block.setUserState(PROVISIONAL if self._edits else self._epoch)
-                    done += 1
-                    if changed:
-                        if first_pos is None:
-                            first_pos = block.position()
-                        last_end = block.position() + block.length()
-                block = block.next()
-            if first_pos is not None:
-                # One relayout for all of them, as QSyntaxHighlighter does per block.
-                doc.markContentsDirty(first_pos, last_end - first_pos)
-        finally:
-            self._applying = False
-        return done
+        block = self.firstVisibleBlock()
+        while block.isValid():
+            geometry = self.blockBoundingGeometry(block).translated(offset)
+            if geometry.top() > rect.bottom():
+                return
+            if block.isVisible() and geometry.bottom() >= rect.top():
+                layout = block.layout()
+                origin = geometry.topLeft() + layout.position()
+                # A long paragraph wraps into thousands of lines: find the first visible one.
+                lo, hi = 0, layout.lineCount()
+                while lo < hi:
+                    mid = (lo + hi) // 2
+                    line = layout.lineAt(mid)
+                    if origin.y() + line.y() + line.height() < rect.top():
+                        lo = mid + 1
+                    else:
+                        hi = mid
+                for i in range(lo, layout.lineCount()):
+                    line = layout.lineAt(i)
+                    if origin.y() + line.y() > rect.bottom():
+                        break
+                    yield block, line, origin
+            block = block.next()
 
-    def _visible_range(self) -> tuple[int, int]:
-        """UTF-16 positions at the viewport's top-left and bottom-right corners."""
-        vp = self.viewport()
-        return (self.cursorForPosition(QPoint(0, 0)).position(),
-                self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
+    def _pieces(self, rect: QRect) -> list[Piece]:
+        """What to paint in `rect`: one piece per token (per bidi run of it) on each visible line."""
+        if self._result is None:
+            return []
+        pieces: list[Piece] = []
+        for block, line, origin in self._visible_lines(rect):
+            base = block.position()
+            lo = base + line.textStart()
+            hi = lo + line.textLength()
+            ranges = self._ranges(lo, hi)
+            if not ranges:
+                continue
+            top, height, baseline = origin.y() + line.y(), line.height(), origin.y() + line.y() + line.ascent()
+            x0 = origin.x()
+            if RTL.search(self._text16(lo, hi)):
+                # subtle: in a mixed-direction line a token may be drawn in several places, and
+                # cursorToX is ambiguous where the direction changes: ask Qt for the token's glyphs.
+                for s, t, colour, flags, cut in ranges:
+                    for run in line.glyphRuns(s - base, t - s):
+                        r = run.boundingRect()
+                        pieces.append(Piece(x0 + r.left(), x0 + r.right(), top, height, baseline,
+                                            colour, flags, None))
+                continue
+            # Left to right: a token ends where the next begins. cursorToX moves a position that
+            # Qt cannot draw (inside a shaped cluster) to the next one it can.
+            x_at: dict[int, float] = {}
 
-    def _format_block(self, block, span: tuple[int, int] | None = None) -> bool:
-        """Set the block's formats from the result, within `span` (UTF-16) when given; returns
-        whether they changed."""
-        pos = block.position()
-        end = pos + block.length() - 1  # without the block separator
-        ranges = []
+            def x(p: int) -> float:
+                v = x_at.get(p)
+                if v is None:
+                    v = x_at[p] = line.cursorToX(p - base)[0]
+                return v
+
+            for s, t, colour, flags, cut in ranges:
+                pieces.append(Piece(x0 + x(s), x0 + x(t), top, height, baseline, colour, flags,
+                                    None if cut is None else x0 + x(cut)))
+        return pieces
+
+    def _text16(self, lo: int, hi: int) -> str:
+        """The editor's text in UTF-16 range [lo, hi) of one block."""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(lo)
+        cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
+        return cursor.selectedText()
+
+    def _ranges(self, lo: int, hi: int) -> list[tuple[int, int, int, int, int | None]]:
+        """(start, end, colour index, flags, cut) of the tokens in UTF-16 range [lo, hi) of one
+        line, clipped to it, with boundaries inside a grapheme cluster moved to its end (`cut`:
+        where the token really ended, or None).
+
+        Between an edit and its result, the previous result's tokens moved through the edits.
+        """
         result = self._result
-        if result is not None and end > pos:
-            edits = [e for _, e in self._edits]
-            lo, hi = (pos, end) if span is None else (max(pos, span[0]), min(end, span[1]))
-            old_lo, old_hi = lo, hi  # the same range in the result's text
-            for e in reversed(edits):
-                old_lo, old_hi = e.back(old_lo), e.back(old_hi)
-            starts, ends = result.starts16, result.ends16
-            colours, flags = result.colours, result.flags
-            for i in result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi):
-                s, t = int(starts[i]), int(ends[i])
-                for e in edits:
-                    s, t = e.start(s), e.end(t)
-                s, t = max(s, lo), min(t, hi)
-                if t > s:
-                    ranges.append((s, t, int(colours[i]), int(flags[i])))
-            ranges = self._snap_to_clusters(block, lo, hi, ranges)
-        fmt = self._formats.format
-        formats = []
-        for s, t, colour, flags in ranges:
-            r = QTextLayout.FormatRange()
-            r.start, r.length = s - pos, t - s
-            r.format = fmt(colour, flags)
-            formats.append(r)
-        layout = block.layout()
-        current = layout.formats()
-        # Often the result confirms what the edit already showed: then the line is not laid out
-        # again (setFormats alone relayouts it, which costs milliseconds on a long paragraph).
-        if len(current) == len(formats) and all(
-                a.start == b.start and a.length == b.length and a.format == b.format
-                for a, b in zip(current, formats)):
-            return False
-        layout.setFormats(formats)
-        return True
+        if result is None or hi <= lo:
+            return []
+        edits = [e for _, e in self._edits]
+        old_lo, old_hi = lo, hi  # the same range in the result's text
+        for e in reversed(edits):
+            old_lo, old_hi = e.back(old_lo), e.back(old_hi)
+        starts, ends = result.starts16, result.ends16
+        colours, flags = result.colours, result.flags
+        ranges = []
+        for i in result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi):
+            s, t = int(starts[i]), int(ends[i])
+            for e in edits:
+                s, t = e.start(s), e.end(t)
+            s, t = max(s, lo), min(t, hi)
+            if t > s:
+                ranges.append((s, t, int(colours[i]), int(flags[i])))
+        return self._snap_to_clusters(lo, hi, ranges)
 
-    def _snap_to_clusters(self, block, lo: int, hi: int, ranges: list) -> list:
+    def _snap_to_clusters(self, lo: int, hi: int, ranges: list) -> list:
         """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
 
-        subtle: Qt shapes each format range on its own, so a colour change between "क" and "्"
-        (or inside an emoji ZWJ sequence) breaks the conjunct or the emoji apart on screen. Such a
-        cluster takes the colour of the token it starts in and a dotted underline says that a token
-        boundary lies inside it; the tooltip and the token-id view still show every token.
+        Such a cluster takes the colour of the token it starts in and is marked (a dotted
+        underline, and a thin tick where Qt places the real boundary); the tooltip and the
+        token-id view still show every token. The text itself is never split: shaping does not
+        depend on tokens.
         """
-        text = block.text()
+        text = self._text16(lo, hi)
         if text.isascii():
-            return ranges
-        base = block.position()
-        if lo > base or hi < base + len(text):  # a long line: only the formatted window
-            cursor = QTextCursor(self.document())
-            cursor.setPosition(lo)
-            cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
-            text, base = cursor.selectedText(), lo
-        bounds = [base + b for b in cluster_bounds16(text)]
+            return [(s, t, c, f, None) for s, t, c, f in ranges]
+        bounds = [lo + b for b in cluster_bounds16(text)]
         snapped = []
         for s, t, colour, flags in ranges:
             k = bisect.bisect_left(bounds, s)
@@ -388,8 +404,19 @@ class TokenEditor(QPlainTextEdit):
             k = bisect.bisect_left(bounds, t)
             t2 = bounds[k] if k < len(bounds) else t
             if t2 > s2:
-                snapped.append((s2, t2, colour, flags | CLUSTER_SPLIT if t2 != t else flags))
+                snapped.append((s2, t2, colour, flags | CLUSTER_SPLIT if t2 != t else flags,
+                                t if t2 != t else None))
         return snapped
+
+    def drawn_tokens(self) -> list[tuple[int, int, int, int]]:
+        """(start, end, colour index, flags) of every token range painted on the visible lines,
+        in UTF-16 positions (one per line a token covers): what the user sees, for tests."""
+        out = []
+        for block, line, _ in self._visible_lines(self.viewport().rect()):
+            lo = block.position() + line.textStart()
+            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, lo + line.textLength())]
+        return out
+
 
     # --- drops ----------------------------------------------------------------------------
 
@@ -470,7 +497,7 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(start16)
         cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
-        selection.format = self._formats.hover()
+        selection.format = self._palette.hover()
         self.setExtraSelections([selection])
 
     def _on_refusal(self, refusal) -> None:
@@ -486,7 +513,7 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(start)
         cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
-        selection.format = self._formats.refused()
+        selection.format = self._palette.refused()
         self.setExtraSelections([selection])
 
     def show_token(self, index: int) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
-from .colours import TokenFormats
+from .colours import TokenPalette
 from .state import AppState
 from .tokenized import Tokenized, token_label
 
@@ -23,7 +23,7 @@ class TokenTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.state = state
         self.result: Tokenized | None = None
-        self._formats = TokenFormats(state.dark)
+        self._formats = TokenPalette(state.dark)
         state.dark_changed.connect(self._on_dark)
 
     def show_current(self) -> None:
@@ -34,7 +34,7 @@ class TokenTableModel(QAbstractTableModel):
             self.endResetModel()
 
     def _on_dark(self, dark: bool) -> None:
-        self._formats = TokenFormats(dark)
+        self._formats = TokenPalette(dark)
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(HEADERS) - 1))
 

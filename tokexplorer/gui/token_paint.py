@@ -1,0 +1,85 @@
+"""Painting tokens around laid-out text: backgrounds beneath it, flag markers over it.
+
+The editor works out where each token sits on screen (`Piece`, from Qt's layout of the text) and
+hands the pieces here; this module only draws them with a `TokenPalette`. It never touches the
+text's formats, so what is painted cannot change how the text is shaped.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QPainter, QPainterPath, QPen
+
+from ..core.encoding import TokenFlag
+from .colours import CLUSTER_SPLIT, TokenPalette
+
+# Characters that make a line bidirectional: Hebrew, Arabic, Syriac, Thaana, N'Ko and their
+# presentation forms, the right-to-left scripts beyond the BMP, and the explicit RTL controls.
+RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe\u200f\u202b\u202e\u2067"
+                 "\U00010800-\U00010fff\U0001e800-\U0001efff]")
+
+
+class Piece(NamedTuple):
+    """One token's part of one visual line, in viewport coordinates."""
+
+    x0: float  # where the token starts (right of x1 in a right-to-left run)
+    x1: float
+    top: float  # the line's top
+    height: float  # the line's height
+    baseline: float
+    colour: int  # colour index (colours.colour_indices)
+    flags: int  # TokenFlag bits, and CLUSTER_SPLIT
+    cut: float | None  # where a boundary inside a cluster really falls, when it does
+
+    def rect(self) -> QRectF:
+        return QRectF(min(self.x0, self.x1), self.top, abs(self.x1 - self.x0), self.height)
+
+
+def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
+    """Fill each piece with its token's colour (special tokens with theirs)."""
+    special = palette.special()[0]
+    for p in pieces:
+        if p.x1 != p.x0:
+            painter.fillRect(p.rect(), special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour))
+
+
+def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
+    """Draw the flag markers over the text: an outline round a special token, and under a token a
+    wavy line (it cuts a character's UTF-8 bytes), a dotted one (a token boundary inside a
+    cluster, with a thin tick where it falls) or a dashed one (a byte-fallback piece)."""
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    for p in pieces:
+        if not p.flags:
+            continue
+        left, right = min(p.x0, p.x1), max(p.x0, p.x1)
+        y = min(p.baseline + 3.0, p.top + p.height - 2.0)
+        if p.flags & TokenFlag.SPECIAL:
+            painter.setPen(QPen(palette.special()[1], 1.5))
+            painter.drawRect(p.rect().adjusted(0.75, 0.75, -0.75, -0.75))
+        if p.flags & TokenFlag.PARTIAL:
+            painter.setPen(QPen(palette.marker(TokenFlag.PARTIAL), 1.2))
+            painter.drawPath(_wave(left, right, y))
+        elif p.flags & CLUSTER_SPLIT:
+            painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.2, Qt.PenStyle.DotLine))
+            painter.drawLine(QPointF(left, y), QPointF(right, y))
+        elif p.flags & TokenFlag.BYTE_FALLBACK:
+            painter.setPen(QPen(palette.marker(TokenFlag.BYTE_FALLBACK), 1.2, Qt.PenStyle.DashLine))
+            painter.drawLine(QPointF(left, y), QPointF(right, y))
+        if p.cut is not None:
+            painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.0, Qt.PenStyle.DotLine))
+            painter.drawLine(QPointF(p.cut, p.top + 1), QPointF(p.cut, p.top + p.height - 1))
+
+
+def _wave(left: float, right: float, y: float, period: float = 4.0, amplitude: float = 1.5) -> QPainterPath:
+    path = QPainterPath(QPointF(left, y))
+    x, up = left, True
+    while x < right:
+        step = min(period / 2, right - x)
+        path.quadTo(QPointF(x + step / 2, y - amplitude if up else y + amplitude), QPointF(x + step, y))
+        x += step
+        up = not up
+    return path
