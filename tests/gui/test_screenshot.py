@@ -55,3 +55,28 @@ def test_screenshot_of_a_file_that_is_not_utf8(tmp_path):
     proc = run(["--screenshot", str(out), "--open", str(latin), "--encoding", "latin-1"], tmp_path)
     assert proc.returncode == 0, proc.stderr
     png_size(out)
+
+
+def test_screenshot_of_a_view_with_a_selection(tmp_path):
+    text = tmp_path / "sample.txt"
+    text.write_text("Hello 👋 world!\n", encoding="utf-8")
+    out = tmp_path / "shot.png"
+    proc = run(["--screenshot", str(out), "--open", str(text), "--view", "chunks", "--select", "6:7"], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    png_size(out)
+
+
+def test_an_unknown_view_lists_the_known_ones(tmp_path):
+    proc = run(["--screenshot", str(tmp_path / "x.png"), "--view", "nonesuch"], tmp_path)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "unknown view 'nonesuch'" in proc.stderr and "editor, ids, chunks" in proc.stderr
+    assert not (tmp_path / "x.png").exists()
+
+
+def test_a_bad_selection_is_refused(tmp_path):
+    proc = run(["--screenshot", str(tmp_path / "x.png"), "--select", "7:3"], tmp_path)
+    assert proc.returncode == 2 and "START[:END]" in proc.stderr and "Traceback" not in proc.stderr
+    text = tmp_path / "short.txt"
+    text.write_text("abc", encoding="utf-8")
+    proc = run(["--screenshot", str(tmp_path / "x.png"), "--open", str(text), "--select", "2:9"], tmp_path)
+    assert proc.returncode == 1 and "past the end of the text (3 characters)" in proc.stderr

@@ -3,7 +3,9 @@
 Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer NAME, repeatable:
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
-PATH-NAME.png); --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
+PATH-NAME.png); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`);
+--select START[:END] selects those code points (or puts the caret at START) once the text is
+tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
 --probe-startup prints the time of the window's first paint and exits (`tokexplorer bench --gui`).
 """
 
@@ -28,9 +30,29 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="NAME",
                    help="a built-in tokenizer or a tokenizer file; repeat to add more")
     p.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window once coloured, then exit")
+    p.add_argument("--view", metavar="NAME", help="show this view: editor (the default), or a panel's name")
+    p.add_argument("--select", metavar="START[:END]", type=parse_select,
+                   help="select these characters (code-point offsets), or put the caret at START")
     p.add_argument("--settings-dir", metavar="DIR", help="keep settings in DIR instead of the user's")
     p.add_argument("--probe-startup", action="store_true", help=argparse.SUPPRESS)
     return p.parse_args(argv)
+
+
+def parse_select(value: str) -> tuple[int, int]:
+    """--select: "START:END" or "START" (a caret), code-point offsets.
+
+    >>> parse_select("3:7"), parse_select("5")
+    ((3, 7), (5, 5))
+    """
+    parts = value.split(":")
+    try:
+        start, end = (int(parts[0]), int(parts[-1])) if len(parts) <= 2 else (-1, -1)
+    except ValueError:
+        start = end = -1
+    if start < 0 or end < start:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not START[:END] (code-point offsets, 0 <= START <= END)")
+    return start, end
 
 
 def screenshot_paths(path: str, names: list[str]) -> list[Path]:
@@ -51,8 +73,8 @@ def settled(window) -> bool:
     return (window.service.idle and not window.state.busy and not window.editor.isReadOnly()
             and (window.state.result is not None or window.state.refusal is not None
                  or window.banner.kind == "error")
-            and window.chunk_view.up_to_date
-            and window.token_table.up_to_date)
+            and all(getattr(view.widget(), "up_to_date", True)
+                    for view in window.views.values() if hasattr(view, "widget")))
 
 
 def when_settled(window, then: Callable[[], None], timeout_s: float) -> None:
@@ -123,7 +145,13 @@ def run_gui(argv: list[str]) -> int:
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
         window.open_text(Path(args.open), encoding=args.encoding, asked=True)
+    if args.view is not None and args.view not in window.views:
+        print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",
+              file=sys.stderr)
+        return 2
     window.show()
+    if args.view is not None:
+        window.show_view(args.view)
     # Ctrl-C in the terminal closes the window (asking about unsaved changes, as the menu does).
     # subtle: Python runs signal handlers only between bytecodes; a timer lets it in now and then.
     signal.signal(signal.SIGINT, lambda *_: window.close())
@@ -134,7 +162,9 @@ def run_gui(argv: list[str]) -> int:
         _report_first_paint(window)
     elif args.screenshot:
         _take_screenshots(window, screenshot_paths(args.screenshot, names or [window.state.tokenizer]),
-                          names)
+                          names, args.select)
+    elif args.select is not None:
+        when_settled(window, lambda: select_code_points(window, *args.select), SCREENSHOT_TIMEOUT_S)
     app.exec()
     return exit_code[0]
 
@@ -230,7 +260,27 @@ def _report_first_paint(window) -> None:
     poll()
 
 
-def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
+def select_code_points(window, start: int, end: int) -> bool:
+    """Select code points [start, end) of the editor's text (a caret at start when equal), as Qt's
+    UTF-16 positions; False, with a message, when the text is shorter."""
+    from PySide6.QtGui import QTextCursor
+
+    from .positions import utf16_len
+
+    text = window.editor.plain_text()
+    if end > len(text):
+        print(f"tokexplorer: error: --select {start}:{end} is past the end of the text "
+              f"({len(text)} characters)", file=sys.stderr)
+        return False
+    cursor = window.editor.textCursor()
+    cursor.setPosition(utf16_len(text[:start]))
+    cursor.setPosition(utf16_len(text[:end]), QTextCursor.MoveMode.KeepAnchor)
+    window.editor.setTextCursor(cursor)
+    return True
+
+
+def _take_screenshots(window, paths: list[Path], names: list[str],
+                      select: tuple[int, int] | None = None) -> None:
     todo = list(zip(paths, names or [None] * len(paths)))
 
     def next_shot() -> None:
@@ -240,7 +290,15 @@ def _take_screenshots(window, paths: list[Path], names: list[str]) -> None:
         path, name = todo[0]
         if name is not None:
             window.state.set_tokenizer(name)
-        when_settled(window, lambda: save(path), SCREENSHOT_TIMEOUT_S)
+        when_settled(window, lambda: select_then_save(path), SCREENSHOT_TIMEOUT_S)
+
+    def select_then_save(path: Path) -> None:
+        if select is None:
+            save(path)
+        elif select_code_points(window, *select):
+            when_settled(window, lambda: save(path), SCREENSHOT_TIMEOUT_S)
+        else:
+            window.app_exit(1)
 
     def save(path: Path) -> None:
         todo.pop(0)

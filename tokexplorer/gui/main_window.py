@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QByteArray, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -27,7 +28,9 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.selection_counts import SelectionCountsLabel
 from .positions import EditorText, editor_text, utf16_len
+from .selection import SelectionTracker
 from .state import AppState
 from .token_ids import TokenTable
 from .worker import POLICIES, TokenizeService, run_job
@@ -209,28 +212,47 @@ class MainWindow(QMainWindow):
         sb = self.statusBar()
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
+        self.selection_counts = SelectionCountsLabel(self.state)
+        sb.addPermanentWidget(self.selection_counts)
         sb.addPermanentWidget(self.counts_label)
 
     def _create_docks(self) -> None:
+        # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
+        # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`.
+        self.views: dict[str, QDockWidget | Callable[[], None]] = {"editor": self.editor.setFocus}
         self.token_table = TokenTable(self.state)
-        self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I")
+        self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I", view="ids")
         self.chunk_view = ChunkView(self.state)
-        self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
+        self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
 
-    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:
+    def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
+              area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
         dock = QDockWidget(title, self)
         dock.setObjectName(name)  # saveState needs it
         dock.setWidget(widget)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, dock)
+        self.addDockWidget(area, dock)
         toggle = dock.toggleViewAction()
         toggle.setShortcut(QKeySequence(shortcut))
         self.view_menu.addAction(toggle)
+        self.views[view] = dock
         return dock
+
+    def show_view(self, name: str) -> None:
+        """Bring the view called `name` (a key of `views`) to the front; KeyError if unknown."""
+        if name not in self.views:
+            raise KeyError(f"unknown view {name!r} (the views are: {', '.join(self.views)})")
+        view = self.views[name]
+        if isinstance(view, QDockWidget):
+            view.show()
+            view.raise_()
+        else:
+            view()
 
     def _connect(self) -> None:
         s = self.state
+        self.selection_tracker = SelectionTracker(self.editor, s, self)
         self.editor.text_edited.connect(
             lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)

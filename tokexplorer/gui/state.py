@@ -29,6 +29,8 @@ class AppState(QObject):
     hovered_changed = Signal(int)  # token index, -1 for none
     reveal_token = Signal(int)  # a view asks the editor to scroll to this token
     hovered_span_changed = Signal(int, int)  # a code-point range shown in the text (a chunk), or -1, -1
+    # The editor's selection in code points of the result's text; start == end: the caret.
+    selection_changed = Signal(int, int)
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
     font_changed = Signal()  # the editor's font: monospace or not, size
@@ -43,6 +45,7 @@ class AppState(QObject):
         self.refusal: DisallowedSpecialError | None = None
         self.busy = ""
         self.hovered = -1
+        self.selection = (0, 0)
         self.show_whitespace = False
         self.dark = False
         self.monospace = False
@@ -90,6 +93,11 @@ class AppState(QObject):
         if index != self.hovered:
             self.hovered = index
             self.hovered_changed.emit(index)
+
+    def set_selection(self, start: int, end: int) -> None:
+        if (start, end) != self.selection:
+            self.selection = (start, end)
+            self.selection_changed.emit(start, end)
 
     def set_hovered_span(self, start: int, end: int) -> None:
         self.hovered_span_changed.emit(start, end)

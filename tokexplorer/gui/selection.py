@@ -1,0 +1,47 @@
+"""The editor's selection as the core counts it: code points of the tokenized text.
+
+`SelectionTracker` follows the editor's selection and caret and sets `AppState.selection`, but only
+while the tokens on screen are those of the editor's text (the result's `mark` is the editor's
+edit count), so the range always indexes `state.result`'s text; a new result updates it again.
+
+subtle: Qt's positions are UTF-16 code units. The conversion walks from the token that starts at
+or before the position, so it costs the length of one token, not of the text.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import QObject
+
+from .state import AppState
+from .tokenized import Tokenized
+
+
+def code_point_at16(result: Tokenized, position16: int) -> int:
+    """The code-point offset in the result's text of UTF-16 position `position16`."""
+    text = result.encoding.text
+    i = int(np.searchsorted(result.starts16, position16, side="right")) - 1
+    cp, u = (int(result.encoding.starts[i]), int(result.starts16[i])) if i >= 0 else (0, 0)
+    while u < position16 and cp < len(text):
+        u += 2 if ord(text[cp]) > 0xFFFF else 1
+        cp += 1
+    return cp
+
+
+class SelectionTracker(QObject):
+    """Keeps `state.selection` in step with the editor's selection or caret."""
+
+    def __init__(self, editor, state: AppState, parent: QObject | None = None):
+        super().__init__(parent)
+        self.editor, self.state = editor, state
+        editor.cursorPositionChanged.connect(self.update)
+        editor.selectionChanged.connect(self.update)
+        state.tokenized.connect(self.update)
+
+    def update(self, *_) -> None:
+        result = self.state.result
+        if result is None or result.mark != self.editor.edit_count:
+            return  # the next result brings the text the selection is in
+        cursor = self.editor.textCursor()
+        self.state.set_selection(code_point_at16(result, cursor.selectionStart()),
+                                 code_point_at16(result, cursor.selectionEnd()))
