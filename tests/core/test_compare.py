@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from tokexplorer.core.compare import (
     boundary_marks, byte_offset, cheapest, compare_counts, covered_span, covering, locate_parts,
-    part_counts, selection_counts, summary,
+    part_counts, summary,
 )
 from tokexplorer.core.quirks import quirk, sample_text
 from tokexplorer.core.registry import get_builtin
@@ -147,14 +147,6 @@ def test_covering_links_tokens_across_encodings():
     span = covered_span(cl100k, range(0, 1))
     assert span == (0, 3) and covering([gpt2, cl100k], *span) == [range(0, 3), range(0, 1)]
     assert covering([gpt2], 8, 8) == [range(3, 4)]  # a point: the token at it (" hello")
-
-
-def test_selection_counts():
-    (cl100k,) = encode_all("héllo 👋 world", ["cl100k_base"])
-    got = selection_counts(cl100k, 0, 7)
-    assert (got.chars, got.bytes) == (7, len("héllo 👋".encode()))
-    assert got.tokens == len(cl100k.token_range(0, 7))
-    assert selection_counts(cl100k, 3, 3).tokens == 0
 
 
 def test_part_counts_add_up_for_json_vs_yaml():

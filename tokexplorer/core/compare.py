@@ -7,7 +7,6 @@
   screen; a whole 1 MB text works too, vectorised).
 - `covering`: for a code-point range, the tokens of each encoding that overlap it (hover linking).
 - `part_counts`: tokens per labelled part of the text (the JSON part and the YAML part of a sample).
-- `selection_counts`: tokens, characters and bytes of a selection.
 
 Everything takes `Encoding`s of the same text; nothing here encodes or knows a tokenizer family.
 
@@ -216,31 +215,6 @@ def covered_span(enc: Encoding, tokens: range) -> tuple[int, int] | None:
     if not len(tokens):
         return None
     return int(enc.starts[tokens[0]]), int(enc.ends[tokens[-1]])
-
-
-@dataclass(frozen=True)
-class SelectionCounts:
-    tokens: int  # tokens the selection touches
-    chars: int
-    bytes: int
-
-    def label(self) -> str:
-        """'3 tokens · 12 chars · 14 bytes'."""
-        return f"{self.tokens:,} tokens · {self.chars:,} chars · {self.bytes:,} bytes"
-
-
-def selection_counts(enc: Encoding, start: int, end: int) -> SelectionCounts:
-    """Tokens touched by code points [start, end), and its characters and UTF-8 bytes.
-
-    >>> enc = Encoding.from_byte_lengths("hello world", [0, 1], [b"hello", b" world"])
-    >>> selection_counts(enc, 4, 7)
-    SelectionCounts(tokens=2, chars=3, bytes=3)
-    """
-    start, end = max(0, start), min(end, len(enc.text))
-    if end <= start:
-        return SelectionCounts(0, 0, 0)
-    return SelectionCounts(len(enc.token_range(start, end)), end - start,
-                           len(enc.text[start:end].encode("utf-8", "surrogatepass")))
 
 
 def locate_parts(text: str, parts: Sequence[tuple[str, str]]) -> list[tuple[str, int, int]]:

@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
-from ..core.quirks import QUIRKS, Quirk
+from ..core.quirks import QUIRKS, Quirk, sample_text
 from ..core.registry import BUILTINS
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
@@ -28,6 +28,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .panels.compare import CompareView
 from .panels.selection_counts import SelectionCountsLabel
 from .positions import EditorText, editor_text, utf16_len
 from .selection import SelectionTracker
@@ -77,7 +78,8 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
-        layout.addWidget(self.editor)
+        self.compare = CompareView(self.state, self.editor)  # holds the editor: its first pane
+        layout.addWidget(self.compare)
         self.find_bar = FindBar(self.editor)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
@@ -148,6 +150,9 @@ class MainWindow(QMainWindow):
                                               "The default text size")
         self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, S.HelpContents)
         self.about_action = self._action("&About tokexplorer", self.show_about)
+        self.compare_action = self._action("&Compare Tokenizers", self.compare.set_active, "Ctrl+2",
+                                           "The text in 2 to 4 tokenizers side by side", checkable=True)
+        self.compare.active_changed.connect(self.compare_action.setChecked)
 
     def _create_menus(self) -> None:
         bar = self.menuBar()
@@ -166,6 +171,7 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
+        self.view_menu.addAction(self.compare_action)
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
         self.view_menu.addSeparator()
         self.view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
@@ -197,7 +203,7 @@ class MainWindow(QMainWindow):
         self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
         tb.addWidget(self.policy_box)
         tb.addSeparator()
-        tb.addActions([self.whitespace_action, self.dark_action])
+        tb.addActions([self.compare_action, self.whitespace_action, self.dark_action])
         self.view_menu.addAction(tb.toggleViewAction())
         self._fill_tokenizers()
 
@@ -220,6 +226,7 @@ class MainWindow(QMainWindow):
         # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
         # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`.
         self.views: dict[str, QDockWidget | Callable[[], None]] = {"editor": self.editor.setFocus}
+        self.views["compare"] = lambda: self.compare.set_active(True)
         self.token_table = TokenTable(self.state)
         self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I", view="ids")
         self.chunk_view = ChunkView(self.state)
@@ -494,9 +501,13 @@ class MainWindow(QMainWindow):
         if quirk.allowed_special is not None:
             self.state.set_policy(quirk.allowed_special)
         self.state.set_document(None)
-        self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
-        self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
-                                         "Try each tokenizer in the picker.")
+        self.editor.load_text(editor_text(sample_text(quirk)).text)
+        if quirk.view == "compare":
+            self.compare.open_sample(quirk)
+        else:
+            self.compare.set_active(False)
+            self.state.set_tokenizer(quirk.tokenizers[0])
+        self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
 
     def set_text(self, text: str) -> None:
         """Put text in the editor as if typed (for tests and the benchmark)."""
@@ -600,4 +611,5 @@ class MainWindow(QMainWindow):
             return
         self.write_settings()
         self.service.wait_for_done(3000)
+        self.compare.wait_for_done(3000)
         event.accept()
