@@ -74,7 +74,8 @@ def settled(window) -> bool:
             and (window.state.result is not None or window.state.refusal is not None
                  or window.banner.kind == "error")
             and all(getattr(view.widget(), "up_to_date", True)
-                    for view in window.views.values() if hasattr(view, "widget")))
+                    for view in window.views.values() if hasattr(view, "widget"))
+            and window.compare.up_to_date)
 
 
 def when_settled(window, then: Callable[[], None], timeout_s: float) -> None:

@@ -226,13 +226,13 @@ class MainWindow(QMainWindow):
         # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
         # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`.
         self.views: dict[str, QDockWidget | Callable[[], None]] = {"editor": self.editor.setFocus}
-        self.views["compare"] = lambda: self.compare.set_active(True)
         self.token_table = TokenTable(self.state)
         self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I", view="ids")
         self.chunk_view = ChunkView(self.state)
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.token_dock.raise_()
+        self.views["compare"] = lambda: self.compare.set_active(True)
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
               area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:

@@ -175,7 +175,7 @@ class CompareView(QWidget):
         self._marks: tuple | None = None  # (results, lo16, hi16, [Marks16]) for the visible text
         self._edit_log: list[Edit] = []  # edits since the marks were computed
         self._syncing = False
-        self._dirty = False  # the summary must be recomputed
+        self._scroll_value, self._scroll_source = 0, None  # what _sync_scroll is spreading
         self._refresh_timer = QTimer(self)  # one refresh per event-loop turn
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.timeout.connect(self._refresh)
@@ -376,8 +376,13 @@ class CompareView(QWidget):
         are theirs (for screenshots and tests)."""
         if not self.active:
             return True
-        return (not self._refresh_timer.isActive() and self.editor.tokens_current
-                and all(c.service.idle and (c.editor.tokens_current or c.message) for c in self.columns[1:]))
+        return (not self._refresh_timer.isActive() and self._settled()
+                and all(c.service.idle for c in self.columns[1:]))
+
+    def _settled(self) -> bool:
+        """Every pane has the tokens of the text as it is now, or says why it has none."""
+        return all(column.message or (result is not None and column.editor.tokens_current)
+                   for column, result in self._shown())
 
     # --- results -------------------------------------------------------------------------
 
@@ -465,6 +470,10 @@ class CompareView(QWidget):
                 f"{p.label}: " + " · ".join(f"{c.name} {n:,}" for c, n in zip(self._counts, p.tokens))
                 for p in parts))
             self.parts.setVisible(bool(parts))
+        elif self._settled():
+            self._counts = []
+            self.summary.setText("fewer than two panes have tokens of this text: nothing to compare")
+            self.parts.hide()
         counts = dict(zip(current[0], self._counts)) if current is not None else {}
         start, end = self.state.selection
         for i, (column, result) in enumerate(self._shown()):
@@ -509,13 +518,25 @@ class CompareView(QWidget):
         editor.viewport().installEventFilter(self)
 
     def _sync_scroll(self, source: TokenEditor, value: int) -> None:
-        if self._syncing or not self.active:
+        if not self.active:
+            return
+        if self._syncing:
+            # subtle: a pane's value also moves when lines above it are laid out for the first time
+            # (a wrapped line counts as one until then); that move must reach the others too.
+            if value != self._scroll_value:
+                self._scroll_source = source
             return
         self._syncing = True
         try:
-            for pane in self.panes:
-                if pane is not source:
-                    pane.verticalScrollBar().setValue(value)
+            for _ in range(3):  # a few rounds settle any such move
+                self._scroll_source, self._scroll_value = None, value
+                for pane in self.panes:
+                    if pane is not source:
+                        pane.verticalScrollBar().setValue(value)
+                if self._scroll_source is None:
+                    break
+                source = self._scroll_source
+                value = source.verticalScrollBar().value()
         finally:
             self._syncing = False
 
