@@ -17,6 +17,7 @@ pane shows and the other panes' services do nothing.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,6 +38,7 @@ from ..tokenized import Tokenized
 from ..worker import TokenizeService
 
 MAX_PANES = 4
+ALL = (-1, -1)  # every position
 MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are computed with it
 
 
@@ -114,6 +116,9 @@ class PaneHeader(QWidget):
         # equal panes keep one line wrapping width for the document they share.
         for label in (self.counts, self.selection):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        # Two lines whatever it says ("tokenizing…" or the counts): a header that changed height
+        # would resize its pane, and lay out and repaint all of it, on every keystroke.
+        self.counts.setFixedHeight(2 * self.counts.fontMetrics().lineSpacing() + 2)
         self.close_button = QToolButton()
         self.close_button.setText("×")
         self.close_button.setToolTip("Remove this pane")
@@ -174,6 +179,7 @@ class CompareView(QWidget):
         self._counts: list[Counts] = []  # of the shown panes, when all are current
         self._marks: tuple | None = None  # (results, lo16, hi16, [Marks16]) for the visible text
         self._edit_log: list[Edit] = []  # edits since the marks were computed
+        self._stale: tuple[int, int] | None = None  # UTF-16 range whose marks may be out of date, or ALL
         self._syncing = False
         self._scroll_value, self._scroll_source = 0, None  # what _sync_scroll is spreading
         self._refresh_timer = QTimer(self)  # one refresh per event-loop turn
@@ -421,15 +427,25 @@ class CompareView(QWidget):
         self._schedule_refresh()
 
     def _after_result(self, result: Tokenized | None) -> None:
-        """A pane's tokens changed: the marks may differ in every pane where they changed."""
+        """A pane's tokens changed (the pane repaints itself). The marks of every pane may change
+        where they did, but they are computed only once every pane is current: repaint there then
+        (and where the text was edited meanwhile)."""
         self._schedule_refresh()
-        if result is None or result.changed is None or self._marks is None:
-            self._marks = None
-            self._update_panes()
+        if result is None or result.changed is None or self._stale == ALL:
+            self._stale = ALL
+        else:
+            lo, hi = utf16_at(result, result.changed[0]), utf16_at(result, result.changed[1])
+            for e in self._edit_log:
+                lo, hi = min(lo, e.position), max(hi, e.position + e.added)
+            self._stale = (lo, hi) if self._stale is None else (min(lo, self._stale[0]), max(hi, self._stale[1]))
+        if self._current() is None:
             return
-        lo, hi = utf16_at(result, result.changed[0]), utf16_at(result, result.changed[1])
-        for pane in self.panes:
-            pane._update_range(lo, hi)
+        stale, self._stale = self._stale, None
+        if stale == ALL:
+            self._update_panes()
+        else:
+            for pane in self.panes:
+                pane._update_range(*stale)
 
     def _shown(self) -> list[tuple[Column, Tokenized | None]]:
         """Each shown column with its tokens (the first column's are the window's)."""
@@ -581,6 +597,7 @@ class CompareView(QWidget):
             painter = QPainter(watched)
             self._paint_marks(editor, painter, event.rect(), marks)
             painter.end()
+            editor.painted_at = time.perf_counter()  # the benchmark counts the marks in
         return True
 
     def _visible_marks(self, editor: TokenEditor) -> Marks16 | None:
