@@ -41,14 +41,14 @@ class Counts:
     delta_pct: float  # delta as a percentage of the first's tokens (0.0 when the first has none)
 
     def delta_label(self) -> str:
-        """'±0', '+2 (+50.0%)', '-2 (-33.3%)'.
+        """'±0', '+2 (+50.0%)', '-36,196 (-10.7%)'.
 
         >>> Counts("b", 4, 9, 9, 2.25, 2.25, -2, -33.33).delta_label()
         '-2 (-33.3%)'
         """
         if self.delta == 0:
             return "±0"
-        return f"{self.delta:+d} ({self.delta_pct:+.1f}%)"
+        return f"{self.delta:+,d} ({self.delta_pct:+.1f}%)"
 
 
 def compare_counts(names: Sequence[str], encodings: Sequence[Encoding]) -> list[Counts]:
@@ -85,10 +85,11 @@ def cheapest(counts: Sequence[Counts]) -> list[int]:
 
 
 def summary(counts: Sequence[Counts]) -> str:
-    """One line: which tokenizer is cheapest for this text, and by how much.
+    """One short line: which tokenizer is cheapest for this text, and how many times as many
+    tokens each other one needs.
 
     >>> summary([Counts("gpt2", 6, 18, 18, 3, 3, 0, 0.0), Counts("cl100k_base", 4, 18, 18, 4.5, 4.5, -2, -33.3)])
-    'cheapest: cl100k_base, 4 tokens (gpt2 6: 1.50x as many)'
+    'cheapest: cl100k_base, 4 tokens (gpt2 1.50x)'
     >>> summary([Counts("a", 2, 2, 2, 1, 1, 0, 0.0), Counts("b", 2, 2, 2, 1, 1, 0, 0.0)])
     'a and b cost the same: 2 tokens'
     """
@@ -101,7 +102,7 @@ def summary(counts: Sequence[Counts]) -> str:
         who = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         return f"{who} cost the same: {least:,} tokens"
     winners = " = ".join(counts[i].name for i in best)
-    others = ", ".join(f"{c.name} {c.tokens:,}" + (f": {c.tokens / least:.2f}x as many" if least else "")
+    others = ", ".join(f"{c.name} " + (f"{c.tokens / least:.2f}x" if least else f"{c.tokens:,}")
                        for i, c in enumerate(counts) if i not in best)
     return f"cheapest: {winners}, {least:,} tokens ({others})"
 

@@ -3,7 +3,8 @@
 Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer NAME, repeatable:
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
-PATH-NAME.png); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`);
+PATH-NAME.png); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`;
+--view compare with several -t shows one pane per tokenizer, in one PNG);
 --select START[:END] selects those code points (or puts the caret at START) once the text is
 tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
 --probe-startup prints the time of the window's first paint and exits (`tokexplorer bench --gui`).
@@ -139,7 +140,10 @@ def run_gui(argv: list[str]) -> int:
     except TokexplorerError as exc:
         print(f"tokexplorer: error: {exc}", file=sys.stderr)
         return 1
-    if names:
+    if args.view == "compare" and len(names) > 1:
+        window.compare.set_tokenizers(names)  # one pane each, in one picture
+        names = []
+    elif names:
         window.state.set_tokenizer(names[0])
     if args.open:
         if not Path(args.open).is_file():

@@ -188,12 +188,14 @@ class CompareView(QWidget):
 
         self.summary = QLabel("")
         self.summary.setObjectName("compare_summary")
-        self.summary.setTextFormat(Qt.TextFormat.RichText)
         self.parts = QLabel("")
         self.parts.setObjectName("compare_parts")
         self.parts.setToolTip("Tokens per part of the sample (a token counts in the part it starts in)")
+        self.legend = QLabel("")
+        self.legend.setToolTip("Thin marks over the text: where this pane's tokenizer ends a token and "
+                               "another pane's does not. Red: the boundary cuts a character's UTF-8 bytes.")
         for label in (self.summary, self.parts):
-            label.setWordWrap(True)
+            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.add_button = QToolButton()
         self.add_button.setText("+ Pane")
         self.add_button.setToolTip("Compare with one more tokenizer (up to four)")
@@ -205,6 +207,7 @@ class CompareView(QWidget):
         texts.addWidget(self.summary)
         texts.addWidget(self.parts)
         top.addLayout(texts, 1)
+        top.addWidget(self.legend)
         top.addWidget(self.add_button)
         self.row = QHBoxLayout()
         self.row.setContentsMargins(0, 0, 0, 0)
@@ -232,8 +235,9 @@ class CompareView(QWidget):
         state.policy_changed.connect(lambda _: self._submit_all())
         state.hovered_changed.connect(self._on_hovered)
         state.selection_changed.connect(lambda *_: self._schedule_refresh())
-        state.dark_changed.connect(lambda _: self._update_panes())
+        state.dark_changed.connect(lambda _: (self._show_legend(), self._update_panes()))
         self._fill_pickers()
+        self._show_legend()
         self._show_active()
 
     # --- panes ---------------------------------------------------------------------------
@@ -480,7 +484,8 @@ class CompareView(QWidget):
             columns, results = current
             encodings = [r.encoding for r in results]
             self._counts = compare_counts([c.name for c in columns], encodings)
-            self.summary.setText(self._summary_html())
+            self.summary.setText(f"<b>{summary(self._counts)}</b>")
+            self.summary.setToolTip(summary(self._counts))
             parts = part_counts(encodings, self._parts) if self._parts else []
             self.parts.setText("  │  ".join(
                 f"{p.label}: " + " · ".join(f"{c.name} {n:,}" for c, n in zip(self._counts, p.tokens))
@@ -509,11 +514,10 @@ class CompareView(QWidget):
                                          f"{s.chars:,} chars · {s.bytes:,} bytes")
             header.selection.setVisible(selected)
 
-    def _summary_html(self) -> str:
-        text = summary(self._counts)
+    def _show_legend(self) -> None:
         mark, inside = ("#64b5f6", "#ff8a80") if self.state.dark else ("#1565c0", "#d50000")
-        return (f"<b>{text}</b> &nbsp; <span style='color:{mark}'>│</span> a boundary the other "
-                f"tokenizers lack, <span style='color:{inside}'>│</span> inside a character's bytes")
+        self.legend.setText(f"<span style='color:{mark}'><b>│</b></span> a boundary others lack &nbsp; "
+                            f"<span style='color:{inside}'><b>│</b></span> inside a character ")
 
     def _on_hovered(self, index: int) -> None:
         """The window's editor hovers one of its tokens: every pane marks the tokens covering it."""
@@ -639,8 +643,8 @@ class CompareView(QWidget):
 
     def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
         dark = self.state.dark
-        at_char = QPen(QColor("#64b5f6" if dark else "#1565c0"), 2)
-        inside = QPen(QColor("#ff8a80" if dark else "#d50000"), 2)
+        at_char = QPen(QColor("#64b5f6" if dark else "#1565c0"), 1.5)
+        inside = QPen(QColor("#ff8a80" if dark else "#d50000"), 1.5)
         positions = marks.positions
         for block, line, origin in editor._visible_lines(rect):
             lo = block.position() + line.textStart()
@@ -654,5 +658,8 @@ class CompareView(QWidget):
                     x += f * (line.cursorToX(rel + int(marks.lengths[j]))[0] - x)
                 painter.setPen(inside if f > 0 else at_char)
                 x += origin.x()
-                top = origin.y() + line.y()
-                painter.drawLine(QPointF(x, top + 1), QPointF(x, top + line.height() - 1))
+                top, h = origin.y() + line.y(), line.height()
+                # A tick above and one below the glyphs: the text between them stays readable
+                # where nearly every character is cut (a byte-level tokenizer on Myanmar).
+                painter.drawLine(QPointF(x, top + 1), QPointF(x, top + h * 0.28))
+                painter.drawLine(QPointF(x, top + h * 0.72), QPointF(x, top + h - 1))
