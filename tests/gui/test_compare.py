@@ -201,3 +201,17 @@ def test_a_refusing_pane_says_so_and_the_others_compare(window, qtbot):
     window.state.set_policy("all")
     wait_compared(qtbot, window)
     assert len(token_counts(view)) == 3 and "cheapest" in view.summary.text()
+
+
+def test_screenshot_of_the_compare_view(tmp_path):
+    from .test_screenshot import png_size, run
+
+    text = tmp_path / "sample.txt"
+    text.write_text("    hello world!!! 😀\n", encoding="utf-8")
+    out = tmp_path / "compare.png"
+    proc = run(["--screenshot", str(out), "--view", "compare", "-t", "gpt2", "-t", "cl100k_base",
+                "--open", str(text)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == [str(out)]  # one picture of both panes, not one per tokenizer
+    width, height = png_size(out)
+    assert width >= 600 and height >= 400
