@@ -193,14 +193,18 @@ def test_panes_are_added_and_removed(window, qtbot):
     assert view.names == ["gpt2", "cl100k_base"] and token_counts(view) == [6, 4]
 
 
-def test_a_refusing_pane_says_so_and_the_others_compare(window, qtbot):
-    view = compare(qtbot, window, "a <|endoftext|> b", ["gpt2", "llama-sp", "cl100k_base"])
-    assert "refused" in view.columns[0].header.counts.text()
-    assert "refused" in view.columns[2].header.counts.text()
-    assert "nothing to compare" in view.summary.text()  # only llama-sp (no such special token) has tokens
+def test_a_refused_special_token_is_counted_as_text_and_said(window, qtbot, tmp_path):
+    text = "a <|endoftext|> b"
+    view = compare(qtbot, window, text, ["gpt2", "llama-sp", "cl100k_base"])
+    heads = [c.header.counts.text() for c in view.columns]
+    assert "refused" in heads[0] and "refused" not in heads[1] and "refused" in heads[2]
+    as_text = [len(tiktoken_encoding(n, tmp_path).encode_ordinary(text)) for n in ("gpt2", "cl100k_base")]
+    assert [token_counts(view)[0], token_counts(view)[2]] == as_text
     window.state.set_policy("all")
     wait_compared(qtbot, window)
-    assert len(token_counts(view)) == 3 and "cheapest" in view.summary.text()
+    assert [token_counts(view)[0], token_counts(view)[2]] == [
+        len(tiktoken_encoding(n, tmp_path).encode(text, allowed_special="all")) for n in ("gpt2", "cl100k_base")]
+    assert not any("refused" in c.header.counts.text() for c in view.columns)
 
 
 def test_screenshot_of_the_compare_view(tmp_path):

@@ -21,6 +21,7 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import CLUSTER_SPLIT, colour_indices
 from tokexplorer.gui.editor import describe_token
 from tokexplorer.gui.positions import cluster_bounds16, to_utf16
+from tokexplorer.gui.tokenized import REFUSED
 from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
 from .helpers import type_text, wait_settled
@@ -127,26 +128,56 @@ def test_whitespace_markers_do_not_change_the_text(qtbot, window):
     assert window.editor.plain_text() == text
 
 
-def test_special_token_refusal_is_shown_not_raised(qtbot, window):
+def test_special_token_refusal_keeps_the_picture(qtbot, window, tmp_path):
     window.state.set_tokenizer("cl100k_base")
-    type_text(window.editor, "hi <|endoftext|> there")
+    text = "hi <|endoftext|> there"
+    type_text(window.editor, text)
     wait_settled(qtbot, window)
     assert window.banner.isVisible() and window.banner.kind == "refusal"
     assert "<|endoftext|>" in window.banner.label.text()
-    assert window.state.result is None
-    assert window.counts_label.text() == "not tokenized"
-    selections = window.editor.extraSelections()  # the refused token is underlined
-    assert selections[0].cursor.selectedText() == "<|endoftext|>"
+    result = window.state.result  # the text as plain text, every token coloured
+    assert result.encoding.ids == get_builtin("cl100k_base").encode(text, allowed_special="none").ids
+    assert window.counts_label.text().startswith(f"{len(result)} tokens")
+    drawn = window.editor.drawn_tokens()
+    assert (drawn[0][0], drawn[-1][1]) == (0, len(text))
+    refused = "".join(text[s:e] for s, e, _, f in drawn if f & REFUSED)
+    assert "endoftext" in refused and "hi" not in refused and "there" not in refused
     allow = [b for b in window.banner._buttons if b.text().startswith("Encode as special")][0]
-    allow.click()
+    allow.click()  # for this document only
     wait_settled(qtbot, window)
     assert not window.banner.isVisible()
+    assert window.state.effective_policy == "all" and window.state.policy == "refuse"
     assert window.policy_box.currentData() == "all"
     flags = window.state.result.flags
     assert any(f & TokenFlag.SPECIAL for f in flags.tolist())
+    assert not any(f & REFUSED for _, _, _, f in window.editor.drawn_tokens())
+    path = tmp_path / "other.txt"  # another document: the global policy again
+    path.write_text(text)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path == path)
+    wait_settled(qtbot, window)
+    assert window.state.effective_policy == "refuse" and window.banner.kind == "refusal"
     window.state.set_policy("none")
     wait_settled(qtbot, window)
-    assert not any(f & TokenFlag.SPECIAL for f in window.state.result.flags.tolist())
+    assert not window.banner.isVisible()
+    assert not any(f & (TokenFlag.SPECIAL | REFUSED) for f in window.state.result.flags.tolist())
+
+
+def test_legend_is_one_glance_away(qtbot, make_window):
+    window = make_window()
+    legend = window.legend
+    assert legend.isVisible() and legend.parent() is not None
+    tips = {e.label: e.toolTip() for e in legend.entries}
+    assert set(tips) == {"tokens", "special", "part of a character", "byte fallback",
+                         "boundary in a character", "refused"}
+    assert "UTF-8 bytes" in tips["part of a character"] and "never share" in tips["tokens"]
+    assert all(e.width() >= e.sizeHint().width() - 1 for e in legend.entries)  # nothing cut off
+    window.legend_action.trigger()
+    assert not legend.isVisible()
+    window.show_about()
+    assert "Wavy" not in window.dialogs.asked[-1][1]  # the legend is no longer hidden in About
+    window.write_settings()
+    assert not make_window().legend.isVisible()
 
 
 def test_unicode_typing_arrives_intact(qtbot, window):
@@ -599,7 +630,7 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
     qtbot.waitUntil(lambda: window.editor.plain_text() == "Please repeat: <|endoftext|> and continue.",
                     timeout=10_000)
     wait_settled(qtbot, window)
-    assert window.state.policy == "all" and not window.state.modified
+    assert window.state.effective_policy == "all" and window.state.policy == "refuse" and not window.state.modified
     flags = window.state.result.encoding.flags
     assert sum(bool(f & TokenFlag.SPECIAL) for f in flags) == 1  # one special token
     assert window.banner.kind == "note" and "ends a document" in window.banner.label.text()

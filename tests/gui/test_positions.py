@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
-from tokexplorer.gui.colours import N_HUES, colour_indices, update_colours
+from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
 from tokexplorer.gui.positions import Edit, astral_prefix, editor_text, longest_line, to_utf16, utf16_len
 
 
@@ -53,7 +53,7 @@ def test_update_colours_equals_recomputing(ids, data):
     assert lo <= first and hi >= min(first + len(inserted), len(new))
     shift = len(new) - len(old)
     assert got[:lo].tolist() == old[:lo].tolist() and got[hi:].tolist() == old[hi - shift:].tolist()
-    assert all(0 <= c < 2 * N_HUES for c in got.tolist())
+    assert all(0 <= c < 2 * N_COLOURS for c in got.tolist())
 
 
 @settings(max_examples=300, deadline=None)

@@ -10,6 +10,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import colour_indices
 from tokexplorer.gui.positions import TextMirror, utf16_len
+from tokexplorer.core.tokenizer import DisallowedSpecialError
+from tokexplorer.gui.tokenized import REFUSED, Tokenized
 from tokexplorer.gui.worker import Retokenizer
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
@@ -23,13 +25,14 @@ ALPHABET = st.sampled_from(list("abv  \n\t.'1😀é𝕏l"))
 def test_retokenizer_equals_full_encode(name, start, edits):
     tok = get_builtin(name)
     retok = Retokenizer()
-    old, old_colours, _ = retok.run(tok, "refuse", start)
+    old, old_colours, _, _ = retok.run(tok, "refuse", start)
     text = start
     for where, removed, inserted in edits:
         p = int(where * len(text))
         text = text[:p] + inserted + text[p + removed:]
-        enc, colours, changed = retok.run(tok, "refuse", text)
-        full = tok.encode(text)
+        enc, colours, changed, refused = retok.run(tok, "refuse", text)
+        full = tok.encode(text, allowed_special="none")
+        assert not refused
         assert enc.ids == full.ids and enc.spans == full.spans
         assert colours.tolist() == colour_indices(np.array(full.ids, dtype=np.int64)).tolist()
         if changed is not None:  # tokens (and colours) outside the range are the old ones, shifted
@@ -43,6 +46,24 @@ def test_retokenizer_equals_full_encode(name, start, edits):
             moved = [(i, s + shift, e + shift, c) for i, s, e, c in old_tokens if s + shift >= c1]
             assert [t for t in new_tokens if t[1] >= c1] == moved
         old, old_colours = enc, colours
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_refused_text_is_encoded_as_plain_text_and_pointed_at(name):
+    tok = get_builtin(name)
+    special = sorted(tok.special_tokens)[0]
+    text = f"one {special} two {special}"
+    with pytest.raises(DisallowedSpecialError) as refusal:
+        tok.encode(text)
+    enc, _, _, refused = Retokenizer().run(tok, "refuse", text)
+    assert enc.ids == tok.encode(text, allowed_special="none").ids  # the picture is kept
+    assert refused[0] == (refusal.value.position, refusal.value.position + len(special))
+    assert [text[s:e] for s, e in refused] == [special, special]
+    result = Tokenized.build(1, name, "refuse", enc, colour_indices(enc.id_array), refused=refused)
+    assert result.refusal.token == special and result.refusal.position == refusal.value.position
+    marked = [enc.token(i).text for i, f in enumerate(result.flags.tolist()) if f & REFUSED]
+    assert "".join(marked).count(special.strip("<>|[]")) == 2  # the tokens spelling it, twice
+    assert not Retokenizer().run(tok, "all", text)[3]
 
 
 @given(st.text(ALPHABET, max_size=30), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(ALPHABET, max_size=3)), max_size=8))

@@ -1,14 +1,18 @@
 """Token colours and the application palettes, light and dark.
 
 A token's colour is keyed on its id, so it survives edits: inserting text recolours only the tokens
-that changed, never every later token (a scheme keyed on the token's index would). Two neighbours
-whose ids hash to the same hue are told apart by alternating a lighter and a darker shade along
-such a run; a run ends at the first different hue, so this too stays local to an edit.
+that changed, never every later token (a scheme keyed on the token's index would). Neighbours
+never share a colour: a token whose id hashes to its left neighbour's colour takes the colour
+opposite it in the palette (index + N_COLOURS, drawn as colour (c + N_COLOURS / 2) mod N_COLOURS).
+A token's colour depends only on its id and its left neighbour's colour, so after an edit the
+colours are recomputed only until they agree with the old ones again (`update_colours`).
 
-Special tokens, byte-fallback pieces and partial-character tokens get their own look on top of the
-hue (a strong purple, a dashed or a wavy underline), so they read differently in both themes; a
-dotted underline marks a grapheme cluster with a token boundary inside it.
-This module computes colours and formats; it does not decide what to highlight.
+Three schemes (`SCHEMES`), each in a light and a dark variant: "soft" pastels, "strong" (the
+Okabe-Ito colours, told apart with the common kinds of colour blindness, with a thin line at each
+boundary) and "boundaries" (no backgrounds, a thin line at each boundary). Special tokens,
+byte-fallback pieces and partial-character tokens get their own look on top (a purple box, a
+dashed or a wavy underline); a dotted underline marks a cluster with a token boundary inside it.
+This module computes colours; it does not decide what to highlight, nor paint.
 """
 
 from __future__ import annotations
@@ -19,34 +23,51 @@ from PySide6.QtGui import QColor, QPalette, QTextCharFormat
 
 from ..core.encoding import TokenFlag
 
-N_HUES = 10
+N_COLOURS = 8  # colours per palette; a colour index is below 2 * N_COLOURS
 # A GUI-only flag beside the TokenFlag bits: a token boundary falls inside this grapheme cluster,
-# which is drawn in one colour so that Qt shapes it whole (see editor._snap_to_clusters).
+# which is drawn in one colour (see editor._snap_to_clusters).
 CLUSTER_SPLIT = 0x80
-# Hue angles spread round the wheel, ordered so that neighbouring indices are far apart.
-_HUES = [0.58, 0.08, 0.33, 0.83, 0.14, 0.47, 0.95, 0.25, 0.70, 0.40]
+SCHEMES = {"soft": "Soft", "strong": "Strong (colour-blind safe)", "boundaries": "Boundaries Only"}
+DEFAULT_SCHEME = "soft"
 
 
 def colour_indices(ids: np.ndarray) -> np.ndarray:
-    """Per token (uint8): hue index in [0, N_HUES) plus N_HUES on every other token of a same-hue
-    run.
+    """Per token (uint8): its id's colour in [0, N_COLOURS), or that plus N_COLOURS where it would
+    have had its left neighbour's colour (then it is drawn in the opposite colour).
 
-    >>> c = colour_indices(np.array([5, 5, 5]))
-    >>> bool(c[1] == c[0] + N_HUES and c[2] == c[0])
+    >>> colour_indices(np.array([5, 5, 5])).tolist() == [c := int(colour_indices(np.array([5]))[0]), c + 8, c]
     True
     """
     ids = np.asarray(ids, dtype=np.uint64)
-    # Knuth's multiplicative hash: nearby ids (common in BPE vocabularies) get unrelated hues.
-    hue = (((ids * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16)) % np.uint64(N_HUES)
-    hue = hue.astype(np.uint8)  # uint8: below 2 * N_HUES, and a book has a million of them
-    if len(hue) < 2:
-        return hue
-    run_start = np.ones(len(hue), dtype=bool)
-    run_start[1:] = hue[1:] != hue[:-1]
-    start_index = np.maximum.accumulate(np.where(run_start, np.arange(len(hue)), 0))
-    odd = ((np.arange(len(hue)) - start_index) & 1).astype(bool)
-    hue[odd] += N_HUES
-    return hue
+    # Knuth's multiplicative hash: nearby ids (common in BPE vocabularies) get unrelated colours.
+    h = ((((ids * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16))
+         % np.uint64(N_COLOURS)).astype(np.uint8)
+    if len(h) < 2:
+        return h
+    # shifted[i] (token i drawn opposite) = h[i] equals the colour drawn for token i - 1. With
+    # d = h[i] - h[i-1] (mod N): after an unshifted token that is d == 0, after a shifted one
+    # d == N/2; any other d resets the chain. Within a chain of d in {0, N/2}, shifted[i] =
+    # shifted[i-1] xor (d == 0): a running parity of the zeros since the chain began.
+    d = (h[1:].astype(np.int16) - h[:-1]) % N_COLOURS
+    zero = np.zeros(len(h), dtype=np.int64)
+    zero[1:] = d == 0
+    reset = np.ones(len(h), dtype=bool)
+    reset[1:] = (d != 0) & (d != N_COLOURS // 2)
+    count = np.cumsum(zero)
+    at_reset = np.maximum.accumulate(np.where(reset, np.arange(len(h)), 0))
+    shifted = ((count - count[at_reset]) & 1).astype(bool)
+    out = h.copy()
+    out[shifted] += N_COLOURS
+    return out
+
+
+def drawn_colour(index: int) -> int:
+    """The palette entry an index is drawn with: neighbours' entries always differ.
+
+    >>> drawn_colour(3), drawn_colour(3 + N_COLOURS)
+    (3, 7)
+    """
+    return (index + N_COLOURS // 2) % N_COLOURS if index >= N_COLOURS else index
 
 
 def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:
@@ -66,7 +87,7 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tu
     """
     shift = len(ids) - len(old)
     start = max(first - 1, 0)
-    while start > 0 and old[start] >= N_HUES:
+    while start > 0 and old[start] >= N_COLOURS:
         start -= 1
     end = stop + 8
     while True:
@@ -79,19 +100,49 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tu
         end = stop + 2 * (end - stop)
 
 
+# The Okabe-Ito colours and a grey, ordered so that entry i and entry i + 4 (a token and a shifted
+# neighbour) stay far apart with protanopia and deuteranopia too (orange / sky blue, grey /
+# vermillion, reddish purple / yellow, blue / bluish green); mixed with the theme's background so
+# that text on them stays readable.
+_OKABE_ITO = ["#e69f00", "#999999", "#cc79a7", "#0072b2", "#56b4e9", "#d55e00", "#f0e442", "#009e73"]
+
+
+def _mix(colour: str, towards: str, amount: float) -> QColor:
+    a, b = QColor(colour), QColor(towards)
+    return QColor.fromRgbF(*(x + (y - x) * amount for x, y in
+                             zip((a.redF(), a.greenF(), a.blueF()), (b.redF(), b.greenF(), b.blueF()))))
+
+
+def _backgrounds(scheme: str, dark: bool) -> list[QColor]:
+    if scheme == "strong":
+        return [_mix(c, "#000000", 0.6) if dark else _mix(c, "#ffffff", 0.35) for c in _OKABE_ITO]
+    if scheme == "soft":
+        # Eight hues round the wheel; entries next to each other on it differ in lightness too.
+        return [QColor.fromHslF(i / N_COLOURS, 0.5 if dark else 0.8,
+                                (0.19 if i % 2 else 0.26) if dark else (0.87 if i % 2 else 0.79))
+                for i in range(N_COLOURS)]
+    return []
+
+
 class TokenPalette:
-    """The colours the editor paints under and over the text, for one theme: token backgrounds
-    by colour index, the looks of flagged tokens, and the extra formats (hover, refusal)."""
+    """The colours the editor paints under and over the text, for one scheme and theme: token
+    backgrounds by colour index, boundary lines, the looks of flagged tokens, and the extra
+    format of the hovered token."""
 
-    def __init__(self, dark: bool):
+    def __init__(self, dark: bool, scheme: str = DEFAULT_SCHEME):
         self.dark = dark
+        self.scheme = scheme if scheme in SCHEMES else DEFAULT_SCHEME
+        self._backgrounds = _backgrounds(self.scheme, dark)
+        # A thin line at every token start: alone it shows the tokens; with strong colours it
+        # keeps boundaries visible to those who cannot tell two colours apart.
+        self.boundary: QColor | None = None if self.scheme == "soft" else (
+            QColor("#9e9e9e") if dark else QColor("#616161"))
 
-    def background(self, colour_index: int) -> QColor:
-        hue = _HUES[colour_index % N_HUES]
-        shade = colour_index // N_HUES  # 0 or 1: the alternate shade of a same-hue run
-        if self.dark:
-            return QColor.fromHslF(hue, 0.45, 0.26 + 0.08 * shade)
-        return QColor.fromHslF(hue, 0.75, 0.86 - 0.07 * shade)
+    def background(self, colour_index: int) -> QColor | None:
+        """A token's background; None in the boundaries-only scheme."""
+        if not self._backgrounds:
+            return None
+        return self._backgrounds[drawn_colour(colour_index)]
 
     def special(self) -> tuple[QColor, QColor]:
         """(background, outline) of a special token."""
@@ -106,13 +157,9 @@ class TokenPalette:
                        CLUSTER_SPLIT: ("#37474f", "#cfd8dc")}[flag]
         return QColor(dark if self.dark else light)
 
-    def refused(self) -> QTextCharFormat:
-        """The extra format of a special token that the policy refused."""
-        fmt = QTextCharFormat()
-        fmt.setBackground(QColor("#ffcdd2") if not self.dark else QColor("#7f1d1d"))
-        fmt.setUnderlineStyle(QTextCharFormat.UnderlineStyle.WaveUnderline)
-        fmt.setUnderlineColor(QColor("#d50000") if not self.dark else QColor("#ff8a80"))
-        return fmt
+    def refused(self) -> QColor:
+        """The marks of text that spells a special token the policy refused."""
+        return QColor("#ff5252") if self.dark else QColor("#d50000")
 
     def hover(self) -> QTextCharFormat:
         """The extra format of the token under the mouse (or picked in the token-id view)."""

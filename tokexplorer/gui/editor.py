@@ -37,7 +37,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import Edit, cluster_bounds16, utf16_len
+from .positions import Edit, cluster_bounds16
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized, token_label
@@ -81,7 +81,7 @@ class TokenEditor(QPlainTextEdit):
         self.state = state
         self.setObjectName("editor")
         self.setPlaceholderText("Type or paste text, or drop a file here, to see its tokens.")
-        self._palette = TokenPalette(state.dark)
+        self._palette = TokenPalette(state.dark, state.token_colours)
         self._result: Tokenized | None = None
         self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
         self.edit_count = 0  # edits so far; a request records it as its `mark`
@@ -102,9 +102,9 @@ class TokenEditor(QPlainTextEdit):
         state.hovered_changed.connect(self._on_hovered)
         state.reveal_token.connect(self.show_token)
         state.show_whitespace_changed.connect(self._on_show_whitespace)
-        state.dark_changed.connect(self._on_dark)
+        state.dark_changed.connect(self._on_palette)
+        state.token_colours_changed.connect(self._on_palette)
         state.font_changed.connect(self._on_font)
-        state.refusal_changed.connect(self._on_refusal)
         state.hovered_span_changed.connect(self._on_hovered_span)
 
     # --- text in and out -----------------------------------------------------------------
@@ -212,7 +212,7 @@ class TokenEditor(QPlainTextEdit):
         consumed = [e for n, e in self._edits if n <= mark]
         self._edits = [(n, e) for n, e in self._edits if n > mark]
         self.setExtraSelections([])
-        if result is None or previous is None or result.changed is None:
+        if result is None or previous is None or result.changed is None or result.refused != previous.refused:
             self.viewport().update()
             return
         lo, hi = self._changed16(result)
@@ -246,8 +246,8 @@ class TokenEditor(QPlainTextEdit):
         self.viewport().update(QRect(0, int(max(top, 0)) - 1, self.viewport().width(),
                                      int(min(bottom, height) - max(top, 0)) + 3))
 
-    def _on_dark(self, dark: bool) -> None:
-        self._palette = TokenPalette(dark)
+    def _on_palette(self, *_) -> None:
+        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
         self.viewport().update()
 
     def _on_font(self) -> None:
@@ -498,22 +498,6 @@ class TokenEditor(QPlainTextEdit):
         cursor.setPosition(end16, QTextCursor.MoveMode.KeepAnchor)
         selection.cursor = cursor
         selection.format = self._palette.hover()
-        self.setExtraSelections([selection])
-
-    def _on_refusal(self, refusal) -> None:
-        """Underline the special token that the policy refused, where the text spells it."""
-        if refusal is None or self._edits:
-            return
-        text = self.plain_text()
-        if text[refusal.position:refusal.position + len(refusal.token)] != refusal.token:
-            return  # the text moved on since; the next answer will say where
-        start = utf16_len(text[:refusal.position])
-        selection = QTextEdit.ExtraSelection()
-        cursor = QTextCursor(self.document())
-        cursor.setPosition(start)
-        cursor.setPosition(start + utf16_len(refusal.token), QTextCursor.MoveMode.KeepAnchor)
-        selection.cursor = cursor
-        selection.format = self._palette.refused()
         self.setExtraSelections([selection])
 
     def show_token(self, index: int) -> None:

@@ -28,6 +28,7 @@ from .colours import application_palette
 from .dialogs import Dialogs, display_name
 from .editor import TokenEditor
 from .find_bar import FindBar
+from .legend import Legend, token_colours_menu
 from .panels.compare import CompareView
 from .panels.selection_counts import SelectionCountsLabel
 from .positions import EditorText, editor_text, utf16_len
@@ -80,11 +81,13 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.banner)
         self.compare = CompareView(self.state, self.editor)  # holds the editor: its first pane
         layout.addWidget(self.compare)
+        self.legend = Legend(self.state)
+        layout.addWidget(self.legend)
         self.find_bar = FindBar(self.editor)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
-                                       lambda: (self.state.tokenizer, self.state.policy), parent=self)
+                                       lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
@@ -173,6 +176,7 @@ class MainWindow(QMainWindow):
         self.view_menu = bar.addMenu("&View")
         self.view_menu.addAction(self.compare_action)
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
+        self.view_menu.addMenu(token_colours_menu(self.state, self))
         self.view_menu.addSeparator()
         self.view_menu.addActions([self.zoom_in_action, self.zoom_out_action, self.zoom_reset_action])
         self.view_menu.addSeparator()
@@ -216,6 +220,9 @@ class MainWindow(QMainWindow):
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.hide()
         sb = self.statusBar()
+        self.legend_action = self._action("Show &Legend", self.legend.setVisible, "Ctrl+Shift+L",
+                                          "What the colours and marks in the text mean", checkable=True)
+        self.view_menu.insertAction(self.whitespace_action, self.legend_action)
         sb.addPermanentWidget(self.progress_bar)
         sb.addPermanentWidget(self.busy_label)
         self.selection_counts = SelectionCountsLabel(self.state)
@@ -307,6 +314,9 @@ class MainWindow(QMainWindow):
             self.state.set_policy(policy)
         self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
         self.state.set_dark(keys.read_bool(st, keys.DARK, False))
+        self.state.set_token_colours(str(st.value(keys.TOKEN_COLOURS, self.state.token_colours)))
+        self.legend_action.setChecked(keys.read_bool(st, keys.LEGEND, True))
+        self.legend.setVisible(self.legend_action.isChecked())
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
         self._fill_recent()
@@ -320,6 +330,8 @@ class MainWindow(QMainWindow):
         st.setValue(keys.POLICY, self.state.policy)
         st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
         st.setValue(keys.DARK, self.state.dark)
+        st.setValue(keys.TOKEN_COLOURS, self.state.token_colours)
+        st.setValue(keys.LEGEND, self.legend_action.isChecked())
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
         st.sync()
@@ -362,7 +374,9 @@ class MainWindow(QMainWindow):
         self.service.submit()
 
     def _on_policy_changed(self, policy: str) -> None:
+        self.policy_box.blockSignals(True)  # a document's own policy is not the global one
         self.policy_box.setCurrentIndex(self.policy_box.findData(policy))
+        self.policy_box.blockSignals(False)
         self.service.submit()
 
     def _show_counts(self, result) -> None:
@@ -389,13 +403,13 @@ class MainWindow(QMainWindow):
         if refusal is None:
             self.banner.clear("refusal")
             return
-        self.counts_label.setText("not tokenized")
         self.banner.show_message(
             "refusal",
-            f"The text contains the special token {refusal.token} at character {refusal.position}. "
-            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it.",
-            [("Encode as special tokens", lambda: self.state.set_policy("all")),
-             ("Encode as plain text", lambda: self.state.set_policy("none"))])
+            f"The text spells the special token {refusal.token} (first at character {refusal.position}). "
+            f"Under the “refuse” policy (tiktoken's default) {self.state.tokenizer} will not encode it: "
+            "it is shown tokenized as plain text, marked in red. For this document:",
+            [("Encode as special tokens", lambda: self.state.set_document_policy("all")),
+             ("Encode as plain text", lambda: self.state.set_document_policy("none"))])
 
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
@@ -473,6 +487,7 @@ class MainWindow(QMainWindow):
         self.state.set_busy("")
         self._remember(path)
         self.state.set_document(path, newline=text.newline, notes=text.notes)
+        self.state.set_document_policy(None)
         if text.notes:
             self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
         else:
@@ -498,9 +513,8 @@ class MainWindow(QMainWindow):
         """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
         if not self.maybe_save():
             return
-        if quirk.allowed_special is not None:
-            self.state.set_policy(quirk.allowed_special)
         self.state.set_document(None)
+        self.state.set_document_policy(quirk.allowed_special)
         self.editor.load_text(editor_text(sample_text(quirk)).text)
         if quirk.view == "compare":
             self.compare.open_sample(quirk)
@@ -597,11 +611,8 @@ class MainWindow(QMainWindow):
         self.dialogs.show_info(
             "About tokexplorer",
             f"<h3>tokexplorer {__version__}</h3><p>See how GPT-2, GPT-4, GPT-4o and Llama-style "
-            "tokenizers turn text into tokens, offline.</p><p>Colours follow token ids, so a token "
-            "keeps its colour as you type. Wavy underline: a token that cuts a character's UTF-8 "
-            "bytes; dashed: a byte-fallback piece; dotted: a token boundary inside a character "
-            "cluster (a conjunct, an emoji sequence), drawn in one colour so it renders whole; "
-            "purple: a special token.</p>")
+            "tokenizers turn text into tokens, offline.</p><p>The legend in the status bar says what "
+            "the colours and marks mean (View > Show Legend).</p>")
 
     # --- closing -------------------------------------------------------------------------
 

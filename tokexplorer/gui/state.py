@@ -13,6 +13,7 @@ from PySide6.QtCore import QObject, Signal
 
 from ..core.tokenizer import DisallowedSpecialError
 from .catalog import TokenizerCatalog
+from .colours import DEFAULT_SCHEME, SCHEMES
 from .tokenized import Tokenized
 
 
@@ -22,9 +23,9 @@ MIN_FONT_SIZE, MAX_FONT_SIZE = 6, 72  # points: zooming stops here
 class AppState(QObject):
     tokenizer_changed = Signal(str)
     tokenizers_changed = Signal()  # the catalog gained a tokenizer
-    policy_changed = Signal(str)
+    policy_changed = Signal(str)  # the effective policy (the document's own, else the global one)
     tokenized = Signal(object)  # Tokenized, or None when the text has no valid tokenization
-    refusal_changed = Signal(object)  # DisallowedSpecialError, or None
+    refusal_changed = Signal(object)  # DisallowedSpecialError (the result is plain text), or None
     busy_changed = Signal(str)  # "" when idle
     hovered_changed = Signal(int)  # token index, -1 for none
     reveal_token = Signal(int)  # a view asks the editor to scroll to this token
@@ -33,6 +34,7 @@ class AppState(QObject):
     selection_changed = Signal(int, int)
     show_whitespace_changed = Signal(bool)
     dark_changed = Signal(bool)
+    token_colours_changed = Signal(str)  # the colour scheme's name (colours.SCHEMES)
     font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
 
@@ -40,7 +42,8 @@ class AppState(QObject):
         super().__init__(parent)
         self.catalog = TokenizerCatalog()
         self.tokenizer = self.catalog.names()[0]
-        self.policy = "refuse"
+        self.policy = "refuse"  # the global special-token policy, kept in the settings
+        self.document_policy: str | None = None  # this document's own, chosen from the banner
         self.result: Tokenized | None = None
         self.refusal: DisallowedSpecialError | None = None
         self.busy = ""
@@ -48,6 +51,7 @@ class AppState(QObject):
         self.selection = (0, 0)
         self.show_whitespace = False
         self.dark = False
+        self.token_colours = DEFAULT_SCHEME
         self.monospace = False
         self.font_size = 0  # points; 0: the application's default size
         self.path: Path | None = None
@@ -65,24 +69,42 @@ class AppState(QObject):
         self.tokenizers_changed.emit()
         return name
 
+    @property
+    def effective_policy(self) -> str:
+        """The policy the text is tokenized with: this document's own, else the global one."""
+        return self.document_policy or self.policy
+
     def set_policy(self, policy: str) -> None:
-        if policy != self.policy:
-            self.policy = policy
-            self.policy_changed.emit(policy)
+        """The global policy (the tool bar's); it replaces the document's own."""
+        before = self.effective_policy
+        self.policy, self.document_policy = policy, None
+        if self.effective_policy != before:
+            self.policy_changed.emit(self.effective_policy)
+
+    def set_document_policy(self, policy: str | None) -> None:
+        """A policy for the current document only (None: back to the global one)."""
+        before = self.effective_policy
+        self.document_policy = policy
+        if self.effective_policy != before:
+            self.policy_changed.emit(self.effective_policy)
 
     def set_result(self, result: Tokenized | None) -> None:
         self.result = result
         self.hovered = -1
         self.tokenized.emit(result)
         if result is not None:
-            self.set_refusal(None)
+            self.set_refusal(result.refusal)
 
     def set_refusal(self, refusal: DisallowedSpecialError | None) -> None:
-        if refusal is not self.refusal:
-            self.refusal = refusal
-            if refusal is not None:
-                self.set_result(None)  # first, so views show the refusal last
-            self.refusal_changed.emit(refusal)
+        """Text spells a special token the policy refuses (None: no longer); the result, if any,
+        is the text encoded as plain text."""
+        if refusal is None and self.refusal is None:
+            return
+        if (refusal is not None and self.refusal is not None and
+                (refusal.token, refusal.position) == (self.refusal.token, self.refusal.position)):
+            return
+        self.refusal = refusal
+        self.refusal_changed.emit(refusal)
 
     def set_busy(self, busy: str) -> None:
         if busy != self.busy:
@@ -111,6 +133,11 @@ class AppState(QObject):
         if dark != self.dark:
             self.dark = dark
             self.dark_changed.emit(dark)
+
+    def set_token_colours(self, scheme: str) -> None:
+        if scheme in SCHEMES and scheme != self.token_colours:
+            self.token_colours = scheme
+            self.token_colours_changed.emit(scheme)
 
     def set_font(self, *, monospace: bool | None = None, size: int | None = None) -> None:
         monospace = self.monospace if monospace is None else monospace

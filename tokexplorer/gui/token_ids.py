@@ -23,8 +23,9 @@ class TokenTableModel(QAbstractTableModel):
         super().__init__(parent)
         self.state = state
         self.result: Tokenized | None = None
-        self._formats = TokenPalette(state.dark)
-        state.dark_changed.connect(self._on_dark)
+        self._palette = TokenPalette(state.dark, state.token_colours)
+        state.dark_changed.connect(self._on_palette)
+        state.token_colours_changed.connect(self._on_palette)
 
     def show_current(self) -> None:
         """Show the state's current result."""
@@ -33,8 +34,8 @@ class TokenTableModel(QAbstractTableModel):
             self.result = self.state.result
             self.endResetModel()
 
-    def _on_dark(self, dark: bool) -> None:
-        self._formats = TokenPalette(dark)
+    def _on_palette(self, *_) -> None:
+        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
         if self.rowCount():
             self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(HEADERS) - 1))
 
@@ -64,7 +65,7 @@ class TokenTableModel(QAbstractTableModel):
                 return token_label(data)
             return data.hex(" ")
         if role == Qt.ItemDataRole.BackgroundRole and col == 2:
-            return self._formats.background(int(result.colours[row]))
+            return self._palette.background(int(result.colours[row]))
         if role == Qt.ItemDataRole.TextAlignmentRole and col < 2:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None

@@ -15,6 +15,7 @@ from PySide6.QtGui import QPainter, QPainterPath, QPen
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
+from .tokenized import REFUSED
 
 # Characters that make a line bidirectional: Hebrew, Arabic, Syriac, Thaana, N'Ko and their
 # presentation forms, the right-to-left scripts beyond the BMP, and the explicit RTL controls.
@@ -39,15 +40,26 @@ class Piece(NamedTuple):
 
 
 def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
-    """Fill each piece with its token's colour (special tokens with theirs)."""
+    """Fill each piece with its token's colour (special tokens with theirs), and draw the
+    palette's boundary line at each piece's left edge (every boundary is one, in either
+    direction)."""
     special = palette.special()[0]
     for p in pieces:
-        if p.x1 != p.x0:
-            painter.fillRect(p.rect(), special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour))
+        if p.x1 == p.x0:
+            continue
+        colour = special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour)
+        if colour is not None:
+            painter.fillRect(p.rect(), colour)
+    if palette.boundary is not None:
+        painter.setPen(QPen(palette.boundary, 1.0))
+        for p in pieces:
+            x = round(min(p.x0, p.x1)) + 0.5  # a crisp one-pixel line
+            painter.drawLine(QPointF(x, p.top), QPointF(x, p.top + p.height - 1))
 
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
-    """Draw the flag markers over the text: an outline round a special token, and under a token a
+    """Draw the flag markers over the text: an outline round a special token, red bars over and
+    under text that spells a refused special token, and under a token a
     wavy line (it cuts a character's UTF-8 bytes), a dotted one (a token boundary inside a
     cluster, with a thin tick where it falls) or a dashed one (a byte-fallback piece)."""
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -60,6 +72,10 @@ def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette)
         if p.flags & TokenFlag.SPECIAL:
             painter.setPen(QPen(palette.special()[1], 1.5))
             painter.drawRect(p.rect().adjusted(0.75, 0.75, -0.75, -0.75))
+        if p.flags & REFUSED:  # a red bar above and below: joined, they bracket the refused text
+            painter.setPen(QPen(palette.refused(), 2.0))
+            painter.drawLine(QPointF(left, p.top + 1), QPointF(right, p.top + 1))
+            painter.drawLine(QPointF(left, p.top + p.height - 1), QPointF(right, p.top + p.height - 1))
         if p.flags & TokenFlag.PARTIAL:
             painter.setPen(QPen(palette.marker(TokenFlag.PARTIAL), 1.2))
             painter.drawPath(_wave(left, right, y))

@@ -1,5 +1,6 @@
-"""One tokenization result as the views need it: the Encoding plus its spans in UTF-16 units and
-each token's colour index, all computed in the worker thread so the UI thread only looks them up.
+"""One tokenization result as the views need it: the Encoding plus its spans in UTF-16 units,
+each token's colour index and the spans a "refuse" policy refused, all computed in the worker
+thread so the UI thread only looks them up.
 
 No Qt here, so the worker can build it and tests can check it without a display.
 """
@@ -11,10 +12,29 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core.encoding import Encoding
+from ..core.tokenizer import DisallowedSpecialError
 from ..cli import visible
 from .positions import astral_prefix
 
 VISIBLE_SPACE = "\u2423"  # ␣
+# A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
+# a special token, which the "refuse" policy refused (shown tokenized as plain text).
+REFUSED = 0x40
+
+
+def special_spans(specials, text: str) -> tuple[tuple[int, int], ...]:
+    """Code-point spans of every place where `text` spells one of `specials`, sorted.
+
+    >>> special_spans(["<|a|>", "<|b|>"], "x<|b|>y<|a|><|b|>")
+    ((1, 6), (7, 12), (12, 17))
+    """
+    spans = []
+    for token in specials:
+        pos = text.find(token)
+        while pos >= 0:
+            spans.append((pos, pos + len(token)))
+            pos = text.find(token, pos + len(token))
+    return tuple(sorted(spans))
 
 
 def token_label(data: bytes) -> str:
@@ -46,13 +66,15 @@ class Tokenized:
     colours: np.ndarray  # uint8 [n]: colour index (colours.colour_indices)
     flags: np.ndarray  # uint8 [n]: TokenFlag bits
     mark: int = 0  # the editor's edit count when the text was taken
+    refused: tuple[tuple[int, int], ...] = ()  # code-point spans spelling a refused special token
     changed: tuple[int, int] | None = None  # code-point range re-encoded, None: everything
     seconds: float = 0.0  # time spent in the worker
     stats: dict = field(default_factory=dict)
 
     @classmethod
     def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
-              colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0) -> "Tokenized":
+              colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0,
+              refused: tuple[tuple[int, int], ...] = ()) -> "Tokenized":
         starts, ends = encoding.starts, encoding.ends
         text = encoding.text
         # Most texts have no astral character; checking is a tenth of the cost of the prefix sums.
@@ -61,8 +83,21 @@ class Tokenized:
         else:
             prefix = astral_prefix(text)
             starts16, ends16 = starts + prefix[starts], ends + prefix[ends]
+        flags = encoding.flags
+        if refused:
+            flags = flags.copy()
+            for s, e in refused:
+                flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
         return cls(generation, tokenizer, policy, encoding, starts16, ends16,
-                   colours, encoding.flags, mark, changed, seconds, encoding.stats())
+                   colours, flags, mark, refused, changed, seconds, encoding.stats())
+
+    @property
+    def refusal(self) -> DisallowedSpecialError | None:
+        """The first refused special token, as the core's refusal would name it; None if none."""
+        if not self.refused:
+            return None
+        s, e = self.refused[0]
+        return DisallowedSpecialError(self.encoding.text[s:e], s)
 
     def __len__(self) -> int:
         return len(self.encoding)

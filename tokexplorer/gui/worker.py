@@ -30,7 +30,7 @@ from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
 from .positions import TextMirror
-from .tokenized import Tokenized
+from .tokenized import Tokenized, special_spans
 
 HUGE_TEXT = 5_000_000  # UTF-16 units: above this, edits wait for a pause in the typing
 HUGE_TEXT_DEBOUNCE_MS = 400
@@ -43,6 +43,10 @@ class Retokenizer:
     """Encodes the editor's text, re-encoding only around the edit when the tokenizer and policy are
     the ones of the previous call (`IncrementalEncoder`), and splicing the colours likewise.
 
+    Under "refuse" the text is encoded as plain text (allowed_special "none", which gives the same
+    tokens wherever no special token is spelled) and the places that spell one are reported
+    alongside, so a refusal keeps the picture instead of emptying it.
+
     Not thread-safe: the service calls it from its single worker thread only.
     """
 
@@ -52,13 +56,17 @@ class Retokenizer:
         self._colours = np.zeros(0, dtype=np.uint8)
 
     def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False
-            ) -> tuple[Encoding, np.ndarray, tuple[int, int] | None]:
-        """(encoding, colour indices, code-point range whose tokens or colours changed, or None for
-        everything).
+            ) -> tuple[Encoding, np.ndarray, tuple[int, int] | None, tuple[tuple[int, int], ...]]:
+        """(encoding, colour indices, code-point range whose tokens or colours changed or None for
+        everything, code-point spans that spell a special token the policy refuses).
 
         `fresh`: the text is a new one (a file was opened), not worth comparing with the last.
-        Raises DisallowedSpecialError when the policy refuses the text.
         """
+        refused = special_spans(tok.special_tokens, text) if policy == "refuse" else ()
+        encoding, colours, changed = self._encode(tok, "none" if policy == "refuse" else policy, text, fresh)
+        return encoding, colours, changed, refused
+
+    def _encode(self, tok: Tokenizer, policy: str, text: str, fresh: bool):
         encoder = self._encoder
         if fresh or encoder is None or encoder.tokenizer is not tok or policy != self._policy:
             encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
@@ -185,9 +193,10 @@ class TokenizeService(QObject):
             if len(text) > 200_000:
                 self._status.emit(gen, "tokenizing…")
             t0 = time.perf_counter()
-            encoding, colours, changed = self._retokenizer.run(tok, policy, text, fresh=delta.text is not None)
+            encoding, colours, changed, refused = self._retokenizer.run(tok, policy, text,
+                                                                        fresh=delta.text is not None)
             tokenized = Tokenized.build(gen, name, policy, encoding, colours, mark=mark, changed=changed,
-                                        seconds=time.perf_counter() - t0)
+                                        seconds=time.perf_counter() - t0, refused=refused)
         except DisallowedSpecialError as exc:
             self._refused.emit(gen, exc)
         except TokexplorerError as exc:

@@ -17,6 +17,7 @@ pane shows and the other panes' services do nothing.
 
 from __future__ import annotations
 
+import html
 import time
 from dataclasses import dataclass
 
@@ -229,7 +230,6 @@ class CompareView(QWidget):
         editor.document().contentsChange.connect(self._on_contents_change)
         editor.loaded.connect(self._on_loaded)
         state.tokenized.connect(self._on_first_result)
-        state.refusal_changed.connect(self._on_first_refusal)
         state.tokenizer_changed.connect(self._on_tokenizer_changed)
         state.tokenizers_changed.connect(self._fill_pickers)
         state.policy_changed.connect(lambda _: self._submit_all())
@@ -300,7 +300,7 @@ class CompareView(QWidget):
         pane = ComparePane(self.state, self.editor.document())
         column = Column(pane, closable=True)
         column.service = TokenizeService(self.state.catalog, pane.snapshot,
-                                         lambda: (column.name, self.state.policy), parent=column)
+                                         lambda: (column.name, self.state.effective_policy), parent=column)
         column.service.result.connect(lambda result: self._on_pane_result(column, result))
         column.service.refused.connect(
             lambda exc: self._on_pane_problem(column, f"refused: the text spells {exc.token} (see the policy)"))
@@ -421,10 +421,6 @@ class CompareView(QWidget):
         if self.active:
             self._after_result(result)
 
-    def _on_first_refusal(self, refusal) -> None:
-        self.columns[0].message = "" if refusal is None else f"refused: the text spells {refusal.token} (see the policy)"
-        self._schedule_refresh()
-
     def _on_tokenizer_changed(self, name: str) -> None:
         self.columns[0].name = name
         self.columns[0].header.fill(self.state.catalog.names(), name)
@@ -503,7 +499,9 @@ class CompareView(QWidget):
                 header.counts.setText(column.message)
             elif c is not None:
                 delta = "the reference" if i == 0 else f"{c.delta_label()} vs {self.columns[0].name}"
-                header.counts.setText(f"<b>{c.tokens:,}</b> tokens · {delta}<br>"
+                refused = (f" · <span style='color:#d50000'>{html.escape(result.refusal.token)} refused: "
+                           "counted as text</span>" if result.refused else "")
+                header.counts.setText(f"<b>{c.tokens:,}</b> tokens · {delta}{refused}<br>"
                                       f"{c.bytes_per_token:.2f} bytes/token · {c.chars_per_token:.2f} chars/token")
             elif result is None:
                 header.counts.setText("tokenizing…")
