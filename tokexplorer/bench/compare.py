@@ -58,6 +58,8 @@ def run(args) -> dict:
         "rows": rows,
         "notes": [
             f"typing stall (the longest lateness of a 5 ms timer while typing): {_spread([r.typing_stall_s for r in runs])} ms",
+            f"CPU per keystroke (the whole process, every thread; independent of other load on the machine): "
+            f"{_spread([r.cpu_s / max(r.keys, 1) for r in runs])} ms",
             f"showing the compare view (every pane tokenized, coloured and compared): "
             f"{_spread([r.show_s for r in runs])} ms, its stall {_spread([r.show_stall_s for r in runs])} ms",
             "each cell: the median over runs (the range over runs); keys typed into the last pane, "

@@ -160,7 +160,19 @@ def _boundaries(enc: Encoding, lo: int, hi: int) -> np.ndarray:
     bs = enc.byte_starts
     a = int(np.searchsorted(bs, max(lo, 1), side="left"))
     b = int(np.searchsorted(bs, min(hi, enc.n_bytes), side="left"))
-    return np.unique(bs[a:b])  # zero-length tokens (a dummy-prefix '▁') repeat an offset
+    found = bs[a:b]
+    # Sorted already: drop repeats (zero-length tokens, a dummy-prefix '▁', repeat an offset).
+    # subtle: not np.unique, whose hashing path costs milliseconds even on a few thousand values.
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if len(found) else found
+
+
+def _in_sorted(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
+    """bool per value: whether it is in the sorted array `pool` (a binary search each, which on
+    windows of a few thousand values beats np.isin's sorting or hashing)."""
+    if not len(pool):
+        return np.zeros(len(values), dtype=bool)
+    at = np.minimum(np.searchsorted(pool, values), len(pool) - 1)
+    return pool[at] == values
 
 
 def boundary_marks(encodings: Sequence[Encoding], start: int = 0, end: int | None = None) -> list[Marks]:
@@ -184,13 +196,13 @@ def boundary_marks(encodings: Sequence[Encoding], start: int = 0, end: int | Non
     found = [_boundaries(enc, lo, hi) for enc in encodings]
     common = found[0]
     for b in found[1:]:
-        common = np.intersect1d(common, b, assume_unique=True)
+        common = common[_in_sorted(common, b)]
     raw = np.frombuffer(text[start:end].encode("utf-8", "surrogatepass"), dtype=np.uint8)
     leads = np.flatnonzero((raw & 0xC0) != 0x80)  # where each character of the window starts
     bounds = np.append(leads, len(raw))
     out = []
     for b in found:
-        own = b[~np.isin(b, common, assume_unique=True)] if len(found) > 1 else b[:0]
+        own = b[~_in_sorted(b, common)] if len(found) > 1 else b[:0]
         local = own - lo
         k = np.searchsorted(leads, local, side="right") - 1
         first, size = bounds[k], bounds[k + 1] - bounds[k]

@@ -34,6 +34,7 @@ class CompareRun:
     latencies_s: list[list[float]] = field(default_factory=list)  # per pane, per keystroke
     typing_stall_s: float = 0.0
     keys: int = 0
+    cpu_s: float = 0.0  # process CPU time (all threads) while typing: what a keystroke costs, load aside
 
 
 def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> CompareRun:
@@ -70,6 +71,7 @@ def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> Compare
     loop.run(0.5)
     rng = random.Random(1)
     loop.start_meter()
+    cpu0 = time.process_time()
     for k in range(n_keys):
         loop.run(rng.uniform(0.03, 0.08))  # a human pace: 12 to 30 keys a second
         if k % 7 == 6:
@@ -85,6 +87,7 @@ def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> Compare
             for i, p in enumerate(view.panes):
                 run.latencies_s[i].append(p.painted_at - t_key)
     loop.run(0.1)
+    run.cpu_s = time.process_time() - cpu0
     run.typing_stall_s = loop.stop_meter()
     window.editor.document().setModified(False)
     window.close()

@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -183,6 +183,10 @@ class CompareView(QWidget):
         self._stale: tuple[int, int] | None = None  # UTF-16 range whose marks may be out of date, or ALL
         self._syncing = False
         self._scroll_value, self._scroll_source = 0, None  # what _sync_scroll is spreading
+        # subtle: the panes' workers share one thread. Several would only take turns holding the
+        # interpreter lock, and each turn the UI thread waits for (a stall while typing).
+        self._pool = QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
         self._refresh_timer = QTimer(self)  # one refresh per event-loop turn
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.timeout.connect(self._refresh)
@@ -300,7 +304,8 @@ class CompareView(QWidget):
         pane = ComparePane(self.state, self.editor.document())
         column = Column(pane, closable=True)
         column.service = TokenizeService(self.state.catalog, pane.snapshot,
-                                         lambda: (column.name, self.state.effective_policy), parent=column)
+                                         lambda: (column.name, self.state.effective_policy), parent=column,
+                                         pool=self._pool)
         column.service.result.connect(lambda result: self._on_pane_result(column, result))
         column.service.refused.connect(
             lambda exc: self._on_pane_problem(column, f"refused: the text spells {exc.token} (see the policy)"))
@@ -376,9 +381,8 @@ class CompareView(QWidget):
         self._schedule_refresh()
 
     def wait_for_done(self, msecs: int) -> None:
-        """Block until the panes' workers are idle (for shutdown)."""
-        for column in self.columns[1:] + self.spare:
-            column.service.wait_for_done(msecs)
+        """Block until the panes' worker is idle (for shutdown)."""
+        self._pool.waitForDone(msecs)
 
     @property
     def up_to_date(self) -> bool:
