@@ -219,3 +219,20 @@ def test_screenshot_of_the_compare_view(tmp_path):
     assert proc.stdout.split() == [str(out)]  # one picture of both panes, not one per tokenizer
     width, height = png_size(out)
     assert width >= 600 and height >= 400
+
+
+def test_edits_made_in_editor_mode_reach_the_panes_when_compare_returns(window, qtbot, tmp_path):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    window.compare_action.trigger()  # off
+    assert not view.active and not view.columns[1].isVisible()
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    editor.setTextCursor(cursor)
+    type_text(editor, " and 👋 more")
+    wait_compared(qtbot, window)
+    window.compare_action.trigger()  # on again
+    wait_compared(qtbot, window)
+    text = HELLO + " and 👋 more"
+    assert view.panes[1].result.encoding.text == text
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]

@@ -79,6 +79,13 @@ class ComparePane(TokenEditor):
         state.reveal_token.disconnect(self.show_token)
         self._on_font()
         self._hover = (-1, -1)
+        self.following = False  # shown in the compare view: tokenize the text as it is edited
+
+    def _on_contents_change(self, position: int, removed: int, added: int) -> None:
+        if self.following:
+            super()._on_contents_change(position, removed, added)
+        else:  # not shown (editor mode): no bookkeeping per keystroke; shown again, it takes the whole text
+            self._outbox = None
 
     def mouseMoveEvent(self, event) -> None:
         QPlainTextEdit.mouseMoveEvent(self, event)  # not TokenEditor's: it sets the window's index
@@ -271,6 +278,7 @@ class CompareView(QWidget):
         self.columns.append(column)
         self.row.addWidget(column, 1)
         column.setVisible(self.active)
+        column.editor.following = self.active
         self._after_panes_changed()
         if self.active:
             column.service.submit(full=True)
@@ -284,6 +292,7 @@ class CompareView(QWidget):
         self.columns.remove(column)
         self.row.removeWidget(column)
         column.hide()
+        column.editor.following = False
         column.editor.set_result(None)
         self.spare.append(column)
         self._after_panes_changed()
@@ -352,6 +361,8 @@ class CompareView(QWidget):
             self._submit_all(full=True)
         else:
             self.state.set_hovered_span(-1, -1)
+            for column in self.columns[1:]:
+                column.editor.set_result(None)  # its positions stop following the text
         self.active_changed.emit(on)
 
     def _show_active(self) -> None:
@@ -363,6 +374,7 @@ class CompareView(QWidget):
         self.columns[0].header.setVisible(self.active)
         for column in self.columns[1:]:
             column.setVisible(self.active)
+            column.editor.following = self.active
         self._marks, self._edit_log = None, []
         self._schedule_refresh()
         self._update_panes()
