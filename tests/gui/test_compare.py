@@ -9,7 +9,7 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 
-from tokexplorer.core.compare import covering
+from tokexplorer.core.compare import boundary_marks, covering
 from tokexplorer.core.quirks import quirk, sample_text
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
@@ -99,6 +99,12 @@ def test_typing_in_any_pane_edits_all(window, qtbot, tmp_path):
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]
     # The caret moved with the typing in every pane.
     assert {p.textCursor().position() for p in view.panes} == {utf16_len(text)}
+    # The marks on screen are those of the new text, in every pane.
+    encodings = [window.state.result.encoding] + [p.result.encoding for p in view.panes[1:]]
+    for pane, m in zip(view.panes, boundary_marks(encodings)):
+        shown = view._visible_marks(pane)
+        assert shown.positions.tolist() == [utf16_len(text[:c]) for c in m.chars.tolist()]
+        assert shown.fractions.tolist() == m.fraction.tolist()
 
 
 def marked(pane) -> tuple[int, int] | None:

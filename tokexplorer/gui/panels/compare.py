@@ -63,6 +63,16 @@ class Marks16:
     fractions: np.ndarray  # float64; 0.0: at the character's start
 
 
+def _same_marks(a: Marks16 | None, b: Marks16 | None, lo: int, hi: int) -> bool:
+    """Whether two sets of marks agree within UTF-16 positions [lo, hi]."""
+    if a is None or b is None:
+        return a is b
+    ka = (a.positions >= lo) & (a.positions <= hi)
+    kb = (b.positions >= lo) & (b.positions <= hi)
+    return (np.array_equal(a.positions[ka], b.positions[kb])
+            and np.array_equal(a.fractions[ka], b.fractions[kb]))
+
+
 class ComparePane(TokenEditor):
     """A pane after the first: a TokenEditor on the shared document that shows its own tokens.
 
@@ -444,8 +454,8 @@ class CompareView(QWidget):
 
     def _after_result(self, result: Tokenized | None) -> None:
         """A pane's tokens changed (the pane repaints itself). The marks of every pane may change
-        where they did, but they are computed only once every pane is current: repaint there then
-        (and where the text was edited meanwhile)."""
+        where they did (and where the text was edited meanwhile), but they are computed only once
+        every pane is current: then each pane whose marks there really changed is repainted."""
         self._schedule_refresh()
         if result is None or result.changed is None or self._stale == ALL:
             self._stale = ALL
@@ -454,14 +464,24 @@ class CompareView(QWidget):
             for e in self._edit_log:
                 lo, hi = min(lo, e.position), max(hi, e.position + e.added)
             self._stale = (lo, hi) if self._stale is None else (min(lo, self._stale[0]), max(hi, self._stale[1]))
-        if self._current() is None:
+        current = self._current()
+        if current is None:
             return
         stale, self._stale = self._stale, None
-        if stale == ALL:
+        if stale == ALL or self._marks is None:
+            self._marks = None
             self._update_panes()
-        else:
-            for pane in self.panes:
-                pane._update_range(*stale)
+            return
+        before = {pane: self._shifted(m) for pane, m in self._marks[3].items()}
+        first = self.panes[0]
+        vp = first.viewport()
+        self._marks = self._compute_marks(*current, first.cursorForPosition(vp.rect().topLeft()).position(),
+                                          first.cursorForPosition(vp.rect().bottomRight()).position())
+        self._edit_log = []
+        lo, hi = stale
+        for pane in self.panes:
+            if not _same_marks(before.get(pane), self._marks[3].get(pane), lo - 1, hi + 1):
+                pane._update_range(lo, hi)
 
     def _shown(self) -> list[tuple[Column, Tokenized | None]]:
         """Each shown column with its tokens (the first column's are the window's)."""
@@ -630,7 +650,10 @@ class CompareView(QWidget):
                                     or lo16 < marks[1] or hi16 > marks[2] or self._edit_log):
             self._marks = marks = self._compute_marks(*current, lo16, hi16)
             self._edit_log = []
-        m = None if marks is None else marks[3].get(editor)
+        return self._shifted(None if marks is None else marks[3].get(editor))
+
+    def _shifted(self, m: Marks16 | None) -> Marks16 | None:
+        """Marks moved through the edits since they were computed."""
         if m is None or not self._edit_log:
             return m
         positions = m.positions
