@@ -242,3 +242,16 @@ def test_edits_made_in_editor_mode_reach_the_panes_when_compare_returns(window, 
     text = HELLO + " and 👋 more"
     assert view.panes[1].result.encoding.text == text
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]
+
+
+def test_the_compare_view_comes_back_as_it_was_left(make_window, qtbot):
+    first = make_window()
+    compare(qtbot, first, HELLO, ["gpt2", "cl100k_base", "llama-sp"])
+    first.write_settings()
+    second = make_window()
+    wait_compared(qtbot, second)
+    assert second.compare.active and second.compare_action.isChecked()
+    assert second.compare.names == ["gpt2", "cl100k_base", "llama-sp"]
+    second.compare.set_active(False)
+    second.write_settings()
+    assert not make_window().compare.active

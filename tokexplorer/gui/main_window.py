@@ -319,6 +319,7 @@ class MainWindow(QMainWindow):
         self.legend.setVisible(self.legend_action.isChecked())
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
+        self.compare.restore(keys.read_list(st, keys.COMPARE_PANES), keys.read_bool(st, keys.COMPARE, False))
         self._fill_recent()
 
     def write_settings(self) -> None:
@@ -334,6 +335,8 @@ class MainWindow(QMainWindow):
         st.setValue(keys.LEGEND, self.legend_action.isChecked())
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
+        st.setValue(keys.COMPARE, self.compare.active)
+        st.setValue(keys.COMPARE_PANES, [n for n in self.compare.names[1:] if self.state.catalog.is_builtin(n)])
         st.sync()
 
     def _recent(self) -> list[str]:

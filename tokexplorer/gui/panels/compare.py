@@ -319,6 +319,13 @@ class CompareView(QWidget):
             else:
                 self.add_pane(name)
 
+    def restore(self, panes: list[str], active: bool) -> None:
+        """The panes after the first and the mode as the settings kept them (unknown names are
+        skipped: a file opened last time is not open now)."""
+        for name in [n for n in panes if n in self.state.catalog.names()][:MAX_PANES - 1]:
+            self.add_pane(name)
+        self.set_active(active)
+
     def _new_column(self) -> Column:
         pane = ComparePane(self.state, self.editor.document())
         column = Column(pane, closable=True)
