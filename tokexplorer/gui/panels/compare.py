@@ -180,7 +180,7 @@ class Column(QWidget):
         layout.addWidget(editor)
         self.name = ""  # the tokenizer (for the first column: the window's)
         self.service: TokenizeService | None = None
-        self.message = ""  # why the pane has no tokens (refused, failed), or ""
+        self.message = ""  # why the pane has no tokens (its tokenizer failed), or ""
 
 
 class CompareView(QWidget):
@@ -195,7 +195,7 @@ class CompareView(QWidget):
         self.active = False
         self._parts: tuple[tuple[str, str], ...] = ()  # (label, text) of a sample's parts
         self._counts: list[Counts] = []  # of the shown panes, when all are current
-        self._marks: tuple | None = None  # (results, lo16, hi16, [Marks16]) for the visible text
+        self._marks: tuple | None = None  # (result ids, lo16, hi16, {editor: Marks16}) around the visible text
         self._edit_log: list[Edit] = []  # edits since the marks were computed
         self._stale: tuple[int, int] | None = None  # UTF-16 range whose marks may be out of date, or ALL
         self._syncing = False
@@ -336,7 +336,10 @@ class CompareView(QWidget):
         column.service.refused.connect(
             lambda exc: self._on_pane_problem(column, f"refused: the text spells {exc.token} (see the policy)"))
         column.service.failed.connect(lambda message: self._on_pane_problem(column, message))
-        column.service.busy.connect(lambda busy: busy and column.header.counts.setText(busy))
+        # "tokenizing…" comes with every keystroke on a long text: said only while there is nothing
+        # else to show, so the counts do not flicker.
+        column.service.busy.connect(lambda busy: busy and (column.editor.result is None or busy.startswith("loading"))
+                                    and column.header.counts.setText(busy))
         pane.text_edited.connect(lambda: self._on_pane_edited(column))
         column.header.picker.currentTextChanged.connect(
             lambda name: name and self._set_pane_tokenizer(column, name))
