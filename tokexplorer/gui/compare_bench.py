@@ -42,6 +42,7 @@ def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> Compare
     app = QApplication.instance() or QApplication(["tokexplorer-bench"])
     app.setStyle("Fusion")
     window = MainWindow()
+    window.compare.set_active(False)  # as a run before this one may have left it in the settings
     window.state.set_tokenizer(names[0])
     window.resize(1600, 900)
     window.show()
