@@ -12,6 +12,7 @@ import sys
 from typing import Callable, Sequence
 
 from .core.tokenizer import TokexplorerError, parse_allowed_special
+from .core.unicode_info import visible  # the commands' table cells; the window's too (core)
 
 # Sub-command name -> module in tokexplorer.commands that defines add_parser(subparsers) and run(args).
 COMMANDS = {
@@ -137,21 +138,6 @@ def extend_tokenizer(tok, args: argparse.Namespace):
 def print_json(value: object) -> None:
     json.dump(value, sys.stdout, ensure_ascii=False, indent=1)
     sys.stdout.write("\n")
-
-
-def visible(text: str) -> str:
-    """Text for a table cell: quotes kept off, controls and invisibles escaped.
-
-    >>> visible("a\\tb\\n")
-    'a\\\\tb\\\\n'
-    """
-    out = []
-    for ch in text:
-        if ch == " " or (ch.isprintable() and ch not in "\\"):
-            out.append(ch)
-        else:
-            out.append(repr(ch)[1:-1] if ch != "\\" else "\\\\")
-    return "".join(out)
 
 
 def display_width(text: str) -> int:

@@ -276,7 +276,7 @@ def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
     wait_settled(qtbot, window)
     assert window.editor.plain_text() == text
-    assert window.state.result.encoding.text == text  # the worker got the text Qt holds
+    assert window.state.result.encoding.text == text.replace("\n", newline)  # the file's own
     assert window.state.newline == newline
     assert path.read_bytes() == data
     type_text(window.editor, "x")
@@ -493,11 +493,14 @@ def test_bench_gui_runs(qtbot, tmp_path):
     """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
-    section = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
+    section, huge = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
     assert [row[0] for row in section["rows"]] == BUILTINS
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])
-    assert "opening a 1 MB text (small.txt repeated" in section["notes"][-1]
+    assert "opening a 1 MB text (small.txt repeated" in huge["title"]
+    assert huge["headers"][:5] == ["app s", "baseline s", "ratio", "longest stall ms", "app peak MB"]
+    app_s, base_s, ratio, _, peak = (float(x) for x in huge["rows"][0][:5])
+    assert app_s > 0 and base_s > 0 and abs(ratio - app_s / base_s) < 0.2 * ratio and peak > 50
 
 
 def test_hover_and_tooltip_from_the_mouse(qtbot, window):

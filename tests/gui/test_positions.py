@@ -7,7 +7,8 @@ import numpy as np
 from hypothesis import given, settings, strategies as st
 
 from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
-from tokexplorer.gui.positions import Edit, astral_prefix, editor_text, longest_line, to_utf16, utf16_len
+from tokexplorer.gui.positions import (Edit, SourceMap, TextMirror, astral_prefix, editor_text, longest_line,
+                                       to_utf16, utf16_len)
 
 
 @given(st.text())
@@ -18,13 +19,37 @@ def test_to_utf16_matches_python_utf16(text):
     assert astral_prefix(text)[-1] == sum(ord(c) > 0xFFFF for c in text)
 
 
-def test_editor_text_normalises_what_qt_cannot_hold():
-    t = editor_text("a\r\nb\rc\u2029d\ufdd0e\ud83d")
-    assert t.text == "a\nb\nc\nd\ne\ufffd"
-    assert t.newline == "\n" and len(t.notes) == 4
-    assert editor_text("x\ry\r").newline == "\r"
+def test_editor_text_keeps_what_qt_cannot_hold_in_its_source():
+    t = editor_text("a\r\nb\rc\u2029d\ufdd0e\ud83d\n😀\r\nf")
+    assert t.text == "a\nb\nc\nd\ne\ufffd\n😀\nf"
+    assert t.source == "a\r\nb\rc\u2029d\ufdd0e\ufffd\n😀\r\nf"  # only the lone surrogate is lost
+    assert t.newline == "\n" and len(t.notes) == 2
+    assert t.map.source(t.text) == t.source
+    assert t.map.pos16.tolist() == [1, 3, 5, 7, 13]  # the editor's UTF-16 positions of those breaks
+    assert editor_text("x\ry\r").newline == "\r" and editor_text("x\ry\r").notes == ()
     plain = editor_text("plain\n")
-    assert plain.notes == () and plain.text == "plain\n"
+    assert plain.notes == () and plain.text == "plain\n" and plain.map is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab😀\r\n\u2029", max_size=30), st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(alphabet="x😀\n", max_size=3)), max_size=6))
+def test_source_map_follows_edits(text, edits):
+    """The worker's copy (TextMirror, fed source positions) equals the map's source after edits."""
+    t = editor_text(text)
+    smap = t.map or SourceMap(t.newline)
+    shown, mirror = t.text, TextMirror(t.source)
+    for where, removed, inserted in edits:
+        bounds = to_utf16(shown, np.arange(len(shown) + 1)).tolist()
+        i = int(where * (len(bounds) - 1))
+        j = min(len(bounds) - 1, i + removed)
+        p16, q16 = bounds[i], bounds[j]
+        extra = smap.extra(p16, shown[:i].count("\n"))
+        smap.edit(p16, q16 - p16, utf16_len(inserted))
+        shown = shown[:i] + inserted + shown[j:]
+        mirror.apply(p16 + extra, q16 - p16, inserted.replace("\n", smap.newline))
+        assert mirror.text == smap.source(shown)
+        assert mirror.len16 == utf16_len(mirror.text)
 
 
 @given(st.integers(0, 20), st.integers(0, 5), st.integers(0, 5), st.integers(0, 30), st.integers(1, 30))

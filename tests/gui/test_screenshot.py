@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -30,12 +31,32 @@ def test_screenshot_of_the_real_window(tmp_path):
     assert width >= 600 and height >= 400  # the whole main window, not a widget of it
 
 
-def test_one_screenshot_per_tokenizer(tmp_path):
+def test_one_screenshot_per_tokenizer_each_with_its_counts(tmp_path):
+    text = tmp_path / "sample.txt"
+    text.write_text("Hello 👋 world!\r\nline two\n", encoding="utf-8")
     out = tmp_path / "shot.png"
-    proc = run(["--screenshot", str(out), "-t", "gpt2", "-t", "llama-sp"], tmp_path)
+    proc = run(["--screenshot", str(out), "--open", str(text), "-t", "gpt2", "-t", "llama-sp"], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    for name in ("gpt2", "llama-sp"):
-        png_size(tmp_path / f"shot-{name}.png")
+    records = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["tokenizer"] for r in records] == ["gpt2", "llama-sp"]
+    for r in records:
+        png_size(tmp_path / f"shot-{r['tokenizer']}.png")
+        assert r["path"] == str(tmp_path / f"shot-{r['tokenizer']}.png") and r["view"] == "main window"
+        cli = subprocess.run([sys.executable, "-m", "tokexplorer", "compare", "--json", "-f", str(text),
+                              "-t", r["tokenizer"]], capture_output=True, text=True, timeout=120)
+        row = json.loads(cli.stdout)["results"][0]
+        assert (r["tokens"], r["characters"], r["bytes"]) == (row["tokens"], row["chars"], row["bytes"])
+
+
+def test_screenshot_never_touches_the_users_settings(tmp_path):
+    home = tmp_path / "home"
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    env.pop("TOKEXPLORER_SETTINGS_DIR", None)
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer", "--screenshot", str(tmp_path / "x.png")],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "x.png").is_file()
+    assert not [p for p in home.rglob("*") if p.is_file()]  # no settings, no recent files written
 
 
 def test_bad_arguments_exit_with_a_message(tmp_path):

@@ -42,14 +42,15 @@ def run(args: argparse.Namespace) -> int:
     results = []
     for flag in chosen:
         module = importlib.import_module(f"tokexplorer.bench.{SECTIONS[flag][0]}")
-        section = module.run(args)
-        results.append(section)
-        if not args.json:
-            print(f"\n== {section['title']} ==")
-            print_table(section["headers"], section["rows"],
-                        right=set(range(1, len(section["headers"]))))
-            for note in section.get("notes", []):
-                print(note)
+        sections = module.run(args)  # one table, or a list of them
+        for section in sections if isinstance(sections, list) else [sections]:
+            results.append(section)
+            if not args.json:
+                print(f"\n== {section['title']} ==")
+                print_table(section["headers"], section["rows"],
+                            right=set(range(1, len(section["headers"]))))
+                for note in section.get("notes", []):
+                    print(note)
     if args.json:
         print_json(results)
     return 0

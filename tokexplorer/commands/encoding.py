@@ -20,7 +20,7 @@ from ..cli import (
 from ..core.compare import cheapest, compare_counts, summary
 from ..core.encoding import Encoding, Token, TokenFlag
 from ..core.patterns import resolve_pattern, split
-from ..core.registry import builtin_names, load_tokenizer
+from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from ..core.tokenizer import TokexplorerError
 
 
@@ -59,8 +59,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
-                   help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
+    p.add_argument("-t", "--tokenizer", default=DEFAULT_TOKENIZER, metavar="NAME",
+                   help=f"{', '.join(builtin_names())} or a tokenizer file (default {DEFAULT_TOKENIZER})")
 
 
 def flag_names(flags: TokenFlag) -> list[str]:

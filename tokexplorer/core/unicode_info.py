@@ -6,6 +6,8 @@ For the string: extended grapheme clusters and the NFC / NFD / NFKC / NFKD forms
 
 Names and normalisation come from `unicodedata2` (a recent Unicode) when installed, else from the
 standard library (Unicode 14 on Python 3.11); scripts and graphemes from the `regex` module.
+Also `visible`, a string with its controls and invisibles escaped, for the cells of the command
+line's tables and the window's.
 This module does not know about tokens; views join the two by code-point offsets.
 """
 
@@ -229,3 +231,18 @@ def inspect_text(text: str) -> TextInfo:
     clusters = graphemes(text)
     sizes["graphemes"] = len(clusters)
     return TextInfo(text, points, clusters, normal_forms(text), sizes)
+
+
+def visible(text: str) -> str:
+    """Text for a table cell: quotes kept off, controls and invisibles escaped.
+
+    >>> visible("a\\tb\\n")
+    'a\\\\tb\\\\n'
+    """
+    out = []
+    for ch in text:
+        if ch == " " or (ch.isprintable() and ch not in "\\"):
+            out.append(ch)
+        else:
+            out.append(repr(ch)[1:-1] if ch != "\\" else "\\\\")
+    return "".join(out)

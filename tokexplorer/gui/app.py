@@ -3,10 +3,12 @@
 Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer NAME, repeatable:
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
-PATH-NAME.png); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`;
+PATH-NAME.png), printing one JSON line per PNG (its path, the view, the tokenizer and the status
+bar's counts); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`;
 --view compare with several -t shows one pane per tokenizer, in one PNG);
 --select START[:END] selects those code points (or puts the caret at START) once the text is
-tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's.
+tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's (a
+screenshot without it uses a fresh temporary folder: it never changes the user's settings).
 --probe-startup prints the time of the window's first paint and exits (`tokexplorer bench --gui`).
 """
 
@@ -101,6 +103,10 @@ def run_gui(argv: list[str]) -> int:
     args = parse_args(argv)
     if args.settings_dir:
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
+    elif args.screenshot or args.probe_startup:  # a picture never changes the user's settings
+        import tempfile
+
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-settings-")
     problem = display_problem()
     if problem is not None:
         # subtle: Qt aborts the process (qFatal) where it cannot open a window; say what to do.
@@ -284,6 +290,16 @@ def select_code_points(window, start: int, end: int) -> bool:
     return True
 
 
+def screenshot_record(window, path: Path) -> dict:
+    """What a picture shows, for scripts: its path, the view, the tokenizer and the status bar's
+    counts (None when the text has no tokens yet)."""
+    result = window.state.result
+    stats = result.stats if result is not None else {}
+    return {"path": str(path), "view": "main window", "tokenizer": window.state.tokenizer,
+            "policy": window.state.effective_policy, "tokens": stats.get("tokens"),
+            "characters": stats.get("chars"), "bytes": stats.get("bytes")}
+
+
 def _take_screenshots(window, paths: list[Path], names: list[str],
                       select: tuple[int, int] | None = None) -> None:
     todo = list(zip(paths, names or [None] * len(paths)))
@@ -312,7 +328,7 @@ def _take_screenshots(window, paths: list[Path], names: list[str],
             print(f"tokexplorer: error: cannot write {path}", file=sys.stderr)
             window.app_exit(1)
             return
-        print(path)
+        print(json.dumps(screenshot_record(window, path), ensure_ascii=False), flush=True)
         next_shot()
 
     next_shot()

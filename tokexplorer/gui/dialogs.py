@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6.QtWidgets import QFileDialog, QInputDialog, QMessageBox, QWidget
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QInputDialog, QLabel, QLayout, QMessageBox,
+                               QVBoxLayout, QWidget)
 
 from ..core.textfile import NotUtf8Error
 
@@ -78,7 +80,25 @@ class Dialogs:
         return dict((lab, enc) for enc, lab in FALLBACK_ENCODINGS)[label]
 
     def show_info(self, title: str, rich_text: str) -> None:
-        QMessageBox.about(self.parent, title, rich_text)
+        info_dialog(self.parent, title, rich_text).exec()
+
+
+def info_dialog(parent, title: str, rich_text: str) -> QDialog:
+    """A dialog sized to its rich text (a message box wraps a table at its own width)."""
+    dialog = QDialog(parent)
+    dialog.setWindowTitle(title)
+    layout = QVBoxLayout(dialog)
+    label = QLabel(rich_text)
+    label.setObjectName("info_text")
+    label.setTextFormat(Qt.TextFormat.RichText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+    label.setOpenExternalLinks(True)
+    layout.addWidget(label)
+    buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok)
+    buttons.accepted.connect(dialog.accept)
+    layout.addWidget(buttons)
+    layout.setSizeConstraint(QLayout.SizeConstraint.SetFixedSize)
+    return dialog
 
 
 def display_name(path: Path | None) -> str:

@@ -31,19 +31,20 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import Edit, cluster_bounds16
+from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized, token_label
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
+LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 
 
@@ -91,6 +92,7 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
+        self._source = SourceMap()  # what the editor's line breaks stand for in the source
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -116,8 +118,15 @@ class TokenEditor(QPlainTextEdit):
         """
         return self.document().toRawText().replace("\u2029", "\n")
 
-    def load_text(self, text: str) -> None:
-        """Replace the whole text, clearing the undo history; emits `loaded` when done.
+    def source_text(self) -> str:
+        """The text as tokenized and saved: the editor's, with each line break standing for what
+        the file held there (`positions.SourceMap`)."""
+        text = self.plain_text()
+        return text if self._source.identity else self._source.source(text)
+
+    def load_text(self, text: str | EditorText) -> None:
+        """Replace the whole text, clearing the undo history; emits `loaded` when done. An
+        EditorText brings the source it stands for (a file's own line breaks).
 
         A big text goes in slices between events, so the window stays responsive and shows
         progress (a 50 MB text takes Qt about 10 s to take in, in one piece or many).
@@ -126,7 +135,13 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox = None, [], None
-        self._loaded_text = text
+        if isinstance(text, EditorText):
+            self._source = text.map or SourceMap(text.newline)
+            self._loaded_text = text.source or text.text
+            text = text.text
+        else:
+            self._source = SourceMap()
+            self._loaded_text = text
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -165,10 +180,13 @@ class TokenEditor(QPlainTextEdit):
         """What changed since the previous snapshot: the edits when they are plain ones, else the
         whole text; with how many edits it includes and the text's length in UTF-16 units."""
         outbox, self._outbox = self._outbox, []
-        length16 = self.document().characterCount() - 1  # without the final block separator
+        doc = self.document()
+        length16 = doc.characterCount() - 1  # without the final block separator
+        if not self._source.identity:  # the source's length
+            length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
-            text = loaded if loaded is not None and not outbox else self.plain_text()
+            text = loaded if loaded is not None and not outbox else self.source_text()
             return TextDelta(text, None, self.edit_count, length16)
         return TextDelta(None, outbox, self.edit_count, length16)
 
@@ -180,11 +198,17 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
-        self._post_edit(position, removed, added)
+        extra = 0
+        if not self._source.identity:  # where the edit falls in the source
+            extra = self._source.extra(position, self.document().findBlock(position).blockNumber())
+            self._source.edit(position, removed, added)
+        self._post_edit(position, removed, added, extra)
         self.text_edited.emit()
 
-    def _post_edit(self, position: int, removed: int, added: int) -> None:
-        """Queue the edit for the worker's copy of the text, or ask for the whole text.
+    def _post_edit(self, position: int, removed: int, added: int, extra: int) -> None:
+        """Queue the edit for the worker's copy of the source, or ask for the whole text: at the
+        source's position16 (the editor's plus `extra`), `removed` units as the editor counts them,
+        the inserted text with its line breaks as the document's.
 
         subtle: Qt counts the document's final block separator in some changes (setPlainText
         reports removing 1 character from an empty document); an edit that reaches it is not a
@@ -201,8 +225,8 @@ class TokenEditor(QPlainTextEdit):
             cursor = QTextCursor(self.document())
             cursor.setPosition(position)
             cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-            inserted = cursor.selectedText().replace("\u2029", "\n")
-        self._outbox.append((position, removed, inserted))
+            inserted = cursor.selectedText().replace("\u2029", self._source.newline)
+        self._outbox.append((position + extra, removed, inserted))
 
     def set_result(self, result: Tokenized | None) -> None:
         """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed
@@ -283,8 +307,35 @@ class TokenEditor(QPlainTextEdit):
             painter = QPainter(self.viewport())
             paint_markers(painter, pieces, self._palette)
             painter.end()
+        if self._source.src:
+            painter = QPainter(self.viewport())
+            self._paint_breaks(painter, event.rect())
+            painter.end()
         self.painted_mark = self._result.mark if self._result is not None else -1
         self.painted_at = time.perf_counter()
+
+    def _paint_breaks(self, painter: QPainter, rect: QRect) -> None:
+        """At the end of each line whose break stands for something Qt cannot hold (a U+2029, a
+        lone CR...), its name in a small box: the text there is not what it seems."""
+        pos16, src = self._source.pos16, self._source.src
+        font = self.font()
+        font.setPointSizeF(max(6.0, font.pointSizeF() * 0.7))
+        painter.setFont(font)
+        metrics = QFontMetricsF(font)
+        colour = self._palette.marker(CLUSTER_SPLIT)
+        painter.setPen(colour)
+        for block, line, origin in self._visible_lines(rect):
+            if line.lineNumber() != block.layout().lineCount() - 1:
+                continue
+            end = block.position() + block.length() - 1
+            k = int(np.searchsorted(pos16, end))
+            if k == len(src) or pos16[k] != end:
+                continue
+            name = BREAK_NAMES.get(src[k], "?")
+            x = origin.x() + line.cursorToX(line.textStart() + line.textLength())[0] + 4
+            box = QRectF(x, origin.y() + line.y() + 2, metrics.horizontalAdvance(name) + 6, line.height() - 4)
+            painter.drawRoundedRect(box, 3, 3)
+            painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
 
     def _visible_lines(self, rect: QRect):
         """(block, QTextLine, the layout's origin in viewport coordinates) of each laid-out line
@@ -323,12 +374,13 @@ class TokenEditor(QPlainTextEdit):
             base = block.position()
             lo = base + line.textStart()
             hi = lo + line.textLength()
-            ranges = self._ranges(lo, hi)
+            text = self._line_text(block, lo, hi)
+            ranges = self._ranges(lo, hi, text)
             if not ranges:
                 continue
             top, height, baseline = origin.y() + line.y(), line.height(), origin.y() + line.y() + line.ascent()
             x0 = origin.x()
-            if RTL.search(self._text16(lo, hi)):
+            if not text.isascii() and RTL.search(text):
                 # subtle: in a mixed-direction line a token may be drawn in several places, and
                 # cursorToX is ambiguous where the direction changes: ask Qt for the token's glyphs.
                 for s, t, colour, flags, cut in ranges:
@@ -352,14 +404,18 @@ class TokenEditor(QPlainTextEdit):
                                     None if cut is None else x0 + x(cut)))
         return pieces
 
-    def _text16(self, lo: int, hi: int) -> str:
-        """The editor's text in UTF-16 range [lo, hi) of one block."""
+    def _line_text(self, block, lo: int, hi: int) -> str:
+        """The editor's text in UTF-16 range [lo, hi) of `block`."""
+        if block.length() < LONG_BLOCK:
+            text = block.text()
+            if len(text) == block.length() - 1:  # no astral character: code points are units
+                return text[lo - block.position():hi - block.position()]
         cursor = QTextCursor(self.document())
         cursor.setPosition(lo)
         cursor.setPosition(hi, QTextCursor.MoveMode.KeepAnchor)
         return cursor.selectedText()
 
-    def _ranges(self, lo: int, hi: int) -> list[tuple[int, int, int, int, int | None]]:
+    def _ranges(self, lo: int, hi: int, text: str) -> list[tuple[int, int, int, int, int | None]]:
         """(start, end, colour index, flags, cut) of the tokens in UTF-16 range [lo, hi) of one
         line, clipped to it, with boundaries inside a grapheme cluster moved to its end (`cut`:
         where the token really ended, or None).
@@ -383,9 +439,9 @@ class TokenEditor(QPlainTextEdit):
             s, t = max(s, lo), min(t, hi)
             if t > s:
                 ranges.append((s, t, int(colours[i]), int(flags[i])))
-        return self._snap_to_clusters(lo, hi, ranges)
+        return self._snap_to_clusters(lo, text, ranges)
 
-    def _snap_to_clusters(self, lo: int, hi: int, ranges: list) -> list:
+    def _snap_to_clusters(self, lo: int, text: str, ranges: list) -> list:
         """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
 
         Such a cluster takes the colour of the token it starts in and is marked (a dotted
@@ -393,7 +449,6 @@ class TokenEditor(QPlainTextEdit):
         token-id view still show every token. The text itself is never split: shaping does not
         depend on tokens.
         """
-        text = self._text16(lo, hi)
         if text.isascii():
             return [(s, t, c, f, None) for s, t, c, f in ranges]
         bounds = [lo + b for b in cluster_bounds16(text)]
@@ -414,7 +469,8 @@ class TokenEditor(QPlainTextEdit):
         out = []
         for block, line, _ in self._visible_lines(self.viewport().rect()):
             lo = block.position() + line.textStart()
-            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, lo + line.textLength())]
+            hi = lo + line.textLength()
+            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, hi, self._line_text(block, lo, hi))]
         return out
 
 

@@ -343,6 +343,7 @@ class MainWindow(QMainWindow):
         return keys.read_list(self.settings, keys.RECENT_FILES)
 
     def _remember(self, path: Path) -> None:
+        path = path.absolute()  # the list must work wherever the app is started next
         paths = [str(path)] + [p for p in self._recent() if p != str(path)]
         self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
         self._fill_recent()
@@ -387,9 +388,10 @@ class MainWindow(QMainWindow):
             self.counts_label.setText("")
             return
         st = result.stats
-        self.counts_label.setText(
-            f"{st['tokens']:,} tokens · {st['chars']:,} characters · {st['bytes']:,} bytes · "
-            f"{st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token")
+        ratios = (f" · {st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token"
+                  if st["tokens"] else "")  # no ratio of nothing
+        self.counts_label.setText(f"{st['tokens']:,} tokens · {st['chars']:,} characters · "
+                                  f"{st['bytes']:,} bytes{ratios}")
         where = ("the whole text" if result.changed is None
                  else f"characters {result.changed[0]:,}–{result.changed[1]:,} again")
         self.counts_label.setToolTip(f"{result.tokenizer}: encoded {where} in {result.seconds * 1000:.0f} ms")
@@ -495,7 +497,7 @@ class MainWindow(QMainWindow):
             self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
         else:
             self.banner.clear()
-        self.editor.load_text(text.text)
+        self.editor.load_text(text)
 
     def _on_read_error(self, path: Path, exc: Exception) -> None:
         self.state.set_busy("")
@@ -540,9 +542,7 @@ class MainWindow(QMainWindow):
         return bool(path) and self._write(Path(path))
 
     def _write(self, path: Path) -> bool:
-        text = self.editor.plain_text()
-        if self.state.newline != "\n":
-            text = text.replace("\n", self.state.newline)
+        text = self.editor.source_text()
         try:
             write_atomic(path, text.encode("utf-8"))
         except OSError as exc:
@@ -600,7 +600,8 @@ class MainWindow(QMainWindow):
     def show_shortcuts(self) -> None:
         rows = [(name, QKeySequence(key).toString(QKeySequence.SequenceFormat.NativeText)) for name, key in SHORTCUTS]
         rows += [(a.text().replace("&", ""), a.shortcut().toString(QKeySequence.SequenceFormat.NativeText))
-                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.whitespace_action,
+                 for a in (self.open_tokenizer_action, self.copy_ids_action, self.legend_action,
+                           self.whitespace_action,
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
                            self.zoom_reset_action,

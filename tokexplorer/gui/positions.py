@@ -5,8 +5,10 @@ Conversions (`astral_prefix`, `to_utf16`, `utf16_len`), how positions move throu
 cluster bounds in UTF-16 (`cluster_bounds16`).
 
 Also what the editor can hold: a QTextDocument turns "\\r\\n", "\\r", U+2029 and Qt's frame
-markers U+FDD0 / U+FDD1 into block breaks and drops lone surrogates, so text is normalised once,
-on its way in (`editor_text`), and the user is told what changed.
+markers U+FDD0 / U+FDD1 into block breaks and drops lone surrogates. The editor holds a line break
+for each of those, and a `SourceMap` remembers what each break stands for, so that the text that
+is tokenized and saved is the file's own (the same tokens as the command line). `editor_text`
+builds both once, on the way in, and says what the editor shows differently.
 
 No Qt here: plain Python and numpy, testable without a display.
 
@@ -16,6 +18,7 @@ every position after one shifts by one per such character.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,6 +37,25 @@ def astral_prefix(text: str) -> np.ndarray:
     out = np.zeros(len(cps) + 1, dtype=np.int64)
     np.cumsum(cps > 0xFFFF, dtype=np.int64, out=out[1:])  # dtype: 10x faster than a cast
     return out
+
+
+def editor_prefix(text: str) -> np.ndarray | None:
+    """prefix[i] = the editor's UTF-16 position of code point i of source `text`, minus i: one
+    more per astral character before it, one less per "\\r\\n" (one line break there); None
+    when every position is the same in both.
+
+    >>> editor_prefix("a😀\\r\\nb").tolist()
+    [0, 0, 1, 0, 0, 0]
+    """
+    # Most texts have neither; checking is a tenth of the cost of the prefix sums.
+    if "\r" not in text and (text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)):
+        return None
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out = np.zeros(len(cps) + 1, dtype=np.int64)
+    step = (cps > 0xFFFF).astype(np.int64)
+    step[:-1] -= (cps[:-1] == 13) & (cps[1:] == 10)
+    np.cumsum(step, out=out[1:])
+    return out if out.any() else None
 
 
 def to_utf16(text: str, positions: np.ndarray, prefix: np.ndarray | None = None) -> np.ndarray:
@@ -88,7 +110,14 @@ class TextMirror:
         self._astral = self.len16 != len(text)  # may stay True after the last one is deleted
 
     def apply(self, position16: int, removed16: int, inserted: str) -> None:
-        """Replace removed16 UTF-16 units at position16 by `inserted`."""
+        """Replace, at position16, removed16 units as the editor counts them (a "\\r\\n" is one
+        line break there) by `inserted`.
+
+        >>> m = TextMirror("a\\r\\nb")
+        >>> m.apply(1, 1, "")  # the editor's one line break
+        >>> m.text
+        'ab'
+        """
         text = self.text
         if self._astral:
             # subtle: Qt counts an astral character as two units; find the code-point positions.
@@ -97,31 +126,108 @@ class TextMirror:
             end = start + len(units[2 * position16: 2 * (position16 + removed16)].decode("utf-16-le", "surrogatepass"))
         else:
             start, end = position16, position16 + removed16
+        if "\r" in text:  # each "\r\n" inside is one unit in the editor: take as many more
+            while True:
+                piece = text[start:end]
+                missing = removed16 - (utf16_len(piece) - piece.count("\r\n"))
+                if missing <= 0 or end >= len(text):
+                    break
+                end += missing
+            if end < len(text) and text[end - 1] == "\r" and text[end] == "\n":
+                end += 1  # never half of a line break
+        removed_here = utf16_len(text[start:end])
         self.text = text[:start] + inserted + text[end:]
         added16 = utf16_len(inserted)
-        self.len16 += added16 - removed16
+        self.len16 += added16 - removed_here
         self._astral = self._astral or added16 != len(inserted)
+
+
+# What a line break of the editor may stand for, as its marker says it.
+BREAK_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR", "\u2029": "PS", "\ufdd0": "FDD0", "\ufdd1": "FDD1"}
+
+
+class SourceMap:
+    """What the editor's line breaks stand for in the text that is tokenized and saved (the
+    "source"): the document's `newline`, except at the UTF-16 positions `pos16`, where each
+    stands for its string in `src` (a lone "\\r" in a file of "\\n", a U+2029...). Follows the
+    editor's edits; a typed or pasted line break stands for `newline`.
+
+    >>> m = SourceMap("\\r\\n", [5], ["\\u2029"])
+    >>> m.source("ab\\ncd\\ne"), m.extra(4, 1), m.extra(7, 2)
+    ('ab\\r\\ncd\\u2029e', 1, 1)
+    """
+
+    def __init__(self, newline: str = "\n", pos16=(), src=()):
+        self.newline = newline
+        self.pos16 = np.asarray(pos16, dtype=np.int64)
+        self.src = list(src)
+        self._index()
+
+    def _index(self) -> None:
+        self._extra = np.zeros(len(self.src) + 1, dtype=np.int64)  # prefix sums of units beyond 1
+        np.cumsum([utf16_len(s) - 1 for s in self.src], out=self._extra[1:])
+
+    @property
+    def identity(self) -> bool:
+        """The source is the editor's text itself."""
+        return self.newline == "\n" and not self.src
+
+    def extra(self, position16: int, breaks_before: int) -> int:
+        """UTF-16 units the source holds beyond the editor's before editor position16, given the
+        number of line breaks before it."""
+        k = int(np.searchsorted(self.pos16, position16, side="left"))
+        return int(self._extra[k]) + (len(self.newline) - 1) * (breaks_before - k)
+
+    def edit(self, position16: int, removed: int, added: int) -> None:
+        """Follow an edit of the editor's text: breaks removed with the text go."""
+        if not self.src:
+            return
+        keep = (self.pos16 < position16) | (self.pos16 >= position16 + removed)
+        if not keep.all():
+            self.src = [s for s, k in zip(self.src, keep.tolist()) if k]
+            self.pos16 = self.pos16[keep]
+            self._index()
+        self.pos16[self.pos16 >= position16 + removed] += added - removed
+
+    def source(self, text: str) -> str:
+        """The source of the editor's text `text`."""
+        if not self.src:
+            return text if self.newline == "\n" else text.replace("\n", self.newline)
+        cps = self.pos16
+        if len(text) != utf16_len(text):  # UTF-16 positions to code points
+            cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), self.pos16)
+        parts, last = [], 0
+        for cp, s in zip(cps.tolist(), self.src):
+            parts += [text[last:cp].replace("\n", self.newline), s]
+            last = cp + 1
+        parts.append(text[last:].replace("\n", self.newline))
+        return "".join(parts)
 
 
 @dataclass(frozen=True)
 class EditorText:
-    """Text ready for the editor, and what had to change to get there."""
+    """Text ready for the editor, the source it stands for, and what the editor shows differently."""
 
     text: str
-    newline: str  # the line ending to write back on save: "\n", "\r\n" or "\r"
-    notes: tuple[str, ...]  # one sentence per change, for the banner
+    newline: str  # the document's usual line ending: "\n", "\r\n" or "\r"
+    notes: tuple[str, ...]  # one sentence per difference, for the banner
+    source: str = ""  # the text as tokenized and saved (the file's own)
+    map: SourceMap | None = None  # how `text` stands for `source`; None: it is `text` itself
 
 
 _BLOCK_BREAKS = {"\u2029": "PARAGRAPH SEPARATOR", "\ufdd0": "U+FDD0", "\ufdd1": "U+FDD1"}
 
 
 def editor_text(text: str) -> EditorText:
-    """Normalise text for a QTextDocument, remembering the line ending for saving.
+    """The editor's text for `text` (line breaks for what Qt cannot hold), and the map back.
 
     >>> t = editor_text("a\\r\\nb\\r\\n")
-    >>> t.text, t.newline, t.notes[0].startswith("CRLF")
-    ('a\\nb\\n', '\\r\\n', True)
-    >>> editor_text("a\\ud83db\\u2029").notes[0].startswith("1 lone surrogate")
+    >>> t.text, t.newline, t.source, t.notes
+    ('a\\nb\\n', '\\r\\n', 'a\\r\\nb\\r\\n', ())
+    >>> t = editor_text("a\\nb\\rc\\u2029d")
+    >>> t.text, t.map.source(t.text) == t.source, t.notes[0].startswith("2 line break(s)")
+    ('a\\nb\\nc\\nd', True, True)
+    >>> editor_text("a\\ud83db").notes[0].startswith("1 lone surrogate")
     True
     """
     notes: list[str] = []
@@ -129,7 +235,7 @@ def editor_text(text: str) -> EditorText:
     if cleaned is not text:
         n = sum(1 for a, b in zip(text, cleaned) if a != b)
         notes.append(f"{n} lone surrogate(s) (not encodable as UTF-8) shown as U+FFFD")
-    text = cleaned
+    source = text = cleaned
     crlf, cr_total = text.count("\r\n"), text.count("\r")
     lone_cr = cr_total - crlf
     lf_only = text.count("\n") - crlf
@@ -138,25 +244,37 @@ def editor_text(text: str) -> EditorText:
         newline = "\r\n"
     elif lone_cr and not crlf and not lf_only:
         newline = "\r"
-    elif cr_total:
-        notes.append("mixed line endings (\\n, \\r\\n, \\r) are shown and tokenized as \\n; "
-                     "saving writes \\n")
-    if newline != "\n":
-        notes.append(f"{'CRLF' if newline == chr(13) + chr(10) else 'CR'} line endings are shown and "
-                     "tokenized as \\n; saving writes them back")
+    # Line breaks that stand for something else than the usual ending: found in the source, as
+    # code points, then moved to the editor's UTF-16 positions.
+    others = "[\u2029\ufdd0\ufdd1]" if newline != "\n" or not cr_total else "\r\n?|[\u2029\ufdd0\ufdd1]"
+    found = [(m.start(), m.group()) for m in re.finditer(others, text)] if cr_total or any(
+        ch in text for ch in _BLOCK_BREAKS) else []
     if cr_total:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
-    for ch, name in _BLOCK_BREAKS.items():
-        n = text.count(ch)
-        if n:
-            notes.append(f"{n} {name} character(s) become line breaks in the editor (Qt cannot hold them)")
-            text = text.replace(ch, "\n")
+    for ch in _BLOCK_BREAKS:
+        text = text.replace(ch, "\n")
+    pos16: list[int] = []
+    if found:
+        cps = np.array([p for p, _ in found], dtype=np.int64)
+        units = to_utf16(source, cps)
+        if crlf:  # each "\r\n" before is one unit in the editor
+            code = np.frombuffer(source.encode("utf-16-le", "surrogatepass"), dtype=np.uint16)
+            crlf_at = np.flatnonzero((code[:-1] == 13) & (code[1:] == 10))
+            units = units - np.searchsorted(crlf_at, units)
+        pos16 = units.tolist()
+        names = {}
+        for _, s in found:
+            names[s] = names.get(s, 0) + 1
+        notes.append(f"{len(found)} line break(s) stand for " + ", ".join(
+            f"{n} {BREAK_NAMES[s]}" for s, n in names.items()) + " (marked at the line end; Qt cannot hold "
+            "them): tokenized and saved as they are")
     longest = longest_line(text, SLOW_LINE)
     if longest:
         notes.append(f"a line of {longest:,} characters: Qt lays out a whole line again on every edit, "
                      "so typing in it is slow (about half a second a key at a million characters); "
                      "its tokens are exact")
-    return EditorText(text, newline, tuple(notes))
+    smap = SourceMap(newline, pos16, [s for _, s in found])
+    return EditorText(text, newline, tuple(notes), source, None if smap.identity else smap)
 
 
 SLOW_LINE = 100_000  # characters: editing a line this long in Qt takes a noticeable time

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
+from ..core.registry import DEFAULT_TOKENIZER
 from ..core.tokenizer import DisallowedSpecialError
 from .catalog import TokenizerCatalog
 from .colours import DEFAULT_SCHEME, SCHEMES
@@ -41,7 +42,7 @@ class AppState(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.catalog = TokenizerCatalog()
-        self.tokenizer = self.catalog.names()[0]
+        self.tokenizer = DEFAULT_TOKENIZER
         self.policy = "refuse"  # the global special-token policy, kept in the settings
         self.document_policy: str | None = None  # this document's own, chosen from the banner
         self.result: Tokenized | None = None

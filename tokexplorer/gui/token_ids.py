@@ -64,6 +64,8 @@ class TokenTableModel(QAbstractTableModel):
             if col == 2:
                 return token_label(data)
             return data.hex(" ")
+        if role == Qt.ItemDataRole.ToolTipRole and col == 3:  # a long token's bytes are elided
+            return result.encoding.token_bytes[row].hex(" ")
         if role == Qt.ItemDataRole.BackgroundRole and col == 2:
             return self._palette.background(int(result.colours[row]))
         if role == Qt.ItemDataRole.TextAlignmentRole and col < 2:
@@ -88,10 +90,11 @@ class TokenTable(QTableView):
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        digits = self.fontMetrics().horizontalAdvance("8" * 7) + 12  # room for 7-digit numbers
-        for col, width in enumerate((digits, digits, 120)):
-            self.setColumnWidth(col, width)
+        header.setStretchLastSection(True)  # the bytes take what is left, elided if need be
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._fit_numbers()
+        self.model().modelReset.connect(self._fit_numbers)
+        self.setColumnWidth(2, self.fontMetrics().horizontalAdvance("␣tokenizer") + 12)
         self.entered.connect(self._on_entered)
         self.clicked.connect(lambda index: self._current() and state.reveal_token.emit(index.row()))
         self._timer = QTimer(self)
@@ -108,6 +111,16 @@ class TokenTable(QTableView):
     @property
     def up_to_date(self) -> bool:
         return self._current() or not self.isVisible()
+
+    def _fit_numbers(self) -> None:
+        """The # and id columns as wide as their largest numbers (at least 3 and 5 digits), so the
+        bytes keep the room that is left."""
+        fm = self.fontMetrics()
+        result = self.model().result
+        rows = len(result) if result is not None else 0
+        top_id = int(result.encoding.id_array.max()) if rows else 0
+        self.setColumnWidth(0, fm.horizontalAdvance("8" * max(3, len(str(rows - 1)))) + 12)
+        self.setColumnWidth(1, fm.horizontalAdvance("8" * max(5, len(str(top_id)))) + 12)
 
     def _on_tokenized(self, result: Tokenized | None) -> None:
         if result is None:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPen
 
 from ..core.encoding import TokenFlag
-from .colours import CLUSTER_SPLIT, TokenPalette
+from .colours import CLUSTER_SPLIT, TokenPalette, drawn_colour
 from .tokenized import REFUSED
 
 # Characters that make a line bidirectional: Hebrew, Arabic, Syriac, Thaana, N'Ko and their
@@ -43,18 +43,21 @@ def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPale
     """Fill each piece with its token's colour (special tokens with theirs), and draw the
     palette's boundary line at each piece's left edge (every boundary is one, in either
     direction)."""
-    special = palette.special()[0]
+    # One call per colour: a screenful is a few hundred rectangles.
+    by_colour: dict[int, list[QRectF]] = {}
     for p in pieces:
-        if p.x1 == p.x0:
-            continue
-        colour = special if p.flags & TokenFlag.SPECIAL else palette.background(p.colour)
-        if colour is not None:
-            painter.fillRect(p.rect(), colour)
+        if p.x1 != p.x0:
+            by_colour.setdefault(-1 if p.flags & TokenFlag.SPECIAL else drawn_colour(p.colour), []).append(p.rect())
+    painter.setPen(Qt.PenStyle.NoPen)
+    for colour, rects in by_colour.items():
+        fill = palette.special()[0] if colour < 0 else palette.background(colour)
+        if fill is not None:
+            painter.setBrush(fill)
+            painter.drawRects(rects)
     if palette.boundary is not None:
         painter.setPen(QPen(palette.boundary, 1.0))
-        for p in pieces:
-            x = round(min(p.x0, p.x1)) + 0.5  # a crisp one-pixel line
-            painter.drawLine(QPointF(x, p.top), QPointF(x, p.top + p.height - 1))
+        painter.drawLines([QLineF(x, p.top, x, p.top + p.height - 1) for p in pieces
+                           for x in (round(min(p.x0, p.x1)) + 0.5,)])  # crisp one-pixel lines
 
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:

@@ -13,8 +13,8 @@ import numpy as np
 
 from ..core.encoding import Encoding
 from ..core.tokenizer import DisallowedSpecialError
-from ..cli import visible
-from .positions import astral_prefix
+from ..core.unicode_info import visible
+from .positions import editor_prefix
 
 VISIBLE_SPACE = "\u2423"  # ␣
 # A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
@@ -77,11 +77,12 @@ class Tokenized:
               refused: tuple[tuple[int, int], ...] = ()) -> "Tokenized":
         starts, ends = encoding.starts, encoding.ends
         text = encoding.text
-        # Most texts have no astral character; checking is a tenth of the cost of the prefix sums.
-        if text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text):
+        # The text is the source (the file's own); the spans are wanted in the editor's UTF-16
+        # positions, where an astral character counts two and a "\r\n" one.
+        prefix = editor_prefix(text)
+        if prefix is None:
             starts16, ends16 = starts, ends
         else:
-            prefix = astral_prefix(text)
             starts16, ends16 = starts + prefix[starts], ends + prefix[ends]
         flags = encoding.flags
         if refused:

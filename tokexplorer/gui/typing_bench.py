@@ -142,3 +142,46 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
     editor.document().setModified(False)
     window.close()
     return report
+
+
+def peak_mb() -> float:
+    """This process's peak resident memory so far, in MB (Linux reports kilobytes)."""
+    import resource
+
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def open_huge(path: Path, tokenizer: str) -> dict:
+    """Seconds to open `path` coloured in the window, the longest stall, and the peak memory: run
+    alone in a fresh process (`python -m tokexplorer.gui.typing_bench app PATH NAME`)."""
+    report = measure_typing(path, 0, [tokenizer])
+    return {"seconds": report.open_s, "stall_s": report.open_stall_s, "peak_mb": peak_mb()}
+
+
+def open_plain(path: Path, tokenizer: str) -> dict:
+    """The baseline: a plain QPlainTextEdit taking the text in and painting it, plus tiktoken's own
+    encode of the text (no spans, colours or views); also in a fresh process."""
+    from ..core.registry import get_builtin
+
+    app = QApplication.instance() or QApplication(["tokexplorer-bench"])
+    from PySide6.QtWidgets import QPlainTextEdit
+
+    enc = get_builtin(tokenizer).tiktoken_encoding
+    t0 = time.perf_counter()
+    text = path.read_text(encoding="utf-8")
+    edit = QPlainTextEdit()
+    edit.resize(1100, 720)
+    edit.setPlainText(text)
+    edit.show()
+    edit.viewport().repaint()
+    app.processEvents()
+    enc.encode(text, disallowed_special=())
+    return {"seconds": time.perf_counter() - t0, "peak_mb": peak_mb()}
+
+
+if __name__ == "__main__":
+    import json
+    import sys
+
+    kind, file, name = sys.argv[1:4]
+    print(json.dumps((open_huge if kind == "app" else open_plain)(Path(file), name)))

@@ -1,0 +1,93 @@
+"""The window counts what the command line counts: every file of the shared corpora, opened in the
+app, is tokenized exactly as the file holds it (CRLF, lone CR, U+2028, U+2029, U+0085,
+noncharacters...) under every built-in, with the tokens, characters and bytes of the core (and of
+`tokexplorer compare --json` for blns.txt, the file whose counts used to differ)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tokexplorer.core.registry import builtin_names, get_builtin
+from tokexplorer.core.textfile import read_text_file
+
+from .helpers import wait_settled
+from .test_shaping import CORPORA
+
+FILES = sorted(p for p in CORPORA.rglob("*") if p.is_file())
+
+
+def open_file(qtbot, window, path) -> None:
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=60_000)
+    wait_settled(qtbot, window, timeout=60_000)
+
+
+ODD = "\r\u2028\u2029\x85\ufdd0\ufdd1\ufffe\uffff\ufeff"  # what Qt may not hold as it is
+
+
+def test_every_corpus_file_counts_as_on_the_command_line(qtbot, window):
+    """Every file under cl100k_base; those holding a character of ODD under every built-in too
+    (the others are plain text to Qt, and encoding 9 MB four times twice is slow); the token
+    counts of files over 200,000 characters follow from their text being the file's."""
+    assert len(FILES) > 50
+    odd = 0
+    window.state.set_tokenizer("cl100k_base")
+    for path in FILES:
+        text = read_text_file(path)
+        open_file(qtbot, window, path)
+        names = builtin_names() if any(c in text for c in ODD) else ["cl100k_base"]
+        odd += len(names) > 1
+        for name in names:
+            window.state.set_tokenizer(name)
+            wait_settled(qtbot, window, timeout=60_000)
+            result = window.state.result
+            assert result.encoding.text == text, path.name  # the file's own text, not Qt's
+            got = result.stats
+            assert (got["chars"], got["bytes"]) == (len(text), len(text.encode("utf-8"))), path.name
+            if len(names) > 1 or len(text) < 200_000:  # the core's own count (slow on the big ones)
+                expected = get_builtin(name).encode(text, allowed_special="none").stats()
+                assert got["tokens"] == expected["tokens"], (path.name, name)
+            assert window.counts_label.text().startswith(f"{got['tokens']:,} tokens")
+        window.state.set_tokenizer("cl100k_base")
+    assert odd >= 5
+
+
+def test_blns_counts_equal_the_cli(qtbot, window):
+    path = CORPORA / "unicode" / "blns.txt"
+    open_file(qtbot, window, path)
+    window.state.set_tokenizer("llama-sp")
+    wait_settled(qtbot, window)
+    cli = subprocess.run([sys.executable, "-m", "tokexplorer", "compare", "--json", "-f", str(path),
+                          "-t", "llama-sp", "--allowed-special", "none"],
+                         capture_output=True, text=True, timeout=120, env=os.environ.copy())
+    row = json.loads(cli.stdout)["results"][0]
+    stats = window.state.result.stats
+    assert (stats["tokens"], stats["chars"], stats["bytes"]) == (row["tokens"], row["chars"], row["bytes"])
+
+
+@pytest.mark.parametrize("text,marked", [
+    ("a\u2029b", ["\u2029"]),
+    ("x\r\ny\rz\nw", ["\r\n", "\r"]),  # mixed: the usual "\n" is not marked
+    ("p\u2028q\x85r\ufffes\U0001fffft\ufdd0u", ["\ufdd0"]),  # Qt holds all but U+FDD0
+])
+def test_what_qt_cannot_hold_is_tokenized_saved_and_marked(qtbot, window, tmp_path, text, marked):
+    path = tmp_path / "odd.txt"
+    path.write_bytes(text.encode("utf-8"))
+    open_file(qtbot, window, path)
+    assert window.state.result.encoding.text == text
+    assert window.editor.plain_text() != text or not marked  # Qt holds line breaks there
+    assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
+    type_at_end = window.editor.textCursor()
+    type_at_end.movePosition(type_at_end.MoveOperation.End)
+    type_at_end.insertText("!")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == text + "!"  # edits keep the file's characters
+    window.save()
+    assert path.read_bytes() == (text + "!").encode("utf-8")
+    assert window.editor._source.src == marked
+    window.editor.viewport().grab()  # painted with the markers
