@@ -3,6 +3,7 @@ for every pane, hover linking, boundary marks (one inside an emoji), selection c
 
 from __future__ import annotations
 
+import json
 import re
 
 from PySide6.QtCore import QPoint, Qt
@@ -13,7 +14,7 @@ from tokexplorer.core.compare import boundary_marks, covering
 from tokexplorer.core.quirks import quirk, sample_text
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
-from tokexplorer.gui.positions import utf16_len
+from tokexplorer.gui.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding
 from .helpers import settled, type_text
@@ -222,7 +223,8 @@ def test_screenshot_of_the_compare_view(tmp_path):
     proc = run(["--screenshot", str(out), "--view", "compare", "-t", "gpt2", "-t", "cl100k_base",
                 "--open", str(text)], tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == [str(out)]  # one picture of both panes, not one per tokenizer
+    lines = proc.stdout.splitlines()  # one picture of both panes, not one per tokenizer
+    assert len(lines) == 1 and json.loads(lines[0])["path"] == str(out)
     width, height = png_size(out)
     assert width >= 600 and height >= 400
 
@@ -255,3 +257,23 @@ def test_the_compare_view_comes_back_as_it_was_left(make_window, qtbot):
     second.compare.set_active(False)
     second.write_settings()
     assert not make_window().compare.active
+
+
+def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):
+    source = "    hello\r\n    world!!!\r\n        deeper 😀\r\n"
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(source.encode("utf-8"))
+    window.compare.set_tokenizers(["gpt2", "cl100k_base"])
+    window.compare.set_active(True)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
+    wait_compared(qtbot, window)
+    view = window.compare
+    assert window.state.result.encoding.text == source == view.panes[1].result.encoding.text
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(source)) for n in view.names]
+    encodings = [window.state.result.encoding, view.panes[1].result.encoding]
+    # Editor positions as the tokens' own (Tokenized.starts16): a "\r\n" is one line break, and a
+    # boundary between its "\r" and "\n" sits at that break.
+    prefix = editor_prefix(source)
+    for pane, m in zip(view.panes, boundary_marks(encodings)):
+        assert view._visible_marks(pane).positions.tolist() == (m.chars + prefix[m.chars]).tolist()

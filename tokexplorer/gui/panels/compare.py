@@ -32,7 +32,7 @@ from ...core.quirks import Quirk
 from ...core.registry import BUILTINS, builtin_names
 from ...core.selection import selection_counts
 from ..editor import TokenEditor
-from ..positions import Edit, astral_prefix, utf16_len
+from ..positions import Edit, editor_prefix, utf16_len
 from ..selection import code_point_at16
 from ..state import AppState
 from ..tokenized import Tokenized
@@ -43,14 +43,38 @@ ALL = (-1, -1)  # every position
 MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are computed with it
 
 
+def editor_len(text: str) -> int:
+    """How many UTF-16 positions of the editor a piece of the tokenized (source) text takes: an
+    astral character two, a "\r\n" one (one line break there).
+
+    >>> editor_len("a😀\r\n")
+    4
+    """
+    return utf16_len(text) - text.count("\r\n")
+
+
 def utf16_at(result: Tokenized, position: int) -> int:
-    """The UTF-16 position of code point `position` of the result's text (the inverse of
-    `selection.code_point_at16`), walking from the token that starts at or before it."""
+    """The editor's UTF-16 position of code point `position` of the result's text (the inverse
+    of `selection.code_point_at16`), walking from the token that starts at or before it."""
     starts = result.encoding.starts
     i = int(np.searchsorted(starts, position, side="right")) - 1
     if i < 0:
-        return utf16_len(result.encoding.text[:position])
-    return int(result.starts16[i]) + utf16_len(result.encoding.text[int(starts[i]):position])
+        return editor_len(result.encoding.text[:position])
+    return int(result.starts16[i]) + editor_len(result.encoding.text[int(starts[i]):position])
+
+
+class SharedSource:
+    """The window editor's `SourceMap` (what its line breaks stand for in the tokenized text), for
+    a pane on the same document: read only, since that editor already follows every edit."""
+
+    def __init__(self, editor: TokenEditor):
+        self._editor = editor
+
+    def __getattr__(self, name: str):
+        return getattr(self._editor._source, name)
+
+    def edit(self, position16: int, removed: int, added: int) -> None:
+        pass  # the window's editor has moved it already
 
 
 @dataclass
@@ -81,9 +105,12 @@ class ComparePane(TokenEditor):
     code-point span instead, which every pane (the first included) marks with its own tokens.
     """
 
-    def __init__(self, state: AppState, document, parent=None):
-        super().__init__(state, parent, document=document, follow_state=False)
+    def __init__(self, state: AppState, editor: TokenEditor, parent=None):
+        super().__init__(state, parent, document=editor.document(), follow_state=False)
         self.setObjectName("compare_pane")
+        # subtle: a pane tokenizes the same text as the window's editor, a file's own line breaks
+        # ("\r\n"...) included, or the panes could not be compared.
+        self._source = SharedSource(editor)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
         state.hovered_changed.disconnect(self._on_hovered)
         state.reveal_token.disconnect(self.show_token)
@@ -327,7 +354,7 @@ class CompareView(QWidget):
         self.set_active(active)
 
     def _new_column(self) -> Column:
-        pane = ComparePane(self.state, self.editor.document())
+        pane = ComparePane(self.state, self.editor)
         column = Column(pane, closable=True)
         column.service = TokenizeService(self.state.catalog, pane.snapshot,
                                          lambda: (column.name, self.state.effective_policy), parent=column,
@@ -680,12 +707,15 @@ class CompareView(QWidget):
         c0 = code_point_at16(first, max(lo16 - MARK_MARGIN, 0))
         c1 = code_point_at16(first, hi16 + MARK_MARGIN)
         w16 = utf16_at(first, c0)
-        prefix = astral_prefix(text[c0:c1])
+        window = text[c0:c1]
+        prefix = editor_prefix(window)
+        if prefix is None:
+            prefix = np.zeros(len(window) + 1, dtype=np.int64)
         out = {}
         for column, m in zip(columns, boundary_marks([r.encoding for r in results], c0, c1)):
             local = m.chars - c0
-            out[column.editor] = Marks16(w16 + local + prefix[local], 1 + prefix[local + 1] - prefix[local],
-                                         m.fraction)
+            out[column.editor] = Marks16(w16 + local + prefix[local],
+                                         np.maximum(1 + prefix[local + 1] - prefix[local], 1), m.fraction)
         return [id(r) for r in results], w16, utf16_at(first, c1), out
 
     def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
