@@ -45,9 +45,9 @@ MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are compu
 
 def editor_len(text: str) -> int:
     """How many UTF-16 positions of the editor a piece of the tokenized (source) text takes: an
-    astral character two, a "\r\n" one (one line break there).
+    astral character two, a "\\r\\n" one (one line break there).
 
-    >>> editor_len("a😀\r\n")
+    >>> editor_len("a😀\\r\\n")
     4
     """
     return utf16_len(text) - text.count("\r\n")
@@ -225,6 +225,7 @@ class CompareView(QWidget):
         self._marks: tuple | None = None  # (result ids, lo16, hi16, {editor: Marks16}) around the visible text
         self._edit_log: list[Edit] = []  # edits since the marks were computed
         self._stale: tuple[int, int] | None = None  # UTF-16 range whose marks may be out of date, or ALL
+        self._same_text_key: list[int] = []  # result ids last found to be of one text
         self._syncing = False
         self._scroll_value, self._scroll_source = 0, None  # what _sync_scroll is spreading
         # subtle: the panes' workers share one thread. Several would only take turns holding the
@@ -538,7 +539,17 @@ class CompareView(QWidget):
                 return None
             columns.append(column)
             results.append(result)
-        return (columns, results) if self.active and len(results) >= 2 else None
+        if not self.active or len(results) < 2:
+            return None
+        key = [id(r) for r in results]
+        if key != self._same_text_key:
+            # Each pane's worker keeps its own copy of the text; compare only what is the same text
+            # (a copy out of step is resent whole by its service).
+            text = results[0].encoding.text
+            if any(r.encoding.text != text for r in results[1:]):
+                return None
+            self._same_text_key = key
+        return columns, results
 
     # --- summary, headers, selection -----------------------------------------------------
 
