@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import re
 
-from PySide6.QtCore import QPoint, Qt
+import pytest
+
+from PySide6.QtCore import QPoint, QThreadPool
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 
@@ -20,6 +22,15 @@ from ..core.library_peers import tiktoken_encoding
 from .helpers import settled, type_text
 
 HELLO = "    hello world!!!"
+
+
+@pytest.fixture(autouse=True)
+def no_job_left_running(qtbot):
+    """Let the windows' background jobs (the chunk view's split...) finish inside the test that
+    started them: one that answers after its window is gone fails the next test instead."""
+    yield
+    QThreadPool.globalInstance().waitForDone(30_000)
+    qtbot.wait(50)
 
 
 def wait_compared(qtbot, window) -> None:
