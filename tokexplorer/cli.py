@@ -12,7 +12,7 @@ import sys
 from typing import Callable, Sequence
 
 from .core.tokenizer import TokexplorerError, parse_allowed_special
-from .core.unicode_info import visible  # the commands' table cells; the window's too (core)
+from .core.unicode_info import visible  # noqa: F401  (the commands' table cells take it from here)
 
 # Sub-command name -> module in tokexplorer.commands that defines add_parser(subparsers) and run(args).
 COMMANDS = {

@@ -11,6 +11,7 @@ import subprocess
 import sys
 
 import pytest
+from PySide6.QtGui import QTextCursor
 
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.textfile import read_text_file
@@ -91,3 +92,21 @@ def test_what_qt_cannot_hold_is_tokenized_saved_and_marked(qtbot, window, tmp_pa
     assert path.read_bytes() == (text + "!").encode("utf-8")
     assert window.editor._source.src == marked
     window.editor.viewport().grab()  # painted with the markers
+
+
+def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, capfd):
+    """A typed line break right after a lone CR spells "\\r\\n" in the source: deleting the CR's
+    break must delete only the CR (the worker is told source units, not editor ones)."""
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(b"aa\n\ra")
+    open_file(qtbot, window, path)
+    editor = window.editor
+    cursor = QTextCursor(editor.document())
+    for start, end, text in [(0, 3, ""), (1, 1, "\n"), (0, 1, "")]:
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(text)
+        wait_settled(qtbot, window)
+        assert window.state.result.encoding.text == editor.source_text()
+    assert editor.source_text() == "\na"
+    assert "out of step" not in capfd.readouterr().err

@@ -11,8 +11,7 @@ import types
 import numpy as np
 import pytest
 from PySide6.QtCore import QEvent, QMimeData, QPoint, QPointF, Qt, QUrl
-from PySide6.QtGui import (QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCharFormat, QTextCursor,
-                           QTextOption)
+from PySide6.QtGui import QDropEvent, QHelpEvent, QKeyEvent, QMouseEvent, QTextCursor, QTextOption
 from PySide6.QtWidgets import QApplication, QToolTip
 
 from tokexplorer.bench import gui as bench_gui
@@ -637,3 +636,33 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
     flags = window.state.result.encoding.flags
     assert sum(bool(f & TokenFlag.SPECIAL) for f in flags) == 1  # one special token
     assert window.banner.kind == "note" and "ends a document" in window.banner.label.text()
+
+
+def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
+    """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
+    from PySide6.QtGui import QTextDocument
+
+    from tokexplorer.gui.colours import colour_indices as colours_of
+    from tokexplorer.gui.editor import TokenEditor
+    from tokexplorer.gui.state import AppState
+    from tokexplorer.gui.tokenized import Tokenized
+
+    state = AppState()
+    document = QTextDocument()
+    text = "hello world, unbelievably tokenized"
+    document.setPlainText(text)
+    panes = {}
+    for name in ("gpt2", "llama-sp"):
+        pane = TokenEditor(state, document=document, follow_state=False)
+        qtbot.addWidget(pane)
+        pane.show()
+        enc = get_builtin(name).encode(text)
+        pane.set_result(Tokenized.build(1, name, "refuse", enc, colours_of(enc.id_array)))
+        panes[name] = pane
+    assert panes["gpt2"].document() is panes["llama-sp"].document()
+    for name, pane in panes.items():
+        spans = [(s, e) for s, e, _, _ in pane.drawn_tokens()]
+        assert spans == [(int(a), int(b)) for a, b in get_builtin(name).encode(text).spans if b > a]
+    assert panes["gpt2"].drawn_tokens() != panes["llama-sp"].drawn_tokens()
+    state.set_result(None)  # the window's own result does not reach them
+    assert panes["gpt2"].drawn_tokens()

@@ -45,9 +45,10 @@ def test_source_map_follows_edits(text, edits):
         j = min(len(bounds) - 1, i + removed)
         p16, q16 = bounds[i], bounds[j]
         extra = smap.extra(p16, shown[:i].count("\n"))
+        removed = smap.removed(p16, q16 - p16, shown[i:j].count("\n"))
         smap.edit(p16, q16 - p16, utf16_len(inserted))
         shown = shown[:i] + inserted + shown[j:]
-        mirror.apply(p16 + extra, q16 - p16, inserted.replace("\n", smap.newline))
+        mirror.apply(p16 + extra, removed, inserted.replace("\n", smap.newline))
         assert mirror.text == smap.source(shown)
         assert mirror.len16 == utf16_len(mirror.text)
 

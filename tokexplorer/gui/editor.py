@@ -33,7 +33,7 @@ import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
-from PySide6.QtWidgets import QApplication, QPlainTextEdit, QTextEdit, QToolTip
+from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette
@@ -78,6 +78,10 @@ class TokenEditor(QPlainTextEdit):
         `follow_state`: take results from `state.tokenized`, else only from `set_result`."""
         super().__init__(parent)
         if document is not None:
+            # subtle: QPlainTextEdit takes only a document laid out for plain text; views sharing
+            # it share that layout, and so its line width (give them one width, or no wrapping).
+            if not isinstance(document.documentLayout(), QPlainTextDocumentLayout):
+                document.setDocumentLayout(QPlainTextDocumentLayout(document))
             self.setDocument(document)
         self.state = state
         self.setObjectName("editor")
@@ -93,6 +97,7 @@ class TokenEditor(QPlainTextEdit):
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
+        self._blocks = self.document().blockCount()  # after the last change seen
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -172,6 +177,7 @@ class TokenEditor(QPlainTextEdit):
         doc.setUndoRedoEnabled(True)
         doc.setModified(False)
         self.setReadOnly(False)
+        self._blocks = doc.blockCount()
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
         self.loaded.emit()
@@ -198,17 +204,28 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
-        extra = 0
-        if not self._source.identity:  # where the edit falls in the source
-            extra = self._source.extra(position, self.document().findBlock(position).blockNumber())
+        doc = self.document()
+        source_position, source_removed = position, removed
+        if not self._source.identity:  # where the edit falls in the source, and what it removes
+            added_breaks = 0
+            if added:
+                cursor = QTextCursor(doc)
+                cursor.setPosition(position)
+                cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
+                added_breaks = cursor.selectedText().count("\u2029")
+            removed_breaks = self._blocks - doc.blockCount() + added_breaks
+            source_position += self._source.extra(position, doc.findBlock(position).blockNumber())
+            source_removed = self._source.removed(position, removed, removed_breaks)
             self._source.edit(position, removed, added)
-        self._post_edit(position, removed, added, extra)
+        self._blocks = doc.blockCount()
+        self._post_edit(position, removed, added, source_position, source_removed)
         self.text_edited.emit()
 
-    def _post_edit(self, position: int, removed: int, added: int, extra: int) -> None:
-        """Queue the edit for the worker's copy of the source, or ask for the whole text: at the
-        source's position16 (the editor's plus `extra`), `removed` units as the editor counts them,
-        the inserted text with its line breaks as the document's.
+    def _post_edit(self, position: int, removed: int, added: int, source_position: int,
+                   source_removed: int) -> None:
+        """Queue the edit for the worker's copy of the source, or ask for the whole text: the
+        source's UTF-16 units at source_position replaced by the inserted text, its line breaks
+        the document's.
 
         subtle: Qt counts the document's final block separator in some changes (setPlainText
         reports removing 1 character from an empty document); an edit that reaches it is not a
@@ -226,7 +243,7 @@ class TokenEditor(QPlainTextEdit):
             cursor.setPosition(position)
             cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
             inserted = cursor.selectedText().replace("\u2029", self._source.newline)
-        self._outbox.append((position + extra, removed, inserted))
+        self._outbox.append((source_position, source_removed, inserted))
 
     def set_result(self, result: Tokenized | None) -> None:
         """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed

@@ -1,8 +1,8 @@
 """Positions at the GUI boundary: the core counts code points, Qt counts UTF-16 code units.
 
-Conversions (`astral_prefix`, `to_utf16`, `utf16_len`), how positions move through an edit
-(`Edit`), the worker's copy of the editor's text kept from Qt's edits (`TextMirror`), grapheme
-cluster bounds in UTF-16 (`cluster_bounds16`).
+Conversions (`astral_prefix`, `to_utf16`, `utf16_len`, `editor_prefix` from the tokenized text to
+the editor's), how positions move through an edit (`Edit`), the worker's copy of the tokenized
+text kept from Qt's edits (`TextMirror`), grapheme cluster bounds in UTF-16 (`cluster_bounds16`).
 
 Also what the editor can hold: a QTextDocument turns "\\r\\n", "\\r", U+2029 and Qt's frame
 markers U+FDD0 / U+FDD1 into block breaks and drops lone surrogates. The editor holds a line break
@@ -110,14 +110,7 @@ class TextMirror:
         self._astral = self.len16 != len(text)  # may stay True after the last one is deleted
 
     def apply(self, position16: int, removed16: int, inserted: str) -> None:
-        """Replace, at position16, removed16 units as the editor counts them (a "\\r\\n" is one
-        line break there) by `inserted`.
-
-        >>> m = TextMirror("a\\r\\nb")
-        >>> m.apply(1, 1, "")  # the editor's one line break
-        >>> m.text
-        'ab'
-        """
+        """Replace removed16 UTF-16 units at position16 by `inserted`."""
         text = self.text
         if self._astral:
             # subtle: Qt counts an astral character as two units; find the code-point positions.
@@ -126,19 +119,9 @@ class TextMirror:
             end = start + len(units[2 * position16: 2 * (position16 + removed16)].decode("utf-16-le", "surrogatepass"))
         else:
             start, end = position16, position16 + removed16
-        if "\r" in text:  # each "\r\n" inside is one unit in the editor: take as many more
-            while True:
-                piece = text[start:end]
-                missing = removed16 - (utf16_len(piece) - piece.count("\r\n"))
-                if missing <= 0 or end >= len(text):
-                    break
-                end += missing
-            if end < len(text) and text[end - 1] == "\r" and text[end] == "\n":
-                end += 1  # never half of a line break
-        removed_here = utf16_len(text[start:end])
         self.text = text[:start] + inserted + text[end:]
         added16 = utf16_len(inserted)
-        self.len16 += added16 - removed_here
+        self.len16 += added16 - removed16
         self._astral = self._astral or added16 != len(inserted)
 
 
@@ -177,6 +160,12 @@ class SourceMap:
         number of line breaks before it."""
         k = int(np.searchsorted(self.pos16, position16, side="left"))
         return int(self._extra[k]) + (len(self.newline) - 1) * (breaks_before - k)
+
+    def removed(self, position16: int, removed: int, breaks: int) -> int:
+        """The source's UTF-16 units behind `removed` editor units at position16 that hold
+        `breaks` line breaks (before the edit is followed)."""
+        k0, k1 = np.searchsorted(self.pos16, [position16, position16 + removed], side="left").tolist()
+        return removed + int(self._extra[k1] - self._extra[k0]) + (len(self.newline) - 1) * (breaks - (k1 - k0))
 
     def edit(self, position16: int, removed: int, added: int) -> None:
         """Follow an edit of the editor's text: breaks removed with the text go."""

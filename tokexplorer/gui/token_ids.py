@@ -118,7 +118,10 @@ class TokenTable(QTableView):
         fm = self.fontMetrics()
         result = self.model().result
         rows = len(result) if result is not None else 0
-        top_id = int(result.encoding.id_array.max()) if rows else 0
+        catalog = self.state.catalog
+        # subtle: the vocabulary's size, not the ids' maximum: an edit's result would build its
+        # id array (tens of milliseconds on a book) in the UI thread just to measure it.
+        top_id = catalog.get(result.tokenizer).n_vocab - 1 if rows and catalog.is_loaded(result.tokenizer) else 0
         self.setColumnWidth(0, fm.horizontalAdvance("8" * max(3, len(str(rows - 1)))) + 12)
         self.setColumnWidth(1, fm.horizontalAdvance("8" * max(5, len(str(top_id)))) + 12)
 

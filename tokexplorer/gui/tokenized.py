@@ -105,13 +105,13 @@ class Tokenized:
 
     def index_at16(self, position16: int) -> int | None:
         """The token covering UTF-16 position `position16`, or None."""
-        i = int(np.searchsorted(self.ends16, position16, side="right"))
+        i = int(self.ends16.searchsorted(position16, side="right"))
         if i < len(self.ends16) and self.starts16[i] <= position16:
             return i
         return None
 
     def range16(self, start16: int, end16: int) -> range:
         """Indices of the tokens overlapping UTF-16 range [start16, end16)."""
-        first = int(np.searchsorted(self.ends16, start16, side="right"))
-        last = int(np.searchsorted(self.starts16, end16, side="left"))
+        first = int(self.ends16.searchsorted(start16, side="right"))  # the method: no wrapper's cost
+        last = int(self.starts16.searchsorted(end16, side="left"))
         return range(first, max(first, last))
