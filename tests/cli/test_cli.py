@@ -212,3 +212,10 @@ def test_adding_chat_special_tokens_as_in_the_lecture(capsys):
     assert ids[0] == 100264 and ids[-1] == 100265
     assert "already <|endoftext|>" in one_line_error(capsys, "encode", "--add-special", "<|im_start|>=100257", "x")
     assert "not llama-sp" in one_line_error(capsys, "encode", "-t", "llama-sp", "--add-special", "<|x|>", "x")
+
+
+def test_compare_says_the_difference_and_the_cheapest(capsys):
+    code, out, _ = run(capsys, "compare", "-t", "gpt2", "-t", "cl100k_base", "    hello world!!!")
+    assert code == 0 and "-2 (-33.3%)" in out and "cheapest: cl100k_base, 4 tokens" in out
+    data = json.loads(run(capsys, "compare", "-t", "gpt2", "-t", "cl100k_base", "--json", "    hello world!!!")[1])
+    assert data["cheapest"] == ["cl100k_base"] and [r["delta"] for r in data["results"]] == [0, -2]

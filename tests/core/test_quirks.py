@@ -75,3 +75,21 @@ def test_every_quirk_runs_from_the_command_line(capsys):
     capsys.readouterr()
     with pytest.raises(TokexplorerError):
         quirk("nope")
+
+
+def test_spaces_and_punctuation_counts_as_the_observation_says():
+    text = sample("spaces-and-punctuation", "text")
+    assert (count("gpt2", text), count("cl100k_base", text)) == (6, 4)
+    assert "(6 tokens)" in quirk("spaces-and-punctuation").observation
+
+
+def test_each_quirk_names_its_view_and_tokenizers():
+    from tokexplorer.core.registry import builtin_names
+
+    for q in QUIRKS:
+        assert q.view in ("editor", "compare"), q.name
+        assert set(q.tokenizers) <= set(builtin_names()), q.name
+        assert len(q.tokenizers) == 1 if q.view == "editor" else 2 <= len(q.tokenizers) <= 4, q.name
+        if len(q.samples) > 1:
+            assert q.view == "compare", f"{q.name} compares parts: the compare view counts them"
+    assert quirk("python-indentation").tokenizers == ("gpt2", "cl100k_base")

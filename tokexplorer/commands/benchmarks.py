@@ -17,6 +17,7 @@ SECTIONS: dict[str, tuple[str, bool]] = {
     "training": ("training", False),
     "gui": ("gui", False),
     "panels": ("panels", False),
+    "compare": ("compare", False),
 }
 
 
@@ -29,6 +30,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
     p.add_argument("--huge-mb", type=int, default=0, metavar="N",
                    help="with --gui: also open an N MB text (the corpus repeated), e.g. 50")
+    p.add_argument("--panes", type=int, default=4, metavar="N",
+                   help="with --compare: how many compare panes to type into (2 to 4)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 

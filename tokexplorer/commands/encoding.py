@@ -22,6 +22,7 @@ from ..cli import (
     read_text_argument,
 )
 from ..core import id_lookup
+from ..core.compare import cheapest, counts_from_stats, summary
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
@@ -246,15 +247,18 @@ def run_split(args: argparse.Namespace) -> int:
 def run_compare(args: argparse.Namespace) -> int:
     names = args.tokenizers or builtin_names()
     text = read_text_argument(args)
-    rows = []
-    for name in names:
-        tok = load_tokenizer(name)
-        s = count(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
-        rows.append({"tokenizer": tok.name, "n_vocab": tok.n_vocab, **s})
+    tokenizers = [load_tokenizer(name) for name in names]
+    counts = counts_from_stats([t.name for t in tokenizers], [
+        count(t, text, allowed_special=allowed_special(args), limit_mb=args.max_mb) for t in tokenizers])
     if args.json:
-        print_json({"chars": len(text), "results": rows})
+        print_json({"chars": len(text), "cheapest": [counts[i].name for i in cheapest(counts)],
+                    "results": [{"tokenizer": c.name, "n_vocab": t.n_vocab, "tokens": c.tokens,
+                                 "chars": c.chars, "bytes": c.bytes, "bytes_per_token": c.bytes_per_token,
+                                 "chars_per_token": c.chars_per_token, "delta": c.delta,
+                                 "delta_pct": c.delta_pct} for c, t in zip(counts, tokenizers)]})
     else:
-        print_table(["tokenizer", "vocab", "tokens", "bytes/token", "chars/token"],
-                    [[r["tokenizer"], r["n_vocab"], r["tokens"], f"{r['bytes_per_token']:.2f}",
-                      f"{r['chars_per_token']:.2f}"] for r in rows], right={1, 2, 3, 4})
+        print_table(["tokenizer", "vocab", "tokens", "vs first", "bytes/token", "chars/token"],
+                    [[c.name, t.n_vocab, c.tokens, c.delta_label(), f"{c.bytes_per_token:.2f}",
+                      f"{c.chars_per_token:.2f}"] for c, t in zip(counts, tokenizers)], right={1, 2, 3, 4, 5})
+        print(summary(counts))
     return 0

@@ -24,7 +24,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.name is None:
         if args.json:
-            print_json([{"name": q.name, "question": q.question} for q in QUIRKS])
+            print_json([{"name": q.name, "question": q.question, "view": q.view,
+                         "tokenizers": list(q.tokenizers)} for q in QUIRKS])
         else:
             print_table(["quirk", "question"], [[q.name, q.question] for q in QUIRKS])
         return 0
@@ -38,6 +39,7 @@ def run(args: argparse.Namespace) -> int:
                             "pieces": [t.text for t in enc]})
     if args.json:
         print_json({"name": q.name, "question": q.question, "observation": q.observation,
+                    "view": q.view, "tokenizers": list(q.tokenizers),
                     "samples": [{"label": lab, "text": text} for lab, text in q.samples],
                     "results": results})
         return 0

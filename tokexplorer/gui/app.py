@@ -4,7 +4,8 @@ Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer N
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
 PATH-NAME.png), printing one JSON line per PNG (its path, the view, the tokenizer and the status
-bar's counts); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`);
+bar's counts); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`;
+--view compare with several -t shows one pane per tokenizer, in one PNG);
 --select START[:END] selects those code points (or puts the caret at START) once the text is
 tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's (a
 screenshot without it uses a fresh temporary folder: it never changes the user's settings).
@@ -89,7 +90,8 @@ def settled(window) -> bool:
                  or window.banner.kind == "error")
             and window.chunk_view.up_to_date and window.token_table.up_to_date
             and all(getattr(view.widget(), "up_to_date", True)
-                    for view in window.views.values() if hasattr(view, "widget")))
+                    for view in window.views.values() if hasattr(view, "widget"))
+            and window.compare.up_to_date)
 
 
 def when_settled(window, then: Callable[[], None], timeout_s: float) -> None:
@@ -159,7 +161,10 @@ def run_gui(argv: list[str]) -> int:
     except TokexplorerError as exc:
         print(f"tokexplorer: error: {exc}", file=sys.stderr)
         return 1
-    if names:
+    if args.view == "compare" and len(names) > 1:
+        window.compare.set_tokenizers(names)  # one pane each, in one picture
+        names = []
+    elif names:
         window.state.set_tokenizer(names[0])
     if args.open:
         if not Path(args.open).is_file():
@@ -295,16 +300,6 @@ def _report_first_paint(window) -> None:
     poll()
 
 
-def screenshot_record(window, path: Path, view: str) -> dict:
-    """What a picture shows, for scripts: its path, the view, the tokenizer and the status bar's
-    counts (None when the text has no tokens yet)."""
-    result = window.state.result
-    stats = result.stats if result is not None else {}
-    return {"path": str(path), "view": view, "tokenizer": window.state.tokenizer,
-            "policy": window.state.effective_policy, "tokens": stats.get("tokens"),
-            "characters": stats.get("chars"), "bytes": stats.get("bytes")}
-
-
 def select_code_points(window, start: int, end: int) -> bool:
     """Select code points [start, end) of the editor's text (a caret at start when equal), as Qt's
     UTF-16 positions; False, with a message, when the text is shorter."""
@@ -322,6 +317,16 @@ def select_code_points(window, start: int, end: int) -> bool:
     cursor.setPosition(utf16_len(text[:end]), QTextCursor.MoveMode.KeepAnchor)
     window.editor.setTextCursor(cursor)
     return True
+
+
+def screenshot_record(window, path: Path, view: str) -> dict:
+    """What a picture shows, for scripts: its path, the view, the tokenizer and the status bar's
+    counts (None when the text has no tokens yet)."""
+    result = window.state.result
+    stats = result.stats if result is not None else {}
+    return {"path": str(path), "view": view, "tokenizer": window.state.tokenizer,
+            "policy": window.state.effective_policy, "tokens": stats.get("tokens"),
+            "characters": stats.get("chars"), "bytes": stats.get("bytes")}
 
 
 def _take_screenshots(window, paths: list[Path], names: list[str],

@@ -17,7 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
-from ..core.quirks import QUIRKS, Quirk
+from ..core.quirks import QUIRKS, Quirk, sample_text
 from ..core.registry import BUILTINS
 from ..core.resources import resource_path
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
@@ -32,6 +32,7 @@ from .editor import TokenEditor
 from .find_bar import FindBar
 from .legend import Legend, token_colours_menu
 from .panels.chat import ChatView
+from .panels.compare import CompareView
 from .panels.inspector import InspectorPanel
 from .panels.merge_tree import MergeTreePanel
 from .panels.plots import PlotsPanel
@@ -86,7 +87,8 @@ class MainWindow(QMainWindow):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         layout.addWidget(self.banner)
-        layout.addWidget(self.editor)
+        self.compare = CompareView(self.state, self.editor)  # holds the editor: its first pane
+        layout.addWidget(self.compare)
         self.legend = Legend(self.state)
         layout.addWidget(self.legend)
         self.find_bar = FindBar(self.editor)
@@ -163,6 +165,9 @@ class MainWindow(QMainWindow):
         self.about_action = self._action("&About tokexplorer", self.show_about)
         self.welcome_action = self._action("&Welcome Text", self.show_welcome,
                                            tip="Open the welcome text again (numbers, code, languages, emoji)")
+        self.compare_action = self._action("&Compare Tokenizers", self.compare.set_active, "Ctrl+2",
+                                           "The text in 2 to 4 tokenizers side by side", checkable=True)
+        self.compare.active_changed.connect(self.compare_action.setChecked)
 
     def _create_menus(self) -> None:
         bar = self.menuBar()
@@ -181,6 +186,7 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
+        self.view_menu.addAction(self.compare_action)
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
         self.view_menu.addMenu(token_colours_menu(self.state, self))
         self.view_menu.addSeparator()
@@ -213,7 +219,7 @@ class MainWindow(QMainWindow):
         self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
         tb.addWidget(self.policy_box)
         tb.addSeparator()
-        tb.addActions([self.whitespace_action, self.dark_action])
+        tb.addActions([self.compare_action, self.whitespace_action, self.dark_action])
         self.view_menu.addAction(tb.toggleViewAction())
         self._fill_tokenizers()
 
@@ -270,6 +276,7 @@ class MainWindow(QMainWindow):
         for dock in group[1:]:
             dock.hide()
         self.inspector_dock.raise_()
+        self.views["compare"] = lambda: self.compare.set_active(True)
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
               area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -355,6 +362,7 @@ class MainWindow(QMainWindow):
         self.legend.setVisible(self.legend_action.isChecked())
         self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                             size=keys.read_int(st, keys.FONT_SIZE, 0))
+        self.compare.restore(keys.read_list(st, keys.COMPARE_PANES), keys.read_bool(st, keys.COMPARE, False))
         self._fill_recent()
 
     def write_settings(self) -> None:
@@ -371,6 +379,8 @@ class MainWindow(QMainWindow):
         st.setValue(keys.LEGEND, self.legend_action.isChecked())
         st.setValue(keys.MONOSPACE, self.state.monospace)
         st.setValue(keys.FONT_SIZE, self.state.font_size)
+        st.setValue(keys.COMPARE, self.compare.active)
+        st.setValue(keys.COMPARE_PANES, [n for n in self.compare.names[1:] if self.state.catalog.is_builtin(n)])
         st.sync()
 
     def _recent(self) -> list[str]:
@@ -558,9 +568,13 @@ class MainWindow(QMainWindow):
             return
         self.state.set_document(None)
         self.state.set_document_policy(quirk.allowed_special)
-        self.editor.load_text(editor_text("\n".join(text for _, text in quirk.samples)).text)
-        self.banner.show_message("note", f"{quirk.question} {quirk.observation} "
-                                         "Try each tokenizer in the picker.")
+        self.editor.load_text(editor_text(sample_text(quirk)).text)
+        if quirk.view == "compare":
+            self.compare.open_sample(quirk)
+        else:
+            self.compare.set_active(False)
+            self.state.set_tokenizer(quirk.tokenizers[0])
+        self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
 
     def show_welcome(self) -> None:
         """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
@@ -664,4 +678,5 @@ class MainWindow(QMainWindow):
             return
         self.write_settings()
         self.service.wait_for_done(3000)
+        self.compare.wait_for_done(3000)
         event.accept()

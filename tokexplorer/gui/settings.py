@@ -22,6 +22,8 @@ TOKEN_COLOURS = "view/token_colours"  # a scheme of colours.SCHEMES
 LEGEND = "view/legend"  # bool: the legend strip in the status bar is shown
 MONOSPACE = "view/monospace"  # bool: the editor uses the system's fixed-width font
 FONT_SIZE = "view/font_size"  # int points; 0: the default size
+COMPARE = "compare/on"  # bool: the compare view is shown
+COMPARE_PANES = "compare/panes"  # list of the built-in tokenizers of the panes after the first
 RECENT_FILES = "files/recent"  # list of paths, newest first
 MAX_RECENT = 10
 

@@ -134,13 +134,16 @@ class TokenizeService(QObject):
     _resync = Signal(int)
 
     def __init__(self, catalog: TokenizerCatalog, text_source: Callable[[bool], TextDelta],
-                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 0, parent=None):
+                 settings_source: Callable[[], tuple[str, str]], *, debounce_ms: int = 0, parent=None,
+                 pool: QThreadPool | None = None):
         super().__init__(parent)
         self._catalog = catalog
         self._text_source = text_source  # (full) -> TextDelta since the last call, in the UI thread
         self._settings_source = settings_source  # () -> (tokenizer name, policy)
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)  # one at a time, in order: the Retokenizer is stateful
+        # One thread, so requests run one at a time and in order (the Retokenizer is stateful);
+        # several services may share one (`pool`: a one-thread pool), e.g. the compare panes.
+        self._pool = pool if pool is not None else QThreadPool(self)
+        self._pool.setMaxThreadCount(1)
         self._retokenizer = Retokenizer()
         self._mirror = TextMirror()  # the editor's text as the worker knows it (worker thread only)
         self.generation = 0  # of the latest request

@@ -1,0 +1,290 @@
+"""The compare view with real tokenizers: counts against tiktoken's own encoders, one document
+for every pane, hover linking, boundary marks (one inside an emoji), selection counts, samples."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from PySide6.QtCore import QPoint, QThreadPool
+from PySide6.QtGui import QTextCursor
+from PySide6.QtTest import QTest
+
+from tokexplorer.core.compare import boundary_marks, covering
+from tokexplorer.core.quirks import quirk, sample_text
+from tokexplorer.core.selection import selection_counts
+from tokexplorer.gui.app import select_code_points
+from tokexplorer.gui.positions import editor_prefix, utf16_len
+
+from ..core.library_peers import tiktoken_encoding
+from .helpers import settled, type_text
+
+HELLO = "    hello world!!!"
+
+
+@pytest.fixture(autouse=True)
+def no_job_left_running(qtbot):
+    """Let the windows' background jobs (the chunk view's split...) finish inside the test that
+    started them: one that answers after its window is gone fails the next test instead."""
+    yield
+    QThreadPool.globalInstance().waitForDone(30_000)
+    qtbot.wait(50)
+
+
+def wait_compared(qtbot, window) -> None:
+    qtbot.waitUntil(lambda: settled(window) and window.compare.up_to_date, timeout=60_000)
+
+
+def compare(qtbot, window, text: str, names: list[str]):
+    window.set_text(text)
+    window.compare.set_tokenizers(names)
+    window.compare.set_active(True)
+    wait_compared(qtbot, window)
+    return window.compare
+
+
+def token_counts(view) -> list[int]:
+    """The token count each pane's header shows."""
+    return [int(re.search(r"<b>([\d,]+)</b> tokens", c.header.counts.text()).group(1).replace(",", ""))
+            for c in view.columns]
+
+
+def test_hello_world_gpt2_vs_cl100k(window, qtbot, tmp_path):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    want = [len(tiktoken_encoding(n, tmp_path).encode(HELLO)) for n in ("gpt2", "cl100k_base")]
+    assert want == [6, 4]
+    assert view.names == ["gpt2", "cl100k_base"] and token_counts(view) == want
+    assert "-2 (-33.3%) vs gpt2" in view.columns[1].header.counts.text()
+    assert "cheapest: cl100k_base, 4 tokens" in view.summary.text()
+    assert window.compare_action.isChecked()
+    # GPT-2 cuts the indentation after the first and second space; cl100k does not.
+    marks = view._visible_marks(view.panes[0])
+    assert marks.positions.tolist() == [1, 2] and not view._visible_marks(view.panes[1]).positions.size
+
+
+def test_python_indentation_sample_opens_in_compare(window, qtbot, tmp_path):
+    q = quirk("python-indentation")
+    window.open_sample(q)
+    wait_compared(qtbot, window)
+    view = window.compare
+    assert view.active and view.names == ["gpt2", "cl100k_base"]
+    code = sample_text(q)
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(code)) for n in view.names]
+    assert token_counts(view)[1] < token_counts(view)[0] - 10
+    # An editor sample turns the compare view off and shows the tokenizer it names.
+    window.open_sample(quirk("long-token"))
+    wait_compared(qtbot, window)
+    assert not view.active and window.state.tokenizer == "cl100k_base"
+    assert not view.columns[1].isVisible() and not window.compare_action.isChecked()
+
+
+def test_json_vs_yaml_counts_each_part(window, qtbot):
+    window.open_sample(quirk("json-vs-yaml"))
+    wait_compared(qtbot, window)
+    view = window.compare
+    assert view.names == ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+    assert view.parts.isVisible()
+    parts = dict(re.findall(r"(JSON|YAML): ([^│]+)", view.parts.text()))
+    for label in ("JSON", "YAML"):
+        counts = dict(re.findall(r"(\S+) (\d+)", parts[label]))
+        assert counts.keys() == set(view.names)
+    for name in view.names:
+        assert int(dict(re.findall(r"(\S+) (\d+)", parts["YAML"]))[name]) < int(
+            dict(re.findall(r"(\S+) (\d+)", parts["JSON"]))[name])
+
+
+def test_typing_in_any_pane_edits_all(window, qtbot, tmp_path):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base", "o200k_base"])
+    pane = view.panes[2]
+    pane.setFocus()
+    cursor = pane.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    pane.setTextCursor(cursor)
+    type_text(pane, "\n    if x:\n        👋 done")
+    wait_compared(qtbot, window)
+    text = HELLO + "\n    if x:\n        👋 done"
+    assert window.editor.plain_text() == text and all(p.plain_text() == text for p in view.panes)
+    assert window.state.result.encoding.text == text
+    assert all(p.result.encoding.text == text for p in view.panes[1:])
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]
+    # The caret moved with the typing in every pane.
+    assert {p.textCursor().position() for p in view.panes} == {utf16_len(text)}
+    # The marks on screen are those of the new text, in every pane.
+    encodings = [window.state.result.encoding] + [p.result.encoding for p in view.panes[1:]]
+    for pane, m in zip(view.panes, boundary_marks(encodings)):
+        shown = view._visible_marks(pane)
+        assert shown.positions.tolist() == [utf16_len(text[:c]) for c in m.chars.tolist()]
+        assert shown.fractions.tolist() == m.fraction.tolist()
+
+
+def marked(pane) -> tuple[int, int] | None:
+    """The UTF-16 range a pane highlights as hovered, or None."""
+    selections = pane.extraSelections()
+    if not selections:
+        return None
+    cursor = QTextCursor(selections[0].cursor)
+    return cursor.selectionStart(), cursor.selectionEnd()
+
+
+def test_hover_links_tokens_across_panes(window, qtbot):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    gpt2, cl100k = view.panes
+    # Hover cl100k's first token ('   '): GPT-2's three one-space tokens light up.
+    assert covering([window.state.result.encoding, cl100k.result.encoding], 1, 2) == [range(1, 2), range(0, 1)]
+    cursor = QTextCursor(cl100k.document())
+    cursor.setPosition(1)
+    QTest.mouseMove(cl100k.viewport(), cl100k.cursorRect(cursor).center() + QPoint(2, 0))
+    qtbot.waitUntil(lambda: marked(gpt2) is not None, timeout=5000)
+    assert marked(gpt2) == (0, 3) and marked(cl100k) == (0, 3)
+    # Hover GPT-2's ' hello' in the window's editor: cl100k's ' hello' lights up.
+    cursor.setPosition(6)
+    QTest.mouseMove(gpt2.viewport(), gpt2.cursorRect(cursor).center())
+    qtbot.waitUntil(lambda: marked(cl100k) == (3, 9), timeout=5000)
+    assert marked(gpt2) == (3, 9)
+    # Leaving clears every pane.
+    QTest.mouseMove(window.banner, QPoint(1, 1))
+    qtbot.waitUntil(lambda: marked(gpt2) is None and marked(cl100k) is None, timeout=5000)
+
+
+def red_pixels(widget) -> int:
+    image = widget.grab().toImage()
+    return sum(1 for x in range(0, image.width()) for y in range(0, min(image.height(), 60))
+               if (lambda c: c.red() > 190 and c.green() < 60 and c.blue() < 60)(image.pixelColor(x, y)))
+
+
+def test_a_gpt2_boundary_inside_an_emoji_is_marked(window, qtbot):
+    text = "hi 😀 and 😂"  # GPT-2 cuts each emoji after three of its four bytes; o200k_base does not
+    view = compare(qtbot, window, text, ["gpt2", "o200k_base"])
+    marks = view._visible_marks(view.panes[0])
+    inside = marks.fractions > 0
+    assert marks.positions[inside].tolist() == [utf16_len("hi "), utf16_len("hi 😀 and ")]
+    assert marks.fractions[inside].tolist() == [0.75, 0.75] and marks.lengths[inside].tolist() == [2, 2]
+    assert not (view._visible_marks(view.panes[1]).fractions > 0).any()
+    # Drawn: red marks in GPT-2's pane only.
+    assert red_pixels(view.panes[0].viewport()) > 0 and red_pixels(view.panes[1].viewport()) == 0
+
+
+def test_selection_counts_per_pane(window, qtbot):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    select_code_points(window, 0, 9)  # "    hello"
+    qtbot.waitUntil(lambda: all(c.header.selection.text() for c in view.columns), timeout=5000)
+    gpt2_enc = window.state.result.encoding
+    cl100k_enc = view.panes[1].result.encoding
+    for column, enc in zip(view.columns, (gpt2_enc, cl100k_enc)):
+        s = selection_counts(enc, 0, 9)
+        assert column.header.selection.text().startswith(f"selection: {s.tokens} tokens ({s.whole} whole)")
+    assert (selection_counts(gpt2_enc, 0, 9).tokens, selection_counts(cl100k_enc, 0, 9).tokens) == (4, 2)
+    # The selection is the same in every pane.
+    assert view.panes[1].textCursor().selectionStart() == 0 and view.panes[1].textCursor().selectionEnd() == 9
+
+
+def test_scrolling_and_caret_in_step(window, qtbot, corpora):
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:40_000]
+    view = compare(qtbot, window, text, ["gpt2", "cl100k_base", "llama-sp"])
+    view.panes[2].verticalScrollBar().setValue(300)
+    assert len({p.verticalScrollBar().value() for p in view.panes}) == 1
+    assert len({p.firstVisibleBlock().blockNumber() for p in view.panes}) == 1
+    assert view.panes[0].firstVisibleBlock().blockNumber() > 100
+    cursor = view.panes[1].textCursor()
+    cursor.setPosition(12_345)
+    view.panes[1].setTextCursor(cursor)
+    assert [p.textCursor().position() for p in view.panes] == [12_345] * 3
+    assert len({p.firstVisibleBlock().blockNumber() for p in view.panes}) == 1
+
+
+def test_panes_are_added_and_removed(window, qtbot):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    assert view.add_pane() is not None and view.add_pane() is not None
+    assert view.add_pane() is None and not view.add_button.isEnabled()
+    assert view.names == ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+    wait_compared(qtbot, window)
+    assert len(token_counts(view)) == 4
+    view.remove_pane(view.panes[1])
+    assert view.names == ["gpt2", "o200k_base", "llama-sp"]
+    view.remove_pane(view.panes[1])
+    view.remove_pane(view.panes[1])  # the last two stay
+    assert view.names == ["gpt2", "llama-sp"]
+    view.columns[1].header.picker.setCurrentText("cl100k_base")
+    wait_compared(qtbot, window)
+    assert view.names == ["gpt2", "cl100k_base"] and token_counts(view) == [6, 4]
+
+
+def test_a_refused_special_token_is_counted_as_text_and_said(window, qtbot, tmp_path):
+    text = "a <|endoftext|> b"
+    view = compare(qtbot, window, text, ["gpt2", "llama-sp", "cl100k_base"])
+    heads = [c.header.counts.text() for c in view.columns]
+    assert "refused" in heads[0] and "refused" not in heads[1] and "refused" in heads[2]
+    as_text = [len(tiktoken_encoding(n, tmp_path).encode_ordinary(text)) for n in ("gpt2", "cl100k_base")]
+    assert [token_counts(view)[0], token_counts(view)[2]] == as_text
+    window.state.set_policy("all")
+    wait_compared(qtbot, window)
+    assert [token_counts(view)[0], token_counts(view)[2]] == [
+        len(tiktoken_encoding(n, tmp_path).encode(text, allowed_special="all")) for n in ("gpt2", "cl100k_base")]
+    assert not any("refused" in c.header.counts.text() for c in view.columns)
+
+
+def test_screenshot_of_the_compare_view(tmp_path):
+    from .test_screenshot import png_size, run
+
+    text = tmp_path / "sample.txt"
+    text.write_text("    hello world!!! 😀\n", encoding="utf-8")
+    out = tmp_path / "compare.png"
+    proc = run(["--screenshot", str(out), "--view", "compare", "-t", "gpt2", "-t", "cl100k_base",
+                "--open", str(text)], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()  # one picture of both panes, not one per tokenizer
+    assert len(lines) == 1 and json.loads(lines[0])["path"] == str(out)
+    width, height = png_size(out)
+    assert width >= 600 and height >= 400
+
+
+def test_edits_made_in_editor_mode_reach_the_panes_when_compare_returns(window, qtbot, tmp_path):
+    view = compare(qtbot, window, HELLO, ["gpt2", "cl100k_base"])
+    window.compare_action.trigger()  # off
+    assert not view.active and not view.columns[1].isVisible()
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.movePosition(QTextCursor.MoveOperation.End)
+    editor.setTextCursor(cursor)
+    type_text(editor, " and 👋 more")
+    wait_compared(qtbot, window)
+    window.compare_action.trigger()  # on again
+    wait_compared(qtbot, window)
+    text = HELLO + " and 👋 more"
+    assert view.panes[1].result.encoding.text == text
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]
+
+
+def test_the_compare_view_comes_back_as_it_was_left(make_window, qtbot):
+    first = make_window()
+    compare(qtbot, first, HELLO, ["gpt2", "cl100k_base", "llama-sp"])
+    first.write_settings()
+    second = make_window()
+    wait_compared(qtbot, second)
+    assert second.compare.active and second.compare_action.isChecked()
+    assert second.compare.names == ["gpt2", "cl100k_base", "llama-sp"]
+    second.compare.set_active(False)
+    second.write_settings()
+    assert not make_window().compare.active
+
+
+def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):
+    source = "    hello\r\n    world!!!\r\n        deeper 😀\r\n"
+    path = tmp_path / "crlf.txt"
+    path.write_bytes(source.encode("utf-8"))
+    window.compare.set_tokenizers(["gpt2", "cl100k_base"])
+    window.compare.set_active(True)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
+    wait_compared(qtbot, window)
+    view = window.compare
+    assert window.state.result.encoding.text == source == view.panes[1].result.encoding.text
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(source)) for n in view.names]
+    encodings = [window.state.result.encoding, view.panes[1].result.encoding]
+    # Editor positions as the tokens' own (Tokenized.starts16): a "\r\n" is one line break, and a
+    # boundary between its "\r" and "\n" sits at that break.
+    prefix = editor_prefix(source)
+    for pane, m in zip(view.panes, boundary_marks(encodings)):
+        assert view._visible_marks(pane).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
