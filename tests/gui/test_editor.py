@@ -168,7 +168,7 @@ def test_legend_is_one_glance_away(qtbot, make_window):
     assert legend.isVisible() and legend.parent() is not None
     tips = {e.label: e.toolTip() for e in legend.entries}
     assert set(tips) == {"tokens", "special", "part of a character", "byte fallback",
-                         "boundary in a character", "refused"}
+                         "boundary in a character", "normalised", "refused"}
     assert "UTF-8 bytes" in tips["part of a character"] and "never share" in tips["tokens"]
     assert all(e.width() >= e.sizeHint().width() - 1 for e in legend.entries)  # nothing cut off
     window.legend_action.trigger()
@@ -197,7 +197,7 @@ def test_settings_restored(qtbot, make_window):
     first.zoom_in_action.trigger()
     size = first.editor.font_size()
     first.token_dock.hide()
-    first.resize(720, 520)
+    first.resize(1000, 700)  # above the minimum the docks need
     wait_settled(qtbot, first)
     first.close()
     second = make_window()
@@ -208,7 +208,7 @@ def test_settings_restored(qtbot, make_window):
     assert second.state.dark and second.dark_action.isChecked()
     assert second.monospace_action.isChecked() and second.editor.font_size() == size
     assert not second.token_dock.isVisible()
-    assert (second.width(), second.height()) == (720, 520)
+    assert (second.width(), second.height()) == (1000, 700)
     second.dark_action.setChecked(False)
 
 

@@ -9,6 +9,7 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
+from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.app import select_code_points
 
 from .helpers import wait_settled
@@ -175,10 +176,16 @@ def test_a_hidden_inspector_does_no_work(window, qtbot):
 
 
 def test_a_refused_text_says_so(inspect, window, qtbot):
-    panel = inspect("cl100k_base", "hello", 0)
-    window.set_text("a <|endoftext|> b")
-    qtbot.waitUntil(lambda: window.state.refusal is not None and panel.up_to_date)
-    assert panel.summary.text().startswith("Not tokenized") and panel.tree.topLevelItemCount() == 0
+    """Under "refuse" the text is shown tokenized as plain text; inside the refused span the
+    inspector says why, outside it says nothing of it."""
+    panel = inspect("cl100k_base", "a <|endoftext|> b", 4, 9)
+    qtbot.waitUntil(lambda: window.state.result is not None and window.state.result.refused and panel.up_to_date)
+    assert "does not encode" in panel.summary.text() and panel.tree.topLevelItemCount() == 5
+    plain = get_builtin("cl100k_base").encode("a <|endoftext|> b", allowed_special="none")
+    assert panel.info.counts.tokens == len(plain.token_range(4, 9))
+    assert select_code_points(window, 0, 1)
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info.counts.end == 1)
+    assert "does not encode" not in panel.summary.text()
 
 
 def test_double_clicking_a_byte_goes_to_its_token(inspect, window, qtbot):

@@ -41,7 +41,7 @@ def test_one_screenshot_per_tokenizer_each_with_its_counts(tmp_path):
     assert [r["tokenizer"] for r in records] == ["gpt2", "llama-sp"]
     for r in records:
         png_size(tmp_path / f"shot-{r['tokenizer']}.png")
-        assert r["path"] == str(tmp_path / f"shot-{r['tokenizer']}.png") and r["view"] == "main window"
+        assert r["path"] == str(tmp_path / f"shot-{r['tokenizer']}.png") and r["view"] == "editor"
         cli = subprocess.run([sys.executable, "-m", "tokexplorer", "compare", "--json", "-f", str(text),
                               "-t", r["tokenizer"]], capture_output=True, text=True, timeout=120)
         row = json.loads(cli.stdout)["results"][0]

@@ -4,9 +4,9 @@ drawn as the editor draws them, each with a tooltip in plain words."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPointF, QSize
+from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt
 from PySide6.QtGui import QAction, QActionGroup, QPainter, QPalette
-from PySide6.QtWidgets import QHBoxLayout, QMenu, QSizePolicy, QWidget
+from PySide6.QtWidgets import QLayout, QMenu, QSizePolicy, QWidget
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
@@ -99,23 +99,79 @@ class LegendEntry(QWidget):
         painter.end()
 
 
+class FlowLayout(QLayout):
+    """Widgets left to right, wrapping onto more lines when the width runs out."""
+
+    def __init__(self, parent=None, spacing: int = 12):
+        super().__init__(parent)
+        self._items: list = []
+        self._gap = spacing
+
+    def addItem(self, item) -> None:
+        self._items.append(item)
+
+    def count(self) -> int:
+        return len(self._items)
+
+    def itemAt(self, index: int):
+        return self._items[index] if 0 <= index < len(self._items) else None
+
+    def takeAt(self, index: int):
+        return self._items.pop(index) if 0 <= index < len(self._items) else None
+
+    def expandingDirections(self) -> Qt.Orientation:
+        return Qt.Orientation(0)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return self._place(QRect(0, 0, width, 0), move=False)
+
+    def setGeometry(self, rect: QRect) -> None:
+        super().setGeometry(rect)
+        self._place(rect, move=True)
+
+    def sizeHint(self) -> QSize:
+        return self.minimumSize()
+
+    def minimumSize(self) -> QSize:
+        m = self.contentsMargins()
+        widest = max((i.sizeHint().width() for i in self._items), default=0)
+        return QSize(widest + m.left() + m.right(), self.heightForWidth(widest + m.left() + m.right()))
+
+    def _place(self, rect: QRect, *, move: bool) -> int:
+        m = self.contentsMargins()
+        left, right = rect.x() + m.left(), rect.right() - m.right()
+        x, y, line = left, rect.y() + m.top(), 0
+        for item in self._items:
+            size = item.sizeHint()
+            if x > left and x + size.width() > right:
+                x, y, line = left, y + line + 2, 0
+            if move:
+                item.setGeometry(QRect(QPoint(x, y), size))
+            x += size.width() + self._gap
+            line = max(line, size.height())
+        return y + line + m.bottom() - rect.y()
+
+
 class Legend(QWidget):
-    """A strip of legend entries under the editor; follows the state's theme and colours."""
+    """A strip of legend entries under the editor, on more lines when the window is narrow;
+    follows the state's theme and colours."""
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.setObjectName("legend")
-        # A narrow window clips the last entries rather than growing to fit them.
-        self.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Fixed)
+        policy = QSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
         self.state = state
-        layout = QHBoxLayout(self)
+        layout = FlowLayout(self)
         layout.setContentsMargins(4, 1, 4, 1)
-        layout.setSpacing(12)
         palette = TokenPalette(state.dark, state.token_colours)
         self.entries = [LegendEntry(label, sample, tokens, tip, palette) for label, sample, tokens, tip in ENTRIES]
         for entry in self.entries:
             layout.addWidget(entry)
-        layout.addStretch(1)
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
 

@@ -83,6 +83,7 @@ class MainWindow(QMainWindow):
         self.editor = TokenEditor(self.state)
         self.banner = Banner()
         central = QWidget()
+        central.setMinimumWidth(360)  # a narrow window squeezes the docks, not the text
         layout = QVBoxLayout(central)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
@@ -256,25 +257,26 @@ class MainWindow(QMainWindow):
         self.token_dock.raise_()
         # Below the editor, one tab group: the inspector shown, the others opened from the View
         # menu (so the editor keeps its height).
+        # subtle: each joins the group as it is made; side by side for a moment, their widths
+        # add up and the window grows to twice the screen, never to shrink back.
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         self.inspector = InspectorPanel(self.state)
         self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
                                          view="inspector", area=bottom)
         self.merge_tree = MergeTreePanel(self.state)
-        self.merge_dock = self._dock("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T",
-                                     view="merges", area=bottom)
         self.trace = TracePanel(self.state)
-        self.trace_dock = self._dock("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E",
-                                     view="trace", area=bottom)
         self.chat = ChatView(self.state)
-        self.chat_dock = self._dock("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", view="chat", area=bottom)
         self.plots = PlotsPanel(self.state, self.dialogs)
-        self.plots_dock = self._dock("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", view="plots", area=bottom)
-        group = [self.inspector_dock, self.merge_dock, self.trace_dock, self.chat_dock, self.plots_dock]
-        for left, right in zip(group, group[1:]):
-            self.tabifyDockWidget(left, right)
-        for dock in group[1:]:
+        for title, name, widget, shortcut, view in (
+                ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),
+                ("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E", "trace"),
+                ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
+                ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots")):
+            dock = self._dock(title, name, widget, shortcut, view=view, area=bottom)
+            self.tabifyDockWidget(self.inspector_dock, dock)
             dock.hide()
+        self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
+        self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]
         self.inspector_dock.raise_()
         self.views["compare"] = lambda: self.compare.set_active(True)
 

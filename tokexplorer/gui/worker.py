@@ -182,7 +182,7 @@ class TokenizeService(QObject):
         gen = self.generation
         name, policy = self._settings_source()
         delta = self._text_source(full)
-        self._pool.start(lambda: self._work(gen, name, policy, delta))
+        self._pool.start(lambda: _unless_closed(self._work, gen, name, policy, delta))
         return gen
 
     def wait_for_done(self, msecs: int = -1) -> bool:
@@ -283,6 +283,9 @@ class Job(QRunnable):
         self.signals = JobSignals()
 
     def run(self) -> None:
+        _unless_closed(self._run)
+
+    def _run(self) -> None:
         try:
             value = self.fn(self.signals.progress.emit)
         except Exception as exc:  # every error goes to the one handler the caller connected
@@ -292,6 +295,16 @@ class Job(QRunnable):
         else:
             self.signals.result.emit(value)
         self.signals.finished.emit()
+
+
+def _unless_closed(fn, *args) -> None:
+    """Run fn; if its window (and so the QObject whose signals it emits) was deleted meanwhile,
+    there is nobody left to tell: drop the answer instead of printing a traceback."""
+    try:
+        fn(*args)
+    except RuntimeError as exc:
+        if "Signal source has been deleted" not in str(exc):
+            raise
 
 
 _running: set[Job] = set()  # keeps each job and its signals alive until it has finished

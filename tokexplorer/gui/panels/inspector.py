@@ -379,7 +379,10 @@ class InspectorPanel(QWidget):
         self.summary.setText(
             f"<b>{_escape(info.tokenizer)}</b> · {what}: characters {c.start:,}–{c.end:,} · "
             f"<b>{c.tokens:,}</b> token{'s' if c.tokens != 1 else ''} touched ({c.whole:,} whole) · "
-            f"{c.chars:,} code point{'s' if c.chars != 1 else ''} · {c.bytes:,} UTF-8 bytes")
+            f"{c.chars:,} code point{'s' if c.chars != 1 else ''} · {c.bytes:,} UTF-8 bytes"
+            + (" · <span style='color:#c62828'>spells a special token that the “refuse” policy "
+               "does not encode: shown as plain text</span>"
+               if any(s < max(c.end, c.start + 1) and c.start < e for s, e in result.refused) else ""))
         pieces = {t.index: t for t in info.tokens}
         rows = {r.info.index: r for r in info.rows}
         groups: dict[int, tuple[int, int]] = {}  # character -> (its first byte, its byte count)

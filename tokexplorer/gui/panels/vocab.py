@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget)
 
 from ...core.tokenizer import TokexplorerError
@@ -145,8 +145,12 @@ class VocabPanel(QWidget):
             self.filter.addItem(label.capitalize(), key)
         self.filter.addItem("Tokens in the text", "in-text")
         self.filter.setToolTip("Which tokens to list")
+        # A long filter name or status must not make the dock (and so the window) wide.
+        self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.filter.setMinimumContentsLength(12)
         self.info = QLabel("")
         self.info.setObjectName("vocab_info")
+        self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.find_button = QPushButton("Find in Text")
         self.find_button.setToolTip("Go to the selected token's next occurrence in the text")
         self.find_button.clicked.connect(self.find_next)
