@@ -288,6 +288,9 @@ class InspectorPanel(QWidget):
         split.addWidget(self.tree)
         split.addWidget(notes_area)
         split.setStretchFactor(1, 1)
+        for part in (strip_area, self.tree, notes_area):  # a short dock shows less, not a tall window
+            part.setMinimumHeight(0)
+        split.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
         line = self.fontMetrics().lineSpacing()
         split.setSizes([self.strip.sizeHint().height() + 6, 400, 3 * line])  # the tree takes the rest
         layout = QVBoxLayout(self)
