@@ -29,7 +29,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every sub-command, or only of `command`'s module (start-up stays short: a
+    module imports what its commands need)."""
     from . import commands
 
     parser = argparse.ArgumentParser(
@@ -38,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         "With no command, opens the main window.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in dict.fromkeys(COMMANDS.values()):
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module in dict.fromkeys(modules):
         commands.load(module).add_parsers(sub)
     return parser
 
@@ -50,7 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help"):
         return _run_gui(argv)
-    parser = build_parser()
+    parser = build_parser(argv[0])
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:
