@@ -28,7 +28,7 @@ from __future__ import annotations
 import heapq
 from array import array
 from collections import Counter, defaultdict
-from typing import Iterator, NamedTuple, Sequence
+from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 import numpy as np
 
@@ -90,8 +90,100 @@ def iter_train(
         raise TokexplorerError("the corpus is empty; give some text to train on")
     if pattern is None:
         return _train_stream([text.encode("utf-8")], [1], total)
-    words = count_chunks(text, resolve_pattern(pattern))
-    return _train_stream([w.encode("utf-8") for w in words], list(words.values()), total)
+    return iter_train_chunks(count_chunks(text, resolve_pattern(pattern)), vocab_size, n_special=n_special)
+
+
+def iter_train_chunks(chunks: Mapping[str, int], vocab_size: int, *, n_special: int = 0
+                      ) -> Iterator[MergeStep]:
+    """Learn merges over chunks already counted by `count_chunks` (chunk -> occurrences, in order
+    of first occurrence): what `iter_train` does after splitting, for a caller that shows the
+    split as a step of its own.
+
+    >>> [s.pair for s in iter_train_chunks({"ab": 2, "b": 1}, 257)]
+    [(97, 98)]
+    """
+    total = check_vocab_size(vocab_size, n_special)
+    return _train_stream([w.encode("utf-8") for w in chunks], list(chunks.values()), total)
+
+
+def chunk_bytes(chunks: Mapping[str, int]) -> int:
+    """The corpus's length in bytes as training sees it: every chunk's bytes, times its count
+    (text that a pattern skips between matches is not there).
+
+    >>> chunk_bytes({"hé": 2, " ": 1})
+    7
+    """
+    return sum(len(w.encode("utf-8")) * n for w, n in chunks.items())
+
+
+class MergeRecord(NamedTuple):
+    """A merge as a view shows it: the new token's id (its rank), the pair, the new token's bytes,
+    minbpe's count of the pair, and the corpus's length in tokens after the merge."""
+
+    rank: int
+    pair: tuple[int, int]
+    token: bytes
+    count: int
+    tokens: int
+
+
+def iter_records(steps: Iterable[MergeStep], corpus_bytes: int) -> Iterator[MergeRecord]:
+    """Merge steps as records, for a corpus of `corpus_bytes` bytes (each merged occurrence
+    shortens it by one token).
+
+    >>> [r[2:] for r in iter_records(iter_train("aaabdaaabac", 258), 11)]
+    [(b'aa', 4, 9), (b'aaa', 2, 7)]
+    """
+    vocab = [bytes([i]) for i in range(256)]  # id -> bytes
+    tokens = corpus_bytes
+    for s in steps:
+        vocab.append(vocab[s.pair[0]] + vocab[s.pair[1]])
+        tokens -= s.merged
+        yield MergeRecord(s.new_id, s.pair, vocab[-1], s.count, tokens)
+
+
+def preview_chunks(sample: str, pattern: str, *, timeout: float = 0.25, limit: int = 200) -> list[str]:
+    """The first `limit` chunks of a sample under a pattern, for a live preview: time-boxed and
+    run with the interpreter lock released (`concurrent`), so a runaway pattern neither freezes
+    a window nor outlives the box. Raises TokexplorerError for an invalid or runaway pattern.
+
+    >>> preview_chunks("hello world!!", "gpt2")
+    ['hello', ' world', '!!']
+    """
+    compiled = compile_pattern(check_pattern(pattern))
+    chunks = []
+    try:
+        for m in compiled.finditer(sample, timeout=timeout, concurrent=True):
+            chunk = m.group(compiled.groups)  # as findall in count_chunks: the group if there is one
+            if chunk:
+                chunks.append(chunk)
+                if len(chunks) >= limit:
+                    break
+    except TimeoutError:
+        raise TokexplorerError(
+            f"the split pattern took more than {timeout:g} s on a {len(sample):,}-character sample "
+            "(catastrophic backtracking?); simplify the pattern"
+        ) from None
+    return chunks
+
+
+def check_pattern(pattern: str) -> str:
+    """A split pattern's regex (a name resolved), refused if invalid or if it has more than one
+    capturing group (minbpe's findall would then yield tuples, not chunks).
+
+    >>> check_pattern("(a)(b)")
+    Traceback (most recent call last):
+    ...
+    tokexplorer.core.tokenizer.TokexplorerError: the split pattern '(a)(b)' has 2 capturing groups; make them non-capturing, (?:...), so that each match is one chunk
+    """
+    regex = resolve_pattern(pattern)
+    groups = compile_pattern(regex).groups
+    if groups > 1:
+        raise TokexplorerError(
+            f"the split pattern {pattern!r} has {groups} capturing groups; make them "
+            "non-capturing, (?:...), so that each match is one chunk"
+        )
+    return regex
 
 
 def count_chunks(text: str, pattern: str) -> Counter[str]:
@@ -100,12 +192,7 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     >>> count_chunks("the cat the", r"\\S+")
     Counter({'the': 2, 'cat': 1})
     """
-    compiled = compile_pattern(pattern)
-    if compiled.groups > 1:
-        raise TokexplorerError(
-            f"the split pattern {pattern!r} has {compiled.groups} capturing groups; make them "
-            "non-capturing, (?:...), so that each match is one chunk"
-        )
+    compiled = compile_pattern(check_pattern(pattern))
     timeout = None
     pieces = [text]
     if pattern not in NAMED_PATTERNS.values():

@@ -29,7 +29,9 @@ from .editor import TokenEditor
 from .find_bar import FindBar
 from .positions import EditorText, editor_text, utf16_len
 from .state import AppState
+from .panels.training import TrainingPanel
 from .token_ids import TokenTable
+from .training_service import TrainingService
 from .worker import POLICIES, TokenizeService, run_job
 
 TOKENIZER_SUFFIXES = (".tiktoken", ".model")
@@ -217,6 +219,10 @@ class MainWindow(QMainWindow):
         self.chunk_view = ChunkView(self.state)
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K")
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
+        self.training_service = TrainingService(self)
+        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
+        self.training_dock = self._dock("Training", "training_dock", self.training_panel, "Ctrl+Shift+T")
+        self.tabifyDockWidget(self.chunk_dock, self.training_dock)
         self.token_dock.raise_()
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str) -> QDockWidget:

@@ -62,6 +62,12 @@ class AppState(QObject):
         self.tokenizers_changed.emit()
         return name
 
+    def add_tokenizer(self, tok) -> str:
+        """Offer a tokenizer held in memory (trained in the window); returns its name in the picker."""
+        name = self.catalog.add_tokenizer(tok)
+        self.tokenizers_changed.emit()
+        return name
+
     def set_policy(self, policy: str) -> None:
         if policy != self.policy:
             self.policy = policy
