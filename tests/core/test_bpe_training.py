@@ -161,6 +161,22 @@ def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
     assert list(by_piece.items()) == list(Counter(compiled.findall(text)).items())
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_counting_in_threads_keeps_counts_and_first_occurrence_order(corpora, monkeypatch, threads):
+    from collections import Counter
+
+    from tokexplorer.core import bpe_training
+    from tokexplorer.core.patterns import compile_pattern
+
+    text = "".join((corpora / rel).read_text("utf-8")[:60_000] for rel in [
+        "multilingual/zh_hans_lunyu.txt", "en/tinyshakespeare.txt", "code/pokemon.json"])
+    monkeypatch.setattr(bpe_training, "COUNT_PIECE_MIN", 1_000)
+    monkeypatch.setattr(bpe_training, "COUNT_THREADS", threads)
+    monkeypatch.setattr(bpe_training.os, "cpu_count", lambda: 8)
+    whole = Counter(compile_pattern(GPT4_SPLIT_PATTERN).findall(text))
+    assert list(count_chunks(text, "gpt4").items()) == list(whole.items())
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=tie_text | st.lists(st.sampled_from(["ab", "ba", "abab", " a", "b", "aab", "\n"])).map(" ".join),
        extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT4_SPLIT_PATTERN]))

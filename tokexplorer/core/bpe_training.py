@@ -26,15 +26,15 @@ It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_fi
 from __future__ import annotations
 
 import heapq
+import os
 from array import array
 from collections import Counter, defaultdict
-from typing import Iterable, Iterator, Mapping, NamedTuple, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-import numpy as np
-
-from .bpe_tokenizer import BPETokenizer
 from .patterns import (
     NAMED_PATTERNS,
+    PIECE_SIZE,
     SPLIT_TIMEOUT_FLOOR,
     SPLIT_TIMEOUT_PER_MB,
     compile_pattern,
@@ -42,6 +42,12 @@ from .patterns import (
     resolve_pattern,
 )
 from .tokenizer import TokexplorerError
+
+if TYPE_CHECKING:
+    from .bpe_tokenizer import BPETokenizer
+
+# numpy (and the tokenizer) are imported where they are used: reading and splitting a corpus need
+# neither, so `tokexplorer train` imports them in a thread meanwhile.
 
 
 class MergeStep(NamedTuple):
@@ -189,21 +195,36 @@ def check_pattern(pattern: str) -> str:
 def count_chunks(text: str, pattern: str) -> Counter[str]:
     """Each distinct chunk and its occurrences, in order of first occurrence (time-boxed).
 
+    A named pattern splits pieces of the text in threads: the `regex` module matches with the
+    interpreter lock released (`concurrent`), so the machine's cores share the work; the counts
+    are added piece by piece, in order, so first occurrences keep their order.
+
     >>> count_chunks("the cat the", r"\\S+")
     Counter({'the': 2, 'cat': 1})
     """
     compiled = compile_pattern(check_pattern(pattern))
-    timeout = None
-    pieces = [text]
-    if pattern not in NAMED_PATTERNS.values():
-        timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
-    else:
-        pieces = (text[a:b] for a, b in piece_spans(text))
     words: Counter[str] = Counter()
+    timeout = None
     try:
         # As minbpe: findall (a pattern with groups yields the groups), empty matches dropped.
-        for piece in pieces:
-            words.update(compiled.findall(piece, timeout=timeout))
+        if pattern not in NAMED_PATTERNS.values():
+            timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
+            words.update(compiled.findall(text, timeout=timeout, concurrent=True))
+        else:
+            threads = min(os.cpu_count() or 1, COUNT_THREADS)
+            size = max(COUNT_PIECE_MIN, min(PIECE_SIZE, -(-len(text) // (2 * threads))))
+            spans = piece_spans(text, size=size)
+
+            def find(span: tuple[int, int]) -> list[str]:
+                return compiled.findall(text[span[0]:span[1]], concurrent=True)
+
+            if len(spans) == 1 or threads == 1:
+                for span in spans:
+                    words.update(find(span))
+            else:
+                with ThreadPoolExecutor(threads) as pool:
+                    for chunks in pool.map(find, spans):
+                        words.update(chunks)
     except TimeoutError:
         raise TokexplorerError(
             f"the split pattern took more than {timeout:.0f} s on {len(text)} characters "
@@ -211,6 +232,10 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
         ) from None
     words.pop("", None)
     return words
+
+
+COUNT_THREADS = 4  # threads that split a text with a named pattern, at most
+COUNT_PIECE_MIN = 1 << 16  # characters: smaller pieces are not worth a thread
 
 
 def train(
@@ -236,6 +261,8 @@ def train(
     check_vocab_size(vocab_size, n_special)
     merges = {s.pair: s.new_id for s in iter_train(text, vocab_size, pattern=pattern,
                                                    n_special=n_special)}
+    from .bpe_tokenizer import BPETokenizer
+
     return BPETokenizer(merges, resolve_pattern(pattern) if pattern is not None else None,
                         assign_special_ids(specials, 256 + len(merges)), name=name)
 
@@ -279,6 +306,8 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     first occurrence, laid end to end, order those occurrences the same way, so a position in
     this stream is the tie key.
     """
+    import numpy as np
+
     data = b"".join(chunks)
     size = len(data)
     m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
@@ -343,6 +372,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     cap = 1 << max(size * max(freq, default=1), 1).bit_length()
     pair_mask = (1 << pair_bits) - 1
     position_mask = (1 << (count_shift - pair_bits)) - 1
+    low_mask = (1 << count_shift) - 1  # the position and pair fields
     heap = [((cap - n) << count_shift) | (positions[p][0] << pair_bits) | p for p, n in counts.items()]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
@@ -354,8 +384,13 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             if n <= 0:
                 counts.pop(p, None)
                 continue
+            if n != cap - (key >> count_shift):
+                # The count fell: re-file it, keeping the position (never later than the truth,
+                # so still fine for the lazy heap); the position is checked when it counts.
+                push(heap, ((cap - n) << count_shift) | (key & low_mask))
+                continue
             at = first_position(p)
-            if n != cap - (key >> count_shift) or at != (key >> pair_bits) & position_mask:
+            if at != (key >> pair_bits) & position_mask:
                 push(heap, ((cap - n) << count_shift) | (at << pair_bits) | p)
                 continue
             break
@@ -366,8 +401,9 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         # new pair -> its positions, ascending; counted once the merge is done
         created: defaultdict[int, list[int]] = defaultdict(list)
         candidates = positions.pop(p)
-        if views is not None and n < VECTOR_MERGE_MIN:
-            # The best count never grows: from now on merges are small, and a list reads faster.
+        if views is not None and len(candidates) < VECTOR_MERGE_MIN:
+            # Merges only get smaller (the best count never grows, and a pair's positions are
+            # listed when it is made): from now on Python is faster, and a list reads faster.
             tokens = tokens.tolist()
             views = None
         done = 0  # occurrences rewritten, weighted
@@ -413,7 +449,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         yield MergeStep(step, total, (a, b), new, n, done)
 
 
-# Merges of a pair counted at least this often run vectorised (numpy) instead of in Python.
+# Merges of a pair listed at this many positions or more run vectorised (numpy), not in Python.
 VECTOR_MERGE_MIN = 200
 
 
@@ -426,6 +462,8 @@ def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: i
     subtle: occurrence k's right neighbour may be occurrence k+1 ("abab"): the loop first makes
     (new, a) there and then turns it into (new, new); here that pair is made directly.
     """
+    import numpy as np
+
     tokens, nxt, prv, weight = views
     at = np.asarray(candidates, dtype=np.int64)
     right_of = nxt[at]
