@@ -16,6 +16,7 @@ the core (a test checks it). It does not build tokenizers: the window does, from
 
 from __future__ import annotations
 
+import gc
 import sys
 import time
 import traceback
@@ -77,6 +78,9 @@ def _bpe(request: TrainingRequest, conn) -> None:
                                      iter_train, iter_train_chunks)
     from ..core.tokenizer import TokexplorerError
 
+    # Training makes millions of containers and no reference cycles: the cyclic collector would
+    # only scan them again and again (15% of the time). This process ends after training.
+    gc.disable()
     n_special = len(request.special_tokens)
     total = check_vocab_size(request.vocab_size, n_special)
     text = _corpus(request, conn)
