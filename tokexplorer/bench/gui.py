@@ -63,6 +63,9 @@ def run(args) -> dict:
         huge = _repeated(path, huge_mb * 1_000_000, settings_dir)
         huge_report = measure_typing(huge, 0, [HUGE_TOKENIZER])
         huge.unlink()
+    from ..gui.training_bench import measure_training
+
+    trained = measure_training(path, 32768)
     rows = []
     for r in report.runs:
         ms = [x * 1000 for x in r.latencies_s]
@@ -85,6 +88,11 @@ def run(args) -> dict:
             f"{statistics.median(launches):.2f} s over {len(launches)} runs (target < 1.5 s)",
             "targets: p95 key→highlight < 50 ms; typing stall (the longest lateness of a "
             f"{STALL_TICK_MS} ms timer while typing) < 50 ms",
+            f"UI loop while training {trained.corpus} at vocab {trained.vocab_size} in the workbench "
+            f"({trained.merges} merges, {trained.seconds:.1f} s to the tokenizer in the picker): lateness "
+            f"of a 5 ms timer median {trained.training.median_ms:.1f} ms, p95 {trained.training.p95_ms:.1f} ms, "
+            f"longest stall {trained.training.max_ms:.0f} ms (targets: p95 < 16 ms, no stall > 50 ms); "
+            f"idle: p95 {trained.idle.p95_ms:.1f} ms, longest {trained.idle.max_ms:.0f} ms",
             *([f"opening a {huge_mb} MB text ({path.name} repeated; read, insert, tokenize with "
                f"{HUGE_TOKENIZER}, colour): {huge_report.open_s:.1f} s, longest stall "
                f"{huge_report.open_stall_s * 1000:.0f} ms"] if huge_mb > 0 else []),

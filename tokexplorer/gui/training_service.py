@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -249,6 +250,7 @@ class TrainingService(QObject):
         process, self._process = self._process, None
         self._merging = False
         if process is not None:
-            if process.is_alive():
-                process.kill()
-            process.join(1)  # subtle: reaps the child, or it stays a zombie until the window closes
+            process.kill()  # it has said all it will say (or it is no longer wanted)
+            # subtle: reaping waits for the kernel to free the child's memory (hundreds of ms
+            # for a big corpus): never in the UI thread; unreaped, it would stay a zombie.
+            threading.Thread(target=process.join, daemon=True, name="reap-trainer").start()
