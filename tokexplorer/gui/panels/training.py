@@ -118,8 +118,10 @@ class TrainingPanel(QWidget):
         self.result: TrainingResult | None = None
         self.result_name = ""  # the result's name in the picker
         self._total = 0  # merges asked for
+        self._corpus_bytes = 0  # as training sees it
         self._merge_t0 = 0.0
         self._preview_gen = 0
+        self._pattern_error: tuple[str, str] | None = None  # (custom pattern, why its preview failed)
         self._preview_timer = QTimer(self)
         self._preview_timer.setSingleShot(True)
         self._preview_timer.setInterval(150)
@@ -233,9 +235,14 @@ class TrainingPanel(QWidget):
         self.message.setTextFormat(Qt.TextFormat.PlainText)
         form.addRow(self.message)
 
+        settings = QWidget()  # the form at its natural height, any spare room below it
+        sv = QVBoxLayout(settings)
+        sv.setContentsMargins(0, 0, 0, 0)
+        sv.addWidget(form_widget)
+        sv.addStretch(1)
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
-        scroll.setWidget(form_widget)
+        scroll.setWidget(settings)
 
         log = QWidget()
         lv = QVBoxLayout(log)
@@ -259,17 +266,17 @@ class TrainingPanel(QWidget):
         self.log_view.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
         header = self.log_view.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the new token
         digits = self.fontMetrics().horizontalAdvance("0")
-        for col, chars in enumerate((7, 16, 12, 10)):
+        for col, chars in enumerate((7, 18, 12, 11)):
             self.log_view.setColumnWidth(col, digits * chars + 12)
         lv.addWidget(self.log_view, 1)
 
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(scroll)
         splitter.addWidget(log)
-        splitter.setStretchFactor(0, 3)
-        splitter.setStretchFactor(1, 2)
+        splitter.setStretchFactor(0, 1)
+        splitter.setStretchFactor(1, 1)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
         outer.addWidget(splitter)
@@ -369,6 +376,8 @@ class TrainingPanel(QWidget):
         text = self.pattern_edit.text()
         if not text.strip():
             raise TokexplorerError("the custom split pattern is empty; type a regex or pick GPT-4")
+        if self._pattern_error is not None and self._pattern_error[0] == text:
+            raise TokexplorerError(self._pattern_error[1])  # its preview already ran away
         return check_pattern(text)
 
     def _preview_pattern(self) -> None:
@@ -393,11 +402,12 @@ class TrainingPanel(QWidget):
                               error=False)
 
         run_job(lambda progress: preview_chunks(sample, pattern), on_result=show,
-                on_error=lambda exc: self._show_chunks(gen, str(exc), error=True))
+                on_error=lambda exc: self._show_chunks(gen, str(exc), error=True, pattern=pattern))
 
-    def _show_chunks(self, gen: int, text: str, *, error: bool) -> None:
+    def _show_chunks(self, gen: int, text: str, *, error: bool, pattern: str = "") -> None:
         if gen != self._preview_gen:
             return  # a newer preview is on its way
+        self._pattern_error = (pattern, text) if error else None
         self.chunks_label.setText(text)
         self.chunks_label.setStyleSheet("color: #b00020;" if error else "")
 
@@ -506,6 +516,7 @@ class TrainingPanel(QWidget):
         self.progress.setRange(0, max(total, 1))
         self.progress.setValue(0)
         self.progress.setFormat(f"0 of {total:,} merges")
+        self._corpus_bytes = corpus_bytes
         self.rate_label.setText(f"merging: the corpus is {corpus_bytes:,} bytes")
 
     def _on_records(self, batch: list[MergeRecord]) -> None:
@@ -548,6 +559,10 @@ class TrainingPanel(QWidget):
             self.progress.setValue(merges)
             self.progress.setFormat(f"{merges:,} of {self._total:,} merges: "
                                     + ("stopped" if result.stopped else "done"))
+        if merges:
+            tokens = self.log_model.records[-1].tokens
+            self.rate_label.setText(f"the corpus: {self._corpus_bytes:,} bytes → {tokens:,} tokens, "
+                                    f"{self._corpus_bytes / max(tokens, 1):.2f} bytes/token")
         self._say(f"{what}. “{self.result_name}” is in the tokenizer picker: Use in Editor, or Save…")
 
     def _on_failed(self, message: str) -> None:
