@@ -108,6 +108,8 @@ def test_runaway_pattern_preview_is_stopped_with_a_message(qtbot, window, tmp_pa
     panel.pattern_box.setCurrentIndex(panel.pattern_box.findData("custom"))
     panel.pattern_edit.setText(r"(?:a+)+b")
     qtbot.waitUntil(lambda: "catastrophic backtracking" in panel.chunks_label.text(), timeout=TIMEOUT)
+    panel.train_button.click()  # refused at once: its preview already ran away
+    assert "catastrophic backtracking" in panel.message.text() and not panel.service.running
 
 
 def test_custom_pattern_preview_shows_its_chunks(qtbot, window, tmp_path):

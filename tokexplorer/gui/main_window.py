@@ -221,7 +221,7 @@ class MainWindow(QMainWindow):
         self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.training_service = TrainingService(self)
         self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
-        self.training_dock = self._dock("Training", "training_dock", self.training_panel, "Ctrl+Shift+T")
+        self.training_dock = self._dock("Training", "training_dock", self.training_panel, "Ctrl+Shift+R")
         self.tabifyDockWidget(self.chunk_dock, self.training_dock)
         self.token_dock.raise_()
 
