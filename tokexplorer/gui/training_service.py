@@ -22,12 +22,13 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, Signal
+from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 
 from ..core.bpe_training import MergeRecord
 from ..core.tokenizer import Tokenizer, TokexplorerError
@@ -85,7 +86,7 @@ class TrainingService(QObject):
         self._ctx = multiprocessing.get_context("spawn")
         self._process = None
         self._conn = None
-        self._notifier: QSocketNotifier | None = None
+        self._notifier: QSocketNotifier | QTimer | None = None  # wakes _drain when the pipe has data
         self._request: TrainingRequest | None = None
         self._merges: dict[tuple[int, int], int] = {}  # learned so far, in order
         self._merging = False  # the child is in its merge loop (it can stop and keep them)
@@ -156,8 +157,15 @@ class TrainingService(QObject):
             conn.close()
             return
         self._process, self._conn = process, conn
-        self._notifier = QSocketNotifier(conn.fileno(), QSocketNotifier.Type.Read, self)
-        self._notifier.activated.connect(self._drain)
+        if sys.platform == "win32":
+            # subtle: Windows pipes are not sockets, so no notifier can watch them: poll instead.
+            self._notifier = QTimer(self)
+            self._notifier.setInterval(20)
+            self._notifier.timeout.connect(self._drain)
+            self._notifier.start()
+        else:
+            self._notifier = QSocketNotifier(conn.fileno(), QSocketNotifier.Type.Read, self)
+            self._notifier.activated.connect(self._drain)
 
     def _drain(self) -> None:
         """Handle every report waiting in the pipe (called when it is readable)."""
@@ -241,7 +249,10 @@ class TrainingService(QObject):
 
     def _end_child(self) -> None:
         if self._notifier is not None:
-            self._notifier.setEnabled(False)
+            if isinstance(self._notifier, QTimer):
+                self._notifier.stop()
+            else:
+                self._notifier.setEnabled(False)  # before its pipe closes
             self._notifier.deleteLater()
             self._notifier = None
         if self._conn is not None:
