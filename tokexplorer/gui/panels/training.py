@@ -36,7 +36,8 @@ from ..training_service import TrainingResult, TrainingService, save_formats, sa
 from ..worker import run_job
 
 PREVIEW_CHARS = 2000  # of the corpus, shown and split by the pattern preview
-PREVIEW_SHOWN = 40  # chunks shown of the preview's
+PREVIEW_LIMIT = 200  # chunks the preview splits off at most
+PREVIEW_SHOWN = 40  # of those, shown
 ALGORITHMS = [  # (key, label)
     ("bpe-basic", "BPE, bytes only (Basic)"),
     ("bpe-regex", "BPE, regex split (Regex)"),
@@ -398,10 +399,10 @@ class TrainingPanel(QWidget):
 
         def show(chunks: list[str]) -> None:
             shown = " │ ".join(token_label(c.encode("utf-8")) for c in chunks[:PREVIEW_SHOWN])
-            self._show_chunks(gen, f"{len(chunks)}{'+' * (len(chunks) >= 200)} chunks in the preview: {shown}",
-                              error=False)
+            more = "+" if len(chunks) >= PREVIEW_LIMIT else ""
+            self._show_chunks(gen, f"{len(chunks)}{more} chunks in the preview: {shown}", error=False)
 
-        run_job(lambda progress: preview_chunks(sample, pattern), on_result=show,
+        run_job(lambda progress: preview_chunks(sample, pattern, limit=PREVIEW_LIMIT), on_result=show,
                 on_error=lambda exc: self._show_chunks(gen, str(exc), error=True, pattern=pattern))
 
     def _show_chunks(self, gen: int, text: str, *, error: bool, pattern: str = "") -> None:
