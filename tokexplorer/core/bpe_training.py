@@ -202,7 +202,8 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     >>> count_chunks("the cat the", r"\\S+")
     Counter({'the': 2, 'cat': 1})
     """
-    compiled = compile_pattern(check_pattern(pattern))
+    pattern = check_pattern(pattern)  # a name becomes its regex
+    compiled = compile_pattern(pattern)
     words: Counter[str] = Counter()
     timeout = None
     try:
