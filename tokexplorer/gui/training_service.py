@@ -29,11 +29,21 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
+from shiboken6 import isValid
 
 from ..core.bpe_training import MergeRecord
 from ..core.tokenizer import Tokenizer, TokexplorerError
 from .training_child import TrainingRequest, main as child_main
 from .worker import run_job
+
+
+def while_alive(owner: QObject, fn):
+    """`fn`, or nothing once the Qt object `owner` is deleted: a worker's answer may arrive after
+    its window has closed."""
+    def call(*args):
+        if isValid(owner):
+            fn(*args)
+    return call
 
 
 def save_formats(tok: Tokenizer) -> dict[str, str]:
@@ -124,8 +134,15 @@ class TrainingService(QObject):
             child_end.close()  # the child holds it now; EOF here means the child has gone
             return process, parent_end
 
-        run_job(spawn, on_result=lambda pc: self._on_spawned(gen, *pc),
-                on_error=lambda exc: gen == self._generation and self._fail(f"cannot start training: {exc}"))
+        def spawned(pc) -> None:
+            if isValid(self):
+                self._on_spawned(gen, *pc)
+            else:  # the window closed meanwhile
+                pc[0].kill()
+
+        run_job(spawn, on_result=spawned,
+                on_error=while_alive(self, lambda exc: gen == self._generation
+                                     and self._fail(f"cannot start training: {exc}")))
 
     def cancel(self) -> None:
         """Stop: while merging, keep what was learned (the child stops between merges); before
@@ -238,8 +255,8 @@ class TrainingService(QObject):
                 self.phase.emit("stopped" if stopped else "done", 1, 1)
                 self.finished.emit(TrainingResult(request, tok, stopped, time.perf_counter() - self._t0))
 
-        run_job(build, on_result=done,
-                on_error=lambda exc: gen == self._generation and self._fail(str(exc)))
+        run_job(build, on_result=while_alive(self, done),
+                on_error=while_alive(self, lambda exc: gen == self._generation and self._fail(str(exc))))
 
     def _fail(self, message: str) -> None:
         self._end_child()

@@ -32,7 +32,7 @@ from ...core.tokenizer import TokexplorerError
 from ..state import AppState
 from ..tokenized import token_label
 from ..training_child import TrainingRequest
-from ..training_service import TrainingResult, TrainingService, save_formats, save_tokenizer
+from ..training_service import TrainingResult, TrainingService, save_formats, save_tokenizer, while_alive
 from ..worker import run_job
 
 PREVIEW_CHARS = 2000  # of the corpus, shown and split by the pattern preview
@@ -402,8 +402,10 @@ class TrainingPanel(QWidget):
             more = "+" if len(chunks) >= PREVIEW_LIMIT else ""
             self._show_chunks(gen, f"{len(chunks)}{more} chunks in the preview: {shown}", error=False)
 
-        run_job(lambda progress: preview_chunks(sample, pattern, limit=PREVIEW_LIMIT), on_result=show,
-                on_error=lambda exc: self._show_chunks(gen, str(exc), error=True, pattern=pattern))
+        run_job(lambda progress: preview_chunks(sample, pattern, limit=PREVIEW_LIMIT),
+                on_result=while_alive(self, show),
+                on_error=while_alive(self, lambda exc: self._show_chunks(gen, str(exc), error=True,
+                                                                          pattern=pattern)))
 
     def _show_chunks(self, gen: int, text: str, *, error: bool, pattern: str = "") -> None:
         if gen != self._preview_gen:
@@ -592,8 +594,8 @@ class TrainingPanel(QWidget):
             return
         path, fmt = answer
         run_job(lambda progress: save_tokenizer(tok, path, fmt),
-                on_result=lambda written: self._say("saved " + ", ".join(str(p) for p in written)),
-                on_error=lambda exc: self._say(f"cannot save: {exc}", error=True))
+                on_result=while_alive(self, lambda written: self._say("saved " + ", ".join(map(str, written)))),
+                on_error=while_alive(self, lambda exc: self._say(f"cannot save: {exc}", error=True)))
 
 
 def _fixed_item(text: str) -> QTableWidgetItem:
