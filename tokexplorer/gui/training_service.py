@@ -20,6 +20,7 @@ It does not touch widgets nor the catalog: the workbench adds the result to the 
 
 from __future__ import annotations
 
+import gc
 import multiprocessing
 import os
 import sys
@@ -120,6 +121,11 @@ class TrainingService(QObject):
             raise TokexplorerError("a training run is under way; cancel it first")
         self._generation += 1
         gen = self._generation
+        # subtle: the merge records arriving for seconds make the collector run a full pass over
+        # every object of the window (60-150 ms on these machines: the longest stall while
+        # training); frozen, the objects that existed before training are not scanned. Thawed
+        # when the run ends, so nothing is kept that should be collected.
+        gc.freeze()
         self._request = request
         self._merges = {}
         self._merging = False
@@ -156,7 +162,7 @@ class TrainingService(QObject):
             except OSError:
                 pass
         self._end_child()
-        self._request = None
+        self._finish_run()
         self._generation += 1
         self.failed.emit("cancelled before anything was learned")
 
@@ -164,7 +170,12 @@ class TrainingService(QObject):
         """End any child (the window is closing)."""
         self._generation += 1
         self._end_child()
+        if self.running:
+            self._finish_run()
+
+    def _finish_run(self) -> None:
         self._request = None
+        gc.unfreeze()
 
     # --- the child's reports -------------------------------------------------------------
 
@@ -251,7 +262,7 @@ class TrainingService(QObject):
 
         def done(tok) -> None:
             if gen == self._generation:
-                self._request = None
+                self._finish_run()
                 self.phase.emit("stopped" if stopped else "done", 1, 1)
                 self.finished.emit(TrainingResult(request, tok, stopped, time.perf_counter() - self._t0))
 
@@ -260,7 +271,7 @@ class TrainingService(QObject):
 
     def _fail(self, message: str) -> None:
         self._end_child()
-        self._request = None
+        self._finish_run()
         self._generation += 1
         self.failed.emit(message)
 
