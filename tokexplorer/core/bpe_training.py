@@ -27,9 +27,9 @@ from __future__ import annotations
 
 import heapq
 import os
+import threading
 from array import array
 from collections import Counter, defaultdict
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from .patterns import (
@@ -219,13 +219,8 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
             def find(span: tuple[int, int]) -> list[str]:
                 return compiled.findall(text[span[0]:span[1]], concurrent=True)
 
-            if len(spans) == 1 or threads == 1:
-                for span in spans:
-                    words.update(find(span))
-            else:
-                with ThreadPoolExecutor(threads) as pool:
-                    for chunks in pool.map(find, spans):
-                        words.update(chunks)
+            for chunks in _in_threads(find, spans, threads):
+                words.update(chunks)
     except TimeoutError:
         raise TokexplorerError(
             f"the split pattern took more than {timeout:.0f} s on {len(text)} characters "
@@ -233,6 +228,36 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
         ) from None
     words.pop("", None)
     return words
+
+
+def _in_threads(fn, items: list, threads: int) -> Iterator:
+    """fn(item) for each item, in order, computed by up to `threads` threads (each takes a
+    contiguous run of items; results are yielded as soon as their run is done).
+
+    (Plain threads: concurrent.futures costs more to import than a small corpus takes to split.)
+    """
+    if threads <= 1 or len(items) <= 1:
+        yield from map(fn, items)
+        return
+    size = -(-len(items) // threads)
+    runs = [items[i:i + size] for i in range(0, len(items), size)]
+    results: list[list] = [[] for _ in runs]
+    errors: list[BaseException] = []
+
+    def work(run: list, out: list) -> None:
+        try:
+            out.extend(map(fn, run))
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(run, out), daemon=True) for run, out in zip(runs, results)]
+    for w in workers:
+        w.start()
+    for w, out in zip(workers, results):
+        w.join()
+        if errors:
+            raise errors[0]
+        yield from out
 
 
 COUNT_THREADS = 4  # threads that split a text with a named pattern, at most
