@@ -33,7 +33,9 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every sub-command, or only of `command`'s module (start-up stays short: a
+    module imports what its commands need)."""
     from . import commands
 
     from . import __version__
@@ -49,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"tokexplorer {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in dict.fromkeys(COMMANDS.values()):
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module in dict.fromkeys(modules):
         commands.load(module).add_parsers(sub)
     return parser
 
@@ -68,7 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stream.reconfigure(errors="backslashreplace")
     if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
         return _run_gui(argv)
-    parser = build_parser()
+    parser = build_parser(argv[0])
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int] = args.handler
     try:

@@ -97,7 +97,7 @@ def test_sweep_evaluates_prefixes_of_one_merge_list(tmp_path, capsys, corpora):
 
 
 def test_cancel_keeps_what_was_learned(tmp_path, capsys, monkeypatch):
-    real = bpe_training.iter_train
+    real = bpe_training._train_stream  # behind every way of training
 
     def interrupted(*args, **kwargs):
         for step in real(*args, **kwargs):
@@ -105,7 +105,7 @@ def test_cancel_keeps_what_was_learned(tmp_path, capsys, monkeypatch):
                 raise KeyboardInterrupt
             yield step
 
-    monkeypatch.setattr(bpe_training, "iter_train", interrupted)
+    monkeypatch.setattr(bpe_training, "_train_stream", interrupted)
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat with the hat " * 50, "utf-8")
     code, out, _ = run(capsys, "train", corpus, "--vocab-size", 300, "-o", tmp_path / "part")

@@ -6,10 +6,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tokexplorer.core.bpe_tokenizer import BPETokenizer
 from tokexplorer.core.bpe_training import (
     assign_special_ids,
     check_vocab_size,
+    chunk_bytes,
+    count_chunks,
+    iter_records,
     iter_train,
+    iter_train_chunks,
+    preview_chunks,
     train,
 )
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, resolve_pattern
@@ -155,6 +161,22 @@ def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
     assert list(by_piece.items()) == list(Counter(compiled.findall(text)).items())
 
 
+@pytest.mark.parametrize("threads", [1, 3])
+def test_counting_in_threads_keeps_counts_and_first_occurrence_order(corpora, monkeypatch, threads):
+    from collections import Counter
+
+    from tokexplorer.core import bpe_training
+    from tokexplorer.core.patterns import compile_pattern
+
+    text = "".join((corpora / rel).read_text("utf-8")[:60_000] for rel in [
+        "multilingual/zh_hans_lunyu.txt", "en/tinyshakespeare.txt", "code/pokemon.json"])
+    monkeypatch.setattr(bpe_training, "COUNT_PIECE_MIN", 1_000)
+    monkeypatch.setattr(bpe_training, "COUNT_THREADS", threads)
+    monkeypatch.setattr(bpe_training.os, "cpu_count", lambda: 8)
+    whole = Counter(compile_pattern(GPT4_SPLIT_PATTERN).findall(text))
+    assert list(count_chunks(text, "gpt4").items()) == list(whole.items())
+
+
 @settings(max_examples=150, deadline=None)
 @given(text=tie_text | st.lists(st.sampled_from(["ab", "ba", "abab", " a", "b", "aab", "\n"])).map(" ".join),
        extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT4_SPLIT_PATTERN]))
@@ -206,3 +228,33 @@ def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora):
     for s in steps:
         chunks = [ref.merge(ids, s.pair, s.new_id) for ids in chunks]
     assert len(text.encode("utf-8")) - sum(s.merged for s in steps) == sum(map(len, chunks))
+
+
+@pytest.mark.parametrize("pattern", [None, "gpt4"])
+def test_records_count_the_corpus_tokens_after_each_merge(corpora, pattern):
+    """A record's token count is what the tokenizer of the merges so far encodes the corpus to."""
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:10_000]
+    n_bytes = len(text.encode("utf-8"))
+    records = list(iter_records(iter_train(text, 300, pattern=pattern), n_bytes))
+    merges = {}
+    for r in records:
+        merges[r.pair] = r.rank
+        if r.rank % 11 == 0 or r is records[-1]:
+            tok = BPETokenizer(dict(merges), None if pattern is None else GPT4_SPLIT_PATTERN)
+            assert r.tokens == len(tok.encode_ids(text)), r.rank
+            assert r.token == tok.token_bytes(r.rank)
+
+
+def test_chunk_bytes_counts_only_what_the_pattern_matches():
+    chunks = count_chunks("ab, ab; ab", r"\w+")
+    assert chunk_bytes(chunks) == 6 and list(iter_train_chunks(chunks, 257))[0].pair == (97, 98)
+
+
+def test_preview_chunks_refuses_bad_and_runaway_patterns():
+    assert preview_chunks("hello  world", r"\w+|\s+") == ["hello", "  ", "world"]
+    with pytest.raises(TokexplorerError, match="invalid split pattern"):
+        preview_chunks("x", "(")
+    with pytest.raises(TokexplorerError, match="capturing groups"):
+        preview_chunks("ab", "(a)(b)")
+    with pytest.raises(TokexplorerError, match="catastrophic backtracking"):
+        preview_chunks("a" * 2000 + "!", r"(?:a+)+b", timeout=0.1)

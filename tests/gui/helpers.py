@@ -28,6 +28,14 @@ class FakeDialogs:
         self.asked.append(("open_tokenizer_path", folder))
         return self.paths.get("open_tokenizer")
 
+    def open_corpus_paths(self, folder):
+        self.asked.append(("open_corpus_paths", folder))
+        return self.paths.get("open_corpus", [])
+
+    def save_tokenizer_path(self, suggested, formats):
+        self.asked.append(("save_tokenizer_path", suggested))
+        return self.paths.get("save_tokenizer")  # (path, format key) or None
+
     def save_path(self, suggested):
         self.asked.append(("save_path", suggested))
         return self.paths.get("save")

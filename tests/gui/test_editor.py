@@ -509,7 +509,8 @@ def test_bench_gui_runs(qtbot, tmp_path):
     """`tokexplorer bench --gui` end to end on a small text with a few keystrokes."""
     corpus = tmp_path / "small.txt"
     corpus.write_text("To be, or not to be, that is the question:\n" * 200, encoding="utf-8")
-    section, huge = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1))
+    section, huge = bench_gui.run(types.SimpleNamespace(corpus=str(corpus), repeat=1, gui_keys=4, huge_mb=1,
+                                                       train_vocab=512))
     assert [row[0] for row in section["rows"]] == builtin_names()
     assert all(row[-1] == "4/4" for row in section["rows"])
     assert "launch" in " ".join(section["notes"])

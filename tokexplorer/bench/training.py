@@ -1,41 +1,54 @@
-"""Training benchmarks: our BPE trainer beside Hugging Face `tokenizers` and the reference trainer.
+"""Training benchmarks: `tokexplorer train` beside Hugging Face `tokenizers` and the reference.
 
-Each measurement runs in a fresh process so that its peak memory is its own: wall time is taken
-inside the process (training only, corpus already read), peak memory is the process's peak
-resident set size (getrusage ru_maxrss via os.wait4), which includes the interpreter and its
-imports; an idle process with the same imports is shown for comparison.
+Against `tokenizers` the measure is what a user waits for: the whole process, from starting
+`python -m tokexplorer train CORPUS... --vocab-size 32768 -o PREFIX` to its exit (start-up,
+imports, reading, training, writing PREFIX.model and PREFIX.vocab), beside the whole process of a
+script that trains with `tokenizers` (`hf_train.py`: same split pattern, byte-level, fed line by
+line, writes vocab.json and merges.txt). The two alternate, --repeat times each; the table gives
+the median and the range. Peak memory is the process's peak resident set size (ru_maxrss via
+os.wait4), interpreter and imports included. `tokenizers` is an optional extra: without it the
+bench says how to install it.
 
-Peers: `tokenizers`' BpeTrainer with the same split pattern, byte-level, fed line by line (its
-fastest way; an optional extra: the rows say so if it is missing); the slow reference trainer
-(tests/reference_bpe.py in a source checkout), timed on its first merges and scaled linearly to the
-full run, because the full run takes minutes to hours.
+Against the slow reference trainer (tests/reference_bpe.py in a source checkout) the measure is
+training only, in a fresh process, timed on its first merges and scaled linearly to the full
+run, because the full run takes minutes to hours.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 from . import corpora_dir
 
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "reference_bpe.py"
+HF_SCRIPT = Path(__file__).with_name("hf_train.py")
 TEXT_SUFFIXES = {".txt", ".py", ".json", ".yml"}
+INSTALL_PEER = 'pip install "tokexplorer[bench]"'
+
+
+def all_corpora_files() -> list[Path]:
+    """Every UTF-8 text file of the shared corpora, in path order."""
+    files = []
+    for path in sorted(corpora_dir().rglob("*")):
+        if path.suffix in TEXT_SUFFIXES and path.is_file():
+            try:
+                path.read_bytes().decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            files.append(path)
+    return files
 
 
 def all_corpora_text() -> str:
     """Every UTF-8 text file of the shared corpora, concatenated in path order."""
-    parts = []
-    for path in sorted(corpora_dir().rglob("*")):
-        if path.suffix in TEXT_SUFFIXES and path.is_file():
-            try:
-                parts.append(path.read_bytes().decode("utf-8"))
-            except UnicodeDecodeError:
-                continue
-    return "".join(parts)
+    return "".join(p.read_bytes().decode("utf-8") for p in all_corpora_files())
 
 
 def _read(corpus: str) -> str:
@@ -47,29 +60,12 @@ def _read(corpus: str) -> str:
 def _work(kind: str, corpus: str, vocab_size: int, pattern: str | None) -> dict:
     """Run one measurement in this process: {"seconds", "vocab_size"}."""
     text = _read(corpus)
-    if kind == "idle":
-        from ..core import bpe_training  # noqa: F401 - the same imports as a real run
-
-        return {"seconds": 0.0, "vocab_size": 0}
     if kind == "ours":
         from ..core.bpe_training import iter_train
 
         t0 = time.perf_counter()
         n = sum(1 for _ in iter_train(text, vocab_size, pattern=pattern))
         return {"seconds": time.perf_counter() - t0, "vocab_size": 256 + n}
-    if kind == "hf":
-        from tokenizers import Regex, Tokenizer, models, pre_tokenizers, trainers
-
-        t0 = time.perf_counter()
-        tok = Tokenizer(models.BPE())
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(pattern), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
-        trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
-                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-        tok.train_from_iterator(text.splitlines(keepends=True), trainer)
-        return {"seconds": time.perf_counter() - t0, "vocab_size": tok.get_vocab_size()}
     if kind.startswith("reference"):
         import importlib.util
 
@@ -101,62 +97,104 @@ def _measure(kind: str, corpus: str, vocab_size: int, pattern: str | None) -> di
     return result
 
 
-def run(args) -> dict:
+def _whole_process(command: list[str]) -> dict:
+    """Run a command to its end: {"seconds" (wall, start to exit), "peak_mb", "out"}."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = proc.stdout.read()  # both write little on stderr (progress lines): no deadlock
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(command[:4])}… failed: "
+                           + (err.decode(errors="replace").strip().splitlines() or ["?"])[-1])
+    return {"seconds": seconds, "peak_mb": usage.ru_maxrss / 1024, "out": out.decode()}
+
+
+def _spread(values: list[float]) -> str:
+    return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
+
+
+def whole_process_case(files: list[Path], vocab_size: int, repeat: int, have_hf: bool) -> dict:
+    """`tokexplorer train` and the tokenizers script, alternating, each `repeat` times."""
     from ..core.patterns import GPT4_SPLIT_PATTERN
 
+    out = Path(tempfile.mkdtemp(prefix="tokexplorer-bench-train-"))
+    ours_cmd = [sys.executable, "-m", "tokexplorer", "train", *map(str, files), "--vocab-size",
+                str(vocab_size), "--pattern", "gpt4", "-o", str(out / "ours"), "--json"]
+    peer_cmd = [sys.executable, str(HF_SCRIPT), str(out), str(vocab_size), GPT4_SPLIT_PATTERN,
+                *map(str, files)]
+    ours, peer = [], []
+    for _ in range(max(1, repeat)):
+        ours.append(_whole_process(ours_cmd))
+        if have_hf:
+            peer.append(_whole_process(peer_cmd))
+    for f in out.iterdir():
+        f.unlink()
+    out.rmdir()
+    return {"ours": ours, "peer": peer,
+            "vocab": json.loads(ours[-1]["out"])["vocab_size"],
+            "peer_vocab": int(peer[-1]["out"].strip()) if peer else None}
+
+
+def run(args) -> dict:
     try:
         import tokenizers  # noqa: F401
         have_hf = True
     except ImportError:
         have_hf = False
     repeat = max(1, args.repeat)
-    cases = [
-        # (label, corpus, vocab size, pattern, peer, reference merges to time)
-        ("Regex gpt4, vocab 32768", "en/tinyshakespeare.txt", 32768, GPT4_SPLIT_PATTERN, "hf", 0),
-        ("Regex gpt4, vocab 32768", "ALL", 32768, GPT4_SPLIT_PATTERN, "hf", 0),
-        ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, GPT4_SPLIT_PATTERN, "reference", 32),
-        ("Basic, vocab 4096", "en/tinyshakespeare.txt", 4096, None, "reference", 4),
-    ]
     rows = []
     notes = []
-    for label, corpus, vocab_size, pattern, peer, ref_merges in cases:
-        ours = [_measure("ours", corpus, vocab_size, pattern) for _ in range(repeat)]
-        best = min(ours, key=lambda r: r.get("seconds", float("inf")))
-        name = "all corpora" if corpus == "ALL" else Path(corpus).name
-        if peer == "hf":
-            if not have_hf:
-                rows.append([label, name, f"{best['seconds']:.2f}", f"{best['peak_mb']:.0f}",
-                             best["vocab_size"], "tokenizers not installed", "-", "-", "-"])
-                continue
-            theirs = min((_measure("hf", corpus, vocab_size, pattern) for _ in range(repeat)),
-                         key=lambda r: r.get("seconds", float("inf")))
-            peer_name = "HF tokenizers"
-            peer_seconds = theirs["seconds"]
-            peer_mb = f"{theirs['peak_mb']:.0f}"
+    if not have_hf:
+        notes.append("Hugging Face tokenizers, the peer of the whole-process rows, is not installed; "
+                     f"install it with: {INSTALL_PEER}")
+    en = corpora_dir() / "en/tinyshakespeare.txt"
+    for name, files in (("tinyshakespeare.txt", [en]), ("all corpora", all_corpora_files())):
+        case = whole_process_case(files, 32768, repeat, have_hf)
+        ours_s = [r["seconds"] for r in case["ours"]]
+        ours_mb = max(r["peak_mb"] for r in case["ours"])
+        row = ["Regex gpt4, vocab 32768", name, "whole process", _spread(ours_s), f"{ours_mb:.0f}", case["vocab"]]
+        if have_hf:
+            peer_s = [r["seconds"] for r in case["peer"]]
+            row += [f"HF tokenizers (vocab {case['peer_vocab']})", _spread(peer_s),
+                    f"{max(r['peak_mb'] for r in case['peer']):.0f}",
+                    f"{statistics.median(ours_s) / statistics.median(peer_s):.2f}"]
         else:
-            if not REFERENCE.exists():
-                rows.append([label, name, f"{best['seconds']:.2f}", f"{best['peak_mb']:.0f}",
-                             best["vocab_size"], "reference (not in this install)", "-", "-", "-"])
-                continue
-            timed = _measure(f"reference:{ref_merges}", corpus, vocab_size, pattern)
-            peer_name = f"reference (x{(best['vocab_size'] - 256) / ref_merges:.0f} of {ref_merges} merges)"
-            peer_seconds = timed["seconds"] * (best["vocab_size"] - 256) / ref_merges
-            peer_mb = f"{timed['peak_mb']:.0f}"
-        rows.append([label, name, f"{best['seconds']:.2f}", f"{best['peak_mb']:.0f}", best["vocab_size"],
-                     peer_name, f"{peer_seconds:.2f}", peer_mb, f"{best['seconds'] / peer_seconds:.3g}"])
-    idle = _measure("idle", "en/taylorswift.txt", 0, None)
-    notes.append(f"peak MB: the process's peak resident set (ru_maxrss), interpreter and imports "
-                 f"included; an idle process with the same imports peaks at {idle['peak_mb']:.0f} MB")
-    notes.append("seconds: training only, best of --repeat runs, each in a fresh process; "
-                 "HF tokenizers: BpeTrainer, same pattern, byte-level, fed line by line")
+            row += [f"not installed: {INSTALL_PEER}", "", "", ""]
+        rows.append(row)
+    for label, corpus, vocab_size, pattern, ref_merges in [
+        ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, "gpt4", 32),
+        ("Basic, vocab 4096", "en/tinyshakespeare.txt", 4096, None, 4),
+    ]:
+        from ..core.patterns import GPT4_SPLIT_PATTERN
+
+        regex = GPT4_SPLIT_PATTERN if pattern else None
+        ours = [_measure("ours", corpus, vocab_size, regex) for _ in range(repeat)]
+        secs = [r["seconds"] for r in ours]
+        reached = ours[0]["vocab_size"]
+        row = [label, Path(corpus).name, "training only", _spread(secs), f"{ours[0]['peak_mb']:.0f}", reached]
+        if REFERENCE.exists():
+            timed = _measure(f"reference:{ref_merges}", corpus, vocab_size, regex)
+            peer_seconds = timed["seconds"] * (reached - 256) / ref_merges
+            row += [f"reference (x{(reached - 256) / ref_merges:.0f} of {ref_merges} merges)",
+                    f"{peer_seconds:.2f}", f"{timed['peak_mb']:.0f}",
+                    f"{statistics.median(secs) / peer_seconds:.3g}"]
+        else:
+            row += ["reference: only in a source checkout (tests/reference_bpe.py)", "", "", ""]
+        rows.append(row)
+    notes.append(f"seconds: median (range) of {repeat} runs; whole process: wall time from start to exit, "
+                 "ours and the peer alternating; training only: inside a fresh process, corpus already read")
+    notes.append("peak MB: the process's peak resident set (ru_maxrss), interpreter and imports included")
     notes.append("reference: the plain minbpe algorithm of tests/reference_bpe.py, timed on its first "
-                 "merges and scaled linearly to the merges of the full run (the real run is slower "
-                 "still early on and faster later; a rough figure)")
-    notes.append("a vocab below the one asked for means training ran out of pairs (every chunk is one token)")
+                 "merges and scaled linearly to the merges of the full run (a rough figure)")
+    notes.append("a vocab below the one asked for means training ran out of pairs (every chunk is one token); "
+                 "tokenizers counts differently and may stop at another size")
     return {
-        "title": "training byte-level BPE: ours beside HF tokenizers and the reference",
-        "headers": ["case", "corpus", "ours s", "ours MB", "vocab", "peer", "peer s", "peer MB",
-                    "ours/peer"],
+        "title": "training byte-level BPE: tokexplorer train beside HF tokenizers and the reference",
+        "headers": ["case", "corpus", "measures", "ours s", "ours MB", "vocab", "peer", "peer s",
+                    "peer MB", "ours/peer"],
         "rows": rows,
         "notes": notes,
     }

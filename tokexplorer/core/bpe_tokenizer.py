@@ -16,14 +16,15 @@ It does not train (see `bpe_training`) nor read or write files (see `minbpe_file
 from __future__ import annotations
 
 import heapq
+import threading
 from typing import NamedTuple
 
 import numpy as np
 
 from .encoding import Encoding
-from .tiktoken_backend import TiktokenTokenizer, _ChunkFinder
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
+# tiktoken_backend (and tiktoken) is imported where it is used: training and saving never need it.
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
 # merge loop quadratic, so Basic always uses the Python encoder (linear-logarithmic).
 
@@ -81,11 +82,12 @@ class BPETokenizer:
                 )
             self.vocab[token_id] = token.encode("utf-8")
         self._cache: dict[bytes, list[int]] = {}  # chunk bytes -> ids, for the Python encoder
-        self.fast_path_note = self._rank_conflict()
-        self._fast: TiktokenTokenizer | None = None
-        if self.fast_path_note is None:
-            ranks = {self.vocab[i]: i for i in range(256 + len(self.merges))}
-            self._fast = TiktokenTokenizer.from_ranks(name, ranks, pattern, self._special)
+        # The fast path is checked and built on first use: a tokenizer that is only saved
+        # (`tokexplorer train`) never pays for it.
+        self._lock = threading.Lock()
+        self._checked = False
+        self._note: str | None = None
+        self._fast = None  # TiktokenTokenizer, or None for the Python encoder
 
     # --- the protocol -------------------------------------------------------------------
 
@@ -100,7 +102,27 @@ class BPETokenizer:
     @property
     def fast_path(self) -> bool:
         """Whether encoding runs in tiktoken's core."""
-        return self._fast is not None
+        return self._fast_encoder() is not None
+
+    @property
+    def fast_path_note(self) -> str | None:
+        """Why encoding does not run in tiktoken's core, or None when it does."""
+        self._fast_encoder()
+        return self._note
+
+    def _fast_encoder(self):
+        """tiktoken's encoder for these ranks, or None; checked and built once, thread-safe."""
+        if not self._checked:
+            with self._lock:
+                if not self._checked:
+                    self._note = self._rank_conflict()
+                    if self._note is None:
+                        from .tiktoken_backend import TiktokenTokenizer
+
+                        self._fast = TiktokenTokenizer.from_ranks(self.name, self.mergeable_ranks,
+                                                                  self.split_pattern, self._special)
+                    self._checked = True
+        return self._fast
 
     @property
     def mergeable_ranks(self) -> dict[bytes, int]:
@@ -109,18 +131,22 @@ class BPETokenizer:
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only."""
-        if self._fast is not None:
-            return self._fast.encode_ids(text, allowed_special=allowed_special)
+        fast = self._fast_encoder()
+        if fast is not None:
+            return fast.encode_ids(text, allowed_special=allowed_special)
         return self._python_ids(clean_text(text), allowed_special)[0]
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
-        if self._fast is not None:
-            return self._fast.encode(text, allowed_special=allowed_special)
+        fast = self._fast_encoder()
+        if fast is not None:
+            return fast.encode(text, allowed_special=allowed_special)
         text = clean_text(text)
         ids, allowed = self._python_ids(text, allowed_special)
         special_mask = None
         if allowed:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), [self._special[t] for t in allowed])
+        from .tiktoken_backend import _ChunkFinder
+
         return Encoding.from_byte_lengths(
             text, ids, [self.vocab[i] for i in ids], special_mask=special_mask,
             chunk_finder=None if self.split_pattern is None
@@ -223,6 +249,8 @@ class BPETokenizer:
     # --- helpers ------------------------------------------------------------------------
 
     def _python_ids(self, text: str, allowed_special) -> tuple[list[int], set[str]]:
+        from .tiktoken_backend import _ChunkFinder
+
         allowed = resolve_special(self._special, allowed_special, text)
         finder = _ChunkFinder(self.split_pattern, frozenset(allowed)) if self.split_pattern else None
         ids: list[int] = []
@@ -254,6 +282,8 @@ class BPETokenizer:
                 if u is not None and v is not None and (u, v) != (a, b):
                     # Two readings: check that both encoders agree on the token's own bytes.
                     if probe is None:
+                        from .tiktoken_backend import TiktokenTokenizer
+
                         ranks = {self.vocab[i]: i for i in range(n)}
                         probe = TiktokenTokenizer.from_ranks("probe", ranks, self.split_pattern)
                     fast = probe.tiktoken_encoding._encode_single_piece(data)
@@ -270,4 +300,6 @@ def _special_spans(text: str, allowed: set[str]) -> list[tuple[int, int]]:
         return []
     if not allowed:
         return [(0, len(text))]
+    from .tiktoken_backend import _ChunkFinder
+
     return _ChunkFinder(r"[\s\S]+", frozenset(allowed))(text)

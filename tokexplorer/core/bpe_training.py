@@ -26,15 +26,15 @@ It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_fi
 from __future__ import annotations
 
 import heapq
+import os
+import threading
 from array import array
 from collections import Counter, defaultdict
-from typing import Iterator, NamedTuple, Sequence
+from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
-import numpy as np
-
-from .bpe_tokenizer import BPETokenizer
 from .patterns import (
     NAMED_PATTERNS,
+    PIECE_SIZE,
     SPLIT_TIMEOUT_FLOOR,
     SPLIT_TIMEOUT_PER_MB,
     compile_pattern,
@@ -42,6 +42,12 @@ from .patterns import (
     resolve_pattern,
 )
 from .tokenizer import TokexplorerError
+
+if TYPE_CHECKING:
+    from .bpe_tokenizer import BPETokenizer
+
+# numpy (and the tokenizer) are imported where they are used: reading and splitting a corpus need
+# neither, so `tokexplorer train` imports them in a thread meanwhile.
 
 
 class MergeStep(NamedTuple):
@@ -90,33 +96,131 @@ def iter_train(
         raise TokexplorerError("the corpus is empty; give some text to train on")
     if pattern is None:
         return _train_stream([text.encode("utf-8")], [1], total)
-    words = count_chunks(text, resolve_pattern(pattern))
-    return _train_stream([w.encode("utf-8") for w in words], list(words.values()), total)
+    return iter_train_chunks(count_chunks(text, resolve_pattern(pattern)), vocab_size, n_special=n_special)
+
+
+def iter_train_chunks(chunks: Mapping[str, int], vocab_size: int, *, n_special: int = 0
+                      ) -> Iterator[MergeStep]:
+    """Learn merges over chunks already counted by `count_chunks` (chunk -> occurrences, in order
+    of first occurrence): what `iter_train` does after splitting, for a caller that shows the
+    split as a step of its own.
+
+    >>> [s.pair for s in iter_train_chunks({"ab": 2, "b": 1}, 257)]
+    [(97, 98)]
+    """
+    total = check_vocab_size(vocab_size, n_special)
+    return _train_stream([w.encode("utf-8") for w in chunks], list(chunks.values()), total)
+
+
+def chunk_bytes(chunks: Mapping[str, int]) -> int:
+    """The corpus's length in bytes as training sees it: every chunk's bytes, times its count
+    (text that a pattern skips between matches is not there).
+
+    >>> chunk_bytes({"hé": 2, " ": 1})
+    7
+    """
+    return sum(len(w.encode("utf-8")) * n for w, n in chunks.items())
+
+
+class MergeRecord(NamedTuple):
+    """A merge as a view shows it: the new token's id (its rank), the pair, the new token's bytes,
+    minbpe's count of the pair, and the corpus's length in tokens after the merge."""
+
+    rank: int
+    pair: tuple[int, int]
+    token: bytes
+    count: int
+    tokens: int
+
+
+def iter_records(steps: Iterable[MergeStep], corpus_bytes: int) -> Iterator[MergeRecord]:
+    """Merge steps as records, for a corpus of `corpus_bytes` bytes (each merged occurrence
+    shortens it by one token).
+
+    >>> [r[2:] for r in iter_records(iter_train("aaabdaaabac", 258), 11)]
+    [(b'aa', 4, 9), (b'aaa', 2, 7)]
+    """
+    vocab = [bytes([i]) for i in range(256)]  # id -> bytes
+    tokens = corpus_bytes
+    for s in steps:
+        vocab.append(vocab[s.pair[0]] + vocab[s.pair[1]])
+        tokens -= s.merged
+        yield MergeRecord(s.new_id, s.pair, vocab[-1], s.count, tokens)
+
+
+def preview_chunks(sample: str, pattern: str, *, timeout: float = 0.25, limit: int = 200) -> list[str]:
+    """The first `limit` chunks of a sample under a pattern, for a live preview: time-boxed and
+    run with the interpreter lock released (`concurrent`), so a runaway pattern neither freezes
+    a window nor outlives the box. Raises TokexplorerError for an invalid or runaway pattern.
+
+    >>> preview_chunks("hello world!!", "gpt2")
+    ['hello', ' world', '!!']
+    """
+    compiled = compile_pattern(check_pattern(pattern))
+    chunks = []
+    try:
+        for m in compiled.finditer(sample, timeout=timeout, concurrent=True):
+            chunk = m.group(compiled.groups)  # as findall in count_chunks: the group if there is one
+            if chunk:
+                chunks.append(chunk)
+                if len(chunks) >= limit:
+                    break
+    except TimeoutError:
+        raise TokexplorerError(
+            f"the split pattern took more than {timeout:g} s on a {len(sample):,}-character sample "
+            "(catastrophic backtracking?); simplify the pattern"
+        ) from None
+    return chunks
+
+
+def check_pattern(pattern: str) -> str:
+    """A split pattern's regex (a name resolved), refused if invalid or if it has more than one
+    capturing group (minbpe's findall would then yield tuples, not chunks).
+
+    >>> check_pattern("(a)(b)")
+    Traceback (most recent call last):
+    ...
+    tokexplorer.core.tokenizer.TokexplorerError: the split pattern '(a)(b)' has 2 capturing groups; make them non-capturing, (?:...), so that each match is one chunk
+    """
+    regex = resolve_pattern(pattern)
+    groups = compile_pattern(regex).groups
+    if groups > 1:
+        raise TokexplorerError(
+            f"the split pattern {pattern!r} has {groups} capturing groups; make them "
+            "non-capturing, (?:...), so that each match is one chunk"
+        )
+    return regex
 
 
 def count_chunks(text: str, pattern: str) -> Counter[str]:
     """Each distinct chunk and its occurrences, in order of first occurrence (time-boxed).
 
+    A named pattern splits pieces of the text in threads: the `regex` module matches with the
+    interpreter lock released (`concurrent`), so the machine's cores share the work; the counts
+    are added piece by piece, in order, so first occurrences keep their order.
+
     >>> count_chunks("the cat the", r"\\S+")
     Counter({'the': 2, 'cat': 1})
     """
+    pattern = check_pattern(pattern)  # a name becomes its regex
     compiled = compile_pattern(pattern)
-    if compiled.groups > 1:
-        raise TokexplorerError(
-            f"the split pattern {pattern!r} has {compiled.groups} capturing groups; make them "
-            "non-capturing, (?:...), so that each match is one chunk"
-        )
-    timeout = None
-    pieces = [text]
-    if pattern not in NAMED_PATTERNS.values():
-        timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
-    else:
-        pieces = (text[a:b] for a, b in piece_spans(text))
     words: Counter[str] = Counter()
+    timeout = None
     try:
         # As minbpe: findall (a pattern with groups yields the groups), empty matches dropped.
-        for piece in pieces:
-            words.update(compiled.findall(piece, timeout=timeout))
+        if pattern not in NAMED_PATTERNS.values():
+            timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
+            words.update(compiled.findall(text, timeout=timeout, concurrent=True))
+        else:
+            threads = min(os.cpu_count() or 1, COUNT_THREADS)
+            size = max(COUNT_PIECE_MIN, min(PIECE_SIZE, -(-len(text) // (2 * threads))))
+            spans = piece_spans(text, size=size)
+
+            def find(span: tuple[int, int]) -> list[str]:
+                return compiled.findall(text[span[0]:span[1]], concurrent=True)
+
+            for chunks in _in_threads(find, spans, threads):
+                words.update(chunks)
     except TimeoutError:
         raise TokexplorerError(
             f"the split pattern took more than {timeout:.0f} s on {len(text)} characters "
@@ -124,6 +228,40 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
         ) from None
     words.pop("", None)
     return words
+
+
+def _in_threads(fn, items: list, threads: int) -> Iterator:
+    """fn(item) for each item, in order, computed by up to `threads` threads (each takes a
+    contiguous run of items; results are yielded as soon as their run is done).
+
+    (Plain threads: concurrent.futures costs more to import than a small corpus takes to split.)
+    """
+    if threads <= 1 or len(items) <= 1:
+        yield from map(fn, items)
+        return
+    size = -(-len(items) // threads)
+    runs = [items[i:i + size] for i in range(0, len(items), size)]
+    results: list[list] = [[] for _ in runs]
+    errors: list[BaseException] = []
+
+    def work(run: list, out: list) -> None:
+        try:
+            out.extend(map(fn, run))
+        except BaseException as exc:  # re-raised in the caller's thread below
+            errors.append(exc)
+
+    workers = [threading.Thread(target=work, args=(run, out), daemon=True) for run, out in zip(runs, results)]
+    for w in workers:
+        w.start()
+    for w, out in zip(workers, results):
+        w.join()
+        if errors:
+            raise errors[0]
+        yield from out
+
+
+COUNT_THREADS = 4  # threads that split a text with a named pattern, at most
+COUNT_PIECE_MIN = 1 << 16  # characters: smaller pieces are not worth a thread
 
 
 def train(
@@ -149,6 +287,8 @@ def train(
     check_vocab_size(vocab_size, n_special)
     merges = {s.pair: s.new_id for s in iter_train(text, vocab_size, pattern=pattern,
                                                    n_special=n_special)}
+    from .bpe_tokenizer import BPETokenizer
+
     return BPETokenizer(merges, resolve_pattern(pattern) if pattern is not None else None,
                         assign_special_ids(specials, 256 + len(merges)), name=name)
 
@@ -192,6 +332,8 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     first occurrence, laid end to end, order those occurrences the same way, so a position in
     this stream is the tie key.
     """
+    import numpy as np
+
     data = b"".join(chunks)
     size = len(data)
     m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
@@ -256,6 +398,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     cap = 1 << max(size * max(freq, default=1), 1).bit_length()
     pair_mask = (1 << pair_bits) - 1
     position_mask = (1 << (count_shift - pair_bits)) - 1
+    low_mask = (1 << count_shift) - 1  # the position and pair fields
     heap = [((cap - n) << count_shift) | (positions[p][0] << pair_bits) | p for p, n in counts.items()]
     heapq.heapify(heap)
     pop, push = heapq.heappop, heapq.heappush
@@ -267,8 +410,13 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             if n <= 0:
                 counts.pop(p, None)
                 continue
+            if n != cap - (key >> count_shift):
+                # The count fell: re-file it, keeping the position (never later than the truth,
+                # so still fine for the lazy heap); the position is checked when it counts.
+                push(heap, ((cap - n) << count_shift) | (key & low_mask))
+                continue
             at = first_position(p)
-            if n != cap - (key >> count_shift) or at != (key >> pair_bits) & position_mask:
+            if at != (key >> pair_bits) & position_mask:
                 push(heap, ((cap - n) << count_shift) | (at << pair_bits) | p)
                 continue
             break
@@ -279,8 +427,9 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         # new pair -> its positions, ascending; counted once the merge is done
         created: defaultdict[int, list[int]] = defaultdict(list)
         candidates = positions.pop(p)
-        if views is not None and n < VECTOR_MERGE_MIN:
-            # The best count never grows: from now on merges are small, and a list reads faster.
+        if views is not None and len(candidates) < VECTOR_MERGE_MIN:
+            # Merges only get smaller (the best count never grows, and a pair's positions are
+            # listed when it is made): from now on Python is faster, and a list reads faster.
             tokens = tokens.tolist()
             views = None
         done = 0  # occurrences rewritten, weighted
@@ -326,7 +475,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         yield MergeStep(step, total, (a, b), new, n, done)
 
 
-# Merges of a pair counted at least this often run vectorised (numpy) instead of in Python.
+# Merges of a pair listed at this many positions or more run vectorised (numpy), not in Python.
 VECTOR_MERGE_MIN = 200
 
 
@@ -339,6 +488,8 @@ def _merge_many(views, candidates: Sequence[int], a: int, b: int, new: int, m: i
     subtle: occurrence k's right neighbour may be occurrence k+1 ("abab"): the loop first makes
     (new, a) there and then turns it into (new, new); here that pair is made directly.
     """
+    import numpy as np
+
     tokens, nxt, prv, weight = views
     at = np.asarray(candidates, dtype=np.int64)
     right_of = nxt[at]

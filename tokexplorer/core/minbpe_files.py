@@ -27,7 +27,6 @@ from pathlib import Path
 from .bpe_tokenizer import BPETokenizer
 from .patterns import compile_pattern
 from .textfile import write_atomic
-from .tiktoken_backend import gpt2_byte_decoder
 from .tokenizer import TokexplorerError
 
 MAGIC = "minbpe v1"
@@ -77,6 +76,8 @@ def render_token(data: bytes) -> str:
     'a\\\\u000a\\ufffd'
     """
     text = data.decode("utf-8", errors="replace")
+    if text.isprintable():  # most tokens: every category C character is unprintable
+        return text
     return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c).startswith("C") else c
                    for c in text)
 
@@ -87,15 +88,10 @@ def vocab_text(tok: BPETokenizer) -> str:
     >>> vocab_text(BPETokenizer({(104, 105): 256}, None)).splitlines()[-1]
     '[h][i] -> [hi] 256'
     """
-    parts = {new: pair for pair, new in tok.merges.items()}
-    lines = []
-    for token_id in [*range(256 + len(tok.merges)), *tok.special_tokens.values()]:
-        s = render_token(tok.vocab[token_id])
-        if token_id in parts:
-            a, b = parts[token_id]
-            lines.append(f"[{render_token(tok.vocab[a])}][{render_token(tok.vocab[b])}] -> [{s}] {token_id}")
-        else:
-            lines.append(f"[{s}] {token_id}")
+    shown = {i: render_token(data) for i, data in tok.vocab.items()}  # each token rendered once
+    lines = [f"[{shown[i]}] {i}" for i in range(256)]
+    lines += [f"[{shown[a]}][{shown[b]}] -> [{shown[new]}] {new}" for (a, b), new in tok.merges.items()]
+    lines += [f"[{shown[i]}] {i}" for i in tok.special_tokens.values()]
     return "\n".join(lines) + "\n"
 
 
@@ -209,6 +205,8 @@ def save_gpt2(tok: BPETokenizer, folder: str | os.PathLike) -> list[Path]:
         raise TokexplorerError(
             f"{tok.name} has two tokens with the same bytes; GPT-2's files cannot hold it"
         )
+    from .tiktoken_backend import gpt2_byte_decoder  # only here: saving minbpe files needs no tiktoken
+
     spell = {b: c for c, b in gpt2_byte_decoder().items()}
 
     def word(data: bytes) -> str:

@@ -62,6 +62,33 @@ def llama2_options(vocab_size: int, model_type: str = "bpe", **overrides: object
     return {"model_type": model_type, "vocab_size": vocab_size, **LLAMA2_OPTIONS, **overrides}
 
 
+def parse_option(key: str, value: str) -> object:
+    """An option's value typed from text like the Llama 2 preset's default for `key` (booleans
+    from true/false, numbers as such); an option outside the preset keeps bool/int/float/text.
+
+    >>> parse_option("byte_fallback", "False"), parse_option("character_coverage", "1")
+    (False, 1.0)
+    >>> parse_option("normalization_rule_name", "nfkc"), parse_option("seed", "7")
+    ('nfkc', 7)
+    """
+    text = value.strip()
+    default = LLAMA2_OPTIONS.get(key)
+    if isinstance(default, str):
+        return text
+    if isinstance(default, bool) or (default is None and text.lower() in ("true", "false")):
+        if text.lower() not in ("true", "false"):
+            raise TokexplorerError(f"SentencePiece option {key} is true or false, not {value!r}")
+        return text.lower() == "true"
+    for kind in ((type(default),) if isinstance(default, (int, float)) else (int, float)):
+        try:
+            return kind(text)
+        except ValueError:
+            if default is not None:
+                raise TokexplorerError(
+                    f"SentencePiece option {key} is a number ({kind.__name__}), not {value!r}") from None
+    return text
+
+
 def train_sentencepiece(
     sentences: Iterable[str] | str,
     options: dict[str, object],

@@ -6,9 +6,10 @@ BPE trained here); each satisfies `Tokenizer`. Views and the command line only u
 
 from __future__ import annotations
 
-from typing import AbstractSet, Literal, Protocol, Union, runtime_checkable
+from typing import TYPE_CHECKING, AbstractSet, Literal, Protocol, Union, runtime_checkable
 
-from .encoding import Encoding
+if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
+    from .encoding import Encoding
 
 AllowedSpecial = Union[Literal["all", "none"], AbstractSet[str]]
 

@@ -1,6 +1,7 @@
-"""The tokenizers the picker offers: the built-ins and the tokenizer files the user opened (which
-includes tokenizers trained with `tokexplorer train`: minbpe or SentencePiece .model files).
-Loading happens on first use, from any thread (the worker asks).
+"""The tokenizers the picker offers: the built-ins, the tokenizer files the user opened (which
+includes tokenizers trained with `tokexplorer train`: minbpe or SentencePiece .model files) and
+tokenizers trained in the window, which live in memory only (until saved). Loading happens on
+first use, from any thread (the worker asks).
 
 No Qt here; the state object owns one catalog and announces changes to it.
 """
@@ -39,6 +40,15 @@ class TokenizerCatalog:
             self._order.append(name)
         return name
 
+    def add_tokenizer(self, tok: Tokenizer) -> str:
+        """Offer a tokenizer held in memory (trained in the window) under its name, made unique;
+        returns that name."""
+        with self._lock:
+            name = self._unique(tok.name)
+            self._loaded[name] = tok
+            self._order.append(name)
+        return name
+
     def remove(self, path: str | Path) -> None:
         """Forget a tokenizer file (one that failed to load)."""
         with self._lock:
@@ -55,7 +65,7 @@ class TokenizerCatalog:
         return self._files.get(name)
 
     def is_loaded(self, name: str) -> bool:
-        if name in self._files:
+        if name in self._files or name in self._loaded:
             return name in self._loaded
         return registry.is_loaded(name)
 

@@ -54,6 +54,19 @@ class Dialogs:
         path, _ = QFileDialog.getOpenFileName(self.parent, "Open tokenizer file", folder, TOKENIZER_FILTER)
         return path or None
 
+    def open_corpus_paths(self, folder: str) -> list[str]:
+        """Text files to train on (several may be chosen); [] when cancelled."""
+        paths, _ = QFileDialog.getOpenFileNames(self.parent, "Choose corpus files", folder, TEXT_FILTER)
+        return paths
+
+    def save_tokenizer_path(self, suggested: str, formats: dict[str, str]) -> tuple[str, str] | None:
+        """Where to save a trained tokenizer and in which format: `formats` maps a format key to
+        its file-dialog filter; returns (path, format key), or None when cancelled."""
+        by_filter = {f: key for key, f in formats.items()}
+        path, chosen = QFileDialog.getSaveFileName(self.parent, "Save tokenizer", suggested,
+                                                   ";;".join(formats.values()))
+        return (path, by_filter.get(chosen, next(iter(formats)))) if path else None
+
     def save_path(self, suggested: str) -> str | None:
         path, _ = QFileDialog.getSaveFileName(self.parent, "Save text as", suggested, TEXT_FILTER)
         return path or None

@@ -42,7 +42,9 @@ from .panels.vocab import VocabPanel
 from .positions import EditorText, editor_text, utf16_len
 from .selection import SelectionTracker
 from .state import AppState
+from .panels.training import TrainingPanel
 from .token_ids import TokenTable
+from .training_service import TrainingService
 from .worker import POLICIES, TokenizeService, run_job
 
 TOKENIZER_SUFFIXES = (".tiktoken", ".model", ".gguf")
@@ -254,6 +256,11 @@ class MainWindow(QMainWindow):
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
         self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
+        self.training_service = TrainingService(self)
+        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
+        self.training_dock = self._dock("Training", "training_dock", self.training_panel, "Ctrl+Shift+R",
+                                        view="training")
+        self.tabifyDockWidget(self.vocab_dock, self.training_dock)
         self.token_dock.raise_()
         # Below the editor, one tab group: the inspector shown, the others opened from the View
         # menu (so the editor keeps its height).

@@ -83,6 +83,12 @@ class AppState(QObject):
         """The policy the text is tokenized with: this document's own, else the global one."""
         return self.document_policy or self.policy
 
+    def add_tokenizer(self, tok) -> str:
+        """Offer a tokenizer held in memory (trained in the window); returns its name in the picker."""
+        name = self.catalog.add_tokenizer(tok)
+        self.tokenizers_changed.emit()
+        return name
+
     def set_policy(self, policy: str) -> None:
         """The global policy (the tool bar's); it replaces the document's own."""
         before = self.effective_policy

@@ -1,0 +1,235 @@
+"""The training workbench with the real trainer in a real child process: the result joins the
+picker and colours the editor, Cancel keeps exactly the first merges of a full run, bad settings
+are refused with a message, SentencePiece trains too, and saved files load back."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtGui import QDropEvent
+
+from tokexplorer.core.bpe_training import iter_train, train
+from tokexplorer.core.registry import load_tokenizer
+from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
+
+from .helpers import wait_settled
+
+TIMEOUT = 120_000  # ms: the machines running the tests are shared and slow
+
+
+@pytest.fixture
+def small_corpus(corpora, tmp_path):
+    path = tmp_path / "swift.txt"
+    path.write_text((corpora / "en/taylorswift.txt").read_text("utf-8")[:20_000], "utf-8")
+    return path
+
+
+def run_training(qtbot, panel):
+    """Click Train and wait for the result; a failure fails the test with its message."""
+    panel.train_button.click()
+    assert panel.service.running, panel.message.text()
+    qtbot.waitUntil(lambda: not panel.service.running, timeout=TIMEOUT)
+    assert panel.result is not None, panel.message.text()
+    return panel.result
+
+
+def picker_names(window) -> list[str]:
+    box = window.tokenizer_box
+    return [box.itemText(i) for i in range(box.count())]
+
+
+def test_small_corpus_trains_joins_the_picker_and_colours_the_editor(qtbot, window, small_corpus):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.vocab_spin.setValue(400)
+    assert "1 file" in panel.corpus_label.text() and panel.preview.toPlainText()
+    result = run_training(qtbot, panel)
+    text = small_corpus.read_text("utf-8")
+    expected = train(text, 400, pattern="gpt4")
+    assert result.tokenizer.merges == expected.merges and not result.stopped
+    assert [r.rank for r in panel.log_model.records] == list(range(256, 400))
+    assert [r.pair for r in panel.log_model.records] == list(expected.merges)
+    assert panel.result_name in picker_names(window)
+    assert panel.log_model.data(panel.log_model.index(0, 2)) != ""
+
+    panel.use_button.click()
+    sample = "Taylor Swift's songs, all of them."
+    window.set_text(sample)
+    wait_settled(qtbot, window)
+    assert window.state.tokenizer == panel.result_name
+    assert window.state.result.tokenizer == panel.result_name
+    assert window.state.result.encoding.ids == expected.encode(sample).ids
+    assert window.tokenizer_box.currentText() == panel.result_name
+
+
+def test_cancel_keeps_the_first_merges_of_a_full_run(qtbot, window, corpora):
+    corpus = corpora / "en/tinyshakespeare.txt"
+    panel = window.training_panel
+    panel.set_paths([corpus])
+    panel.vocab_spin.setValue(32768)
+    panel.train_button.click()
+    qtbot.waitUntil(lambda: len(panel.log_model.records) > 0, timeout=TIMEOUT)
+    assert panel.cancel_button.isEnabled()
+    with qtbot.waitSignal(panel.service.finished, timeout=TIMEOUT):
+        panel.cancel_button.click()
+    result = panel.result
+    kept = list(result.tokenizer.merges)
+    full = [s.pair for s in iter_train(corpus.read_text("utf-8"), 32768, pattern="gpt4")]
+    assert result.stopped and 0 < len(kept) < len(full)
+    assert kept == full[:len(kept)]
+    assert [r.pair for r in panel.log_model.records] == kept
+    assert "cancelled: kept the first" in panel.message.text()
+    assert panel.result_name in picker_names(window)
+
+
+@pytest.mark.parametrize("pattern, message", [
+    ("(", "invalid split pattern"),
+    ("(a)(b)", "capturing groups"),
+])
+def test_invalid_pattern_is_refused_with_a_message(qtbot, window, small_corpus, pattern, message):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.pattern_box.setCurrentIndex(panel.pattern_box.findData("custom"))
+    panel.pattern_edit.setText(pattern)
+    panel.train_button.click()
+    assert message in panel.message.text()
+    assert not panel.service.running and panel.train_button.isEnabled()
+    qtbot.waitUntil(lambda: message.split()[-1] in panel.chunks_label.text(), timeout=TIMEOUT)
+
+
+def test_runaway_pattern_preview_is_stopped_with_a_message(qtbot, window, tmp_path):
+    path = tmp_path / "a.txt"
+    path.write_text("a" * 1500 + "!", "utf-8")
+    panel = window.training_panel
+    panel.set_paths([path])
+    panel.pattern_box.setCurrentIndex(panel.pattern_box.findData("custom"))
+    panel.pattern_edit.setText(r"(?:a+)+b")
+    qtbot.waitUntil(lambda: "catastrophic backtracking" in panel.chunks_label.text(), timeout=TIMEOUT)
+    panel.train_button.click()  # refused at once: its preview already ran away
+    assert "catastrophic backtracking" in panel.message.text() and not panel.service.running
+
+
+def test_custom_pattern_preview_shows_its_chunks(qtbot, window, tmp_path):
+    path = tmp_path / "c.txt"
+    path.write_text("hello world, again", "utf-8")
+    panel = window.training_panel
+    panel.set_paths([path])
+    panel.pattern_box.setCurrentIndex(panel.pattern_box.findData("custom"))
+    panel.pattern_edit.setText(r"\w+")
+    qtbot.waitUntil(lambda: "hello │ world │ again" in panel.chunks_label.text(), timeout=TIMEOUT)
+
+
+def test_empty_corpus_is_refused_with_a_message(qtbot, window, tmp_path):
+    panel = window.training_panel
+    panel.train_button.click()  # no files chosen
+    assert "the corpus is empty" in panel.message.text() and not panel.service.running
+    panel.text_radio.setChecked(True)  # the editor is empty
+    panel.train_button.click()
+    assert "the corpus is empty" in panel.message.text() and not panel.service.running
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    panel.set_paths([empty])
+    panel.train_button.click()
+    assert "the corpus is empty" in panel.message.text() and not panel.service.running
+
+
+def test_current_text_is_a_corpus(qtbot, window):
+    text = "low lower lowest newer newest wider " * 30
+    window.set_text(text)
+    wait_settled(qtbot, window)
+    panel = window.training_panel
+    panel.text_radio.setChecked(True)
+    assert f"{len(text):,} characters" in panel.corpus_label.text()
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))
+    panel.vocab_spin.setValue(270)
+    result = run_training(qtbot, panel)
+    assert result.tokenizer.merges == train(text, 270).merges
+    assert result.tokenizer.split_pattern is None
+
+
+def test_sentencepiece_trains_shows_its_phases_and_joins_the_picker(qtbot, window, small_corpus):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("sp-bpe"))
+    assert panel.options_table.isVisibleTo(panel) and not panel.pattern_row.isEnabled()
+    panel.vocab_spin.setValue(400)
+    panel.set_option("byte_fallback", "false")
+    phases = []
+    panel.service.phase.connect(lambda what, done, total: phases.append(what))
+    result = run_training(qtbot, panel)
+    assert any("reading" in p for p in phases) and any("no progress" in p for p in phases)
+    assert phases[-1] == "done"
+    tok = result.tokenizer
+    expected = train_sentencepiece(small_corpus.read_text("utf-8"), llama2_options(400, byte_fallback=False))
+    assert tok.family == "sentencepiece" and tok.n_vocab == 400 and not tok.options["byte_fallback"]
+    assert tok.pieces == expected.pieces
+    assert panel.result_name in picker_names(window)
+
+
+def test_a_sentencepiece_option_of_the_wrong_kind_is_refused(qtbot, window, small_corpus):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("sp-unigram"))
+    panel.set_option("character_coverage", "most")
+    panel.train_button.click()
+    assert "character_coverage" in panel.message.text() and not panel.service.running
+
+
+@pytest.mark.parametrize("fmt, pattern, written", [
+    ("minbpe", "o200k", "swift-bpe.model"),
+    ("tiktoken", "gpt4", "swift-bpe.tiktoken"),  # the readers of these two assume a pattern
+    ("gpt2", "gpt2", "swift-bpe/encoder.json"),
+])
+def test_saved_bpe_loads_back(qtbot, window, small_corpus, tmp_path, fmt, pattern, written):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.pattern_box.setCurrentIndex(panel.pattern_box.findData(pattern))
+    panel.special_edit.setText("<|endoftext|>" if fmt == "minbpe" else "")
+    panel.vocab_spin.setValue(400)
+    run_training(qtbot, panel)
+    window.dialogs.paths["save_tokenizer"] = (str(tmp_path / "swift-bpe"), fmt)
+    panel.save_button.click()
+    qtbot.waitUntil(lambda: panel.message.text().startswith("saved"), timeout=TIMEOUT)
+    loaded = load_tokenizer(tmp_path / written)
+    sample = small_corpus.read_text("utf-8")[:3000] + "<|endoftext|>"
+    trained = panel.result.tokenizer
+    assert loaded.encode(sample, allowed_special="all").ids == trained.encode(sample, allowed_special="all").ids
+    assert loaded.special_tokens == trained.special_tokens
+
+
+def test_saved_sentencepiece_loads_back(qtbot, window, small_corpus, tmp_path):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("sp-unigram"))
+    panel.vocab_spin.setValue(600)  # byte fallback: 256 bytes, the characters, then pieces
+    run_training(qtbot, panel)
+    window.dialogs.paths["save_tokenizer"] = (str(tmp_path / "sp.model"), "sentencepiece")
+    panel.save_button.click()
+    qtbot.waitUntil(lambda: panel.message.text().startswith("saved"), timeout=TIMEOUT)
+    loaded = load_tokenizer(tmp_path / "sp.model")
+    assert loaded.pieces == panel.result.tokenizer.pieces and (tmp_path / "sp.vocab").exists()
+
+
+def test_files_dropped_on_the_panel_join_the_corpus(qtbot, window, small_corpus, tmp_path):
+    other = tmp_path / "other.txt"
+    other.write_text("more text", "utf-8")
+    panel = window.training_panel
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(small_corpus)), QUrl.fromLocalFile(str(other))])
+    event = QDropEvent(QPointF(5, 5), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                       Qt.KeyboardModifier.NoModifier)
+    panel.dropEvent(event)
+    assert panel.paths == [small_corpus, other] and "2 files" in panel.corpus_label.text()
+    window.dialogs.paths["open_corpus"] = [str(other), str(tmp_path / "third.txt")]
+    panel.add_files_button.click()
+    assert panel.paths == [small_corpus, other, tmp_path / "third.txt"]
+
+
+def test_the_training_child_imports_no_qt():
+    code = ("import sys, tokexplorer.gui.training_child, tokexplorer.core.bpe_training;"
+            "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

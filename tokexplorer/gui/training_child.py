@@ -1,0 +1,139 @@
+"""Training in a child process: what the training workbench asks for, and the child's side.
+
+The window starts `main` in a spawned process (see `training_service`) so that training, which
+holds the interpreter lock for whole merges, never delays the window's event loop. The child
+reads the corpus itself, trains with the core, and talks to the window over a pipe:
+
+- child -> window: ("phase", what, done, total) with done = total = -1 when it cannot count;
+  ("start", merges to learn, corpus bytes); ("records", [MergeRecord, ...]) at most every
+  `BATCH_SECONDS`; ("bpe_done", stopped) once the merges are all sent; ("sp_done", model bytes);
+  ("error", message).
+- window -> child: "stop", honoured between merges: the merges sent so far are what was learned.
+
+subtle: this module runs in the child, which must start fast and never load Qt: it imports only
+the core (a test checks it). It does not build tokenizers: the window does, from what it received.
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+
+BATCH_SECONDS = 0.05  # a batch of merge records at most this often: a few per frame at most
+
+
+@dataclass(frozen=True)
+class TrainingRequest:
+    """What to train: a corpus (files, or a text), an algorithm and its settings."""
+
+    name: str  # the tokenizer's name in the picker
+    algorithm: str  # "bpe" or "sentencepiece"
+    vocab_size: int
+    paths: tuple[str, ...] = ()  # corpus files, concatenated; or
+    text: str | None = None  # the corpus itself
+    pattern: str | None = None  # BPE: the split regex, None for bytes only (Basic)
+    special_tokens: tuple[str, ...] = ()
+    sp_options: dict[str, object] = field(default_factory=dict)  # SentencePiece: every option
+
+
+def main(request: TrainingRequest, conn) -> None:
+    """The child's entry point: train, report over `conn`, never raise."""
+    from ..core.tokenizer import TokexplorerError
+
+    try:
+        if request.algorithm == "sentencepiece":
+            _sentencepiece(request, conn)
+        else:
+            _bpe(request, conn)
+    except TokexplorerError as exc:
+        conn.send(("error", str(exc)))
+    except (BrokenPipeError, EOFError, KeyboardInterrupt):
+        pass  # the window has gone: nobody to tell
+    except MemoryError:
+        conn.send(("error", "out of memory while training; use a smaller corpus or vocab size"))
+    except Exception as exc:  # a bug: tell the window, log the details
+        traceback.print_exc(file=sys.stderr)
+        conn.send(("error", f"internal error while training: {exc!r}"))
+    finally:
+        conn.close()
+
+
+def _corpus(request: TrainingRequest, conn) -> str:
+    if request.text is not None:
+        return request.text
+    from ..core.textfile import read_text_file
+
+    parts = []
+    for i, path in enumerate(request.paths):
+        conn.send(("phase", f"reading {path}", i, len(request.paths)))
+        parts.append(read_text_file(path))
+    return "".join(parts)
+
+
+def _bpe(request: TrainingRequest, conn) -> None:
+    from ..core.bpe_training import (chunk_bytes, check_vocab_size, count_chunks, iter_records,
+                                     iter_train, iter_train_chunks)
+    from ..core.tokenizer import TokexplorerError
+
+    # Training makes millions of containers and no reference cycles: the cyclic collector would
+    # only scan them again and again (15% of the time). This process ends after training.
+    gc.disable()
+    n_special = len(request.special_tokens)
+    total = check_vocab_size(request.vocab_size, n_special)
+    text = _corpus(request, conn)
+    if not text:
+        raise TokexplorerError("the corpus is empty; give some text to train on")
+    if request.pattern is None:
+        n_bytes = len(text.encode("utf-8"))
+        steps = iter_train(text, request.vocab_size, n_special=n_special)
+    else:
+        conn.send(("phase", "splitting into chunks", -1, -1))
+        chunks = count_chunks(text, request.pattern)
+        n_bytes = chunk_bytes(chunks)
+        steps = iter_train_chunks(chunks, request.vocab_size, n_special=n_special)
+    del text
+    conn.send(("start", total, n_bytes))
+    conn.send(("phase", "merging", 0, total))
+    batch: list = []
+    last = time.monotonic()
+    stopped = False
+    for record in iter_records(steps, n_bytes):
+        batch.append(record)
+        now = time.monotonic()
+        if now - last >= BATCH_SECONDS:
+            conn.send(("records", batch))
+            batch, last = [], now
+            if conn.poll() and conn.recv() == "stop":
+                stopped = True
+                break
+    if batch:
+        conn.send(("records", batch))
+    conn.send(("bpe_done", stopped))
+
+
+def _sentencepiece(request: TrainingRequest, conn) -> None:
+    from ..core.sentencepiece_training import train_sentencepiece
+
+    text = _corpus(request, conn)
+    options = dict(request.sp_options)
+    if request.special_tokens:
+        options["user_defined_symbols"] = list(request.special_tokens)
+    last = 0.0
+
+    def progress(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if done == total:
+            # subtle: the library asks for sentences until it has them all, then trains in C++
+            # without a word: the phase is all there is to show.
+            conn.send(("phase", "training (SentencePiece reports no progress)", -1, -1))
+        elif now - last >= BATCH_SECONDS:
+            last = now
+            conn.send(("phase", "reading sentences", done, total))
+
+    conn.send(("phase", "reading sentences", 0, -1))
+    tok = train_sentencepiece(text, options, name=request.name, progress=progress)
+    conn.send(("sp_done", tok.model_proto))
