@@ -155,6 +155,7 @@ def test_compression_follows_a_training_run_announced_on_the_state(qtbot, window
 
 def test_token_lengths_of_the_current_text_per_tokenizer(qtbot, window, corpora, tmp_path):
     text = (corpora / "multilingual/udhr/udhr_hin.txt").read_text("utf-8")[:4000] + " 👋 code()  \n"
+    window.state.set_tokenizer("gpt2")  # the current tokenizer is the first series
     panel = open_plots(qtbot, window, text, "length_tab")
     tab = panel.length_tab
     tab.others.set_checked(["cl100k_base", "llama-sp"])

@@ -11,9 +11,10 @@ import sys
 from pathlib import Path
 
 from ..cli import add_text_arguments, print_json, print_table, read_text_argument
+from ..core.registry import REFERENCE_TOKENIZERS
 from ..core.tokenizer import TokexplorerError
 
-DEFAULT_TOKENIZERS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+DEFAULT_TOKENIZERS = list(REFERENCE_TOKENIZERS)
 SORT_KEYS = ["ratio", "language", "script", "bytes", "file"]
 
 

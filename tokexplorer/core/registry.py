@@ -283,6 +283,8 @@ _locks = {name: threading.Lock() for name in _LOADERS}
 
 # What the window opens with and the command line uses without -t: GPT-4's, the lecture's focus.
 DEFAULT_TOKENIZER = "cl100k_base"
+# The lecture's four: what reports and plots compare by default, and the sweep's reference points.
+REFERENCE_TOKENIZERS = ("gpt2", "cl100k_base", "o200k_base", "llama-sp")
 
 
 def builtin_names() -> list[str]:

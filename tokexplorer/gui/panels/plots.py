@@ -27,6 +27,7 @@ from ...core.sweep import CompressionCurve, parse_vocab_sizes, split_held_out, s
 from ...core.tables import csv_text
 from ...core.textfile import NotUtf8Error, read_text_file, write_atomic
 from ...core.token_lengths import length_histogram
+from ...core.registry import REFERENCE_TOKENIZERS
 from ...core.tokenizer import TokexplorerError
 from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
 from ..state import AppState
@@ -232,7 +233,8 @@ class SweepTab(PlotTab):
             return 0
         pattern, held_out = self.pattern_box.currentData(), self.eval_box.currentData()
         catalog = self.panel.state.catalog
-        names = catalog.names()
+        # The lecture's four built-ins, and every tokenizer the user opened or trained.
+        names = [n for n in catalog.names() if n in REFERENCE_TOKENIZERS or not catalog.is_builtin(n)]
         self._cancelled = False
 
         def job(progress):
