@@ -233,3 +233,20 @@ def test_the_training_child_imports_no_qt():
             "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_training_feeds_the_compression_plot(qtbot, window):
+    """The Plots dock's live curve: the corpus's bytes, then its tokens after each merge."""
+    curves = []
+    window.state.training_curve.connect(curves.append)
+    text = "the cat sat on the mat; the cat ate the rat. " * 40
+    window.set_text(text)
+    wait_settled(qtbot, window)
+    panel = window.training_panel
+    panel.text_radio.setChecked(True)
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))
+    panel.vocab_spin.setValue(300)
+    run_training(qtbot, panel)
+    curve = curves[-1]
+    assert curve.n_bytes == len(text.encode())
+    assert curve.tokens == [len(text.encode())] + [r.tokens for r in panel.log_model.records]

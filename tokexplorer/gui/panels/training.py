@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QForm
 from ...core.bpe_training import MergeRecord, check_pattern, check_vocab_size, preview_chunks
 from ...core.patterns import NAMED_PATTERNS
 from ...core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, parse_option
+from ...core.sweep import CompressionCurve
 from ...core.tokenizer import TokexplorerError
 from ...core.unicode_info import token_label
 from ..state import AppState
@@ -120,6 +121,7 @@ class TrainingPanel(QWidget):
         self.result_name = ""  # the result's name in the picker
         self._total = 0  # merges asked for
         self._corpus_bytes = 0  # as training sees it
+        self._curve: CompressionCurve | None = None  # tokens after each merge, for the Plots dock
         self._merge_t0 = 0.0
         self._preview_gen = 0
         self._pattern_error: tuple[str, str] | None = None  # (custom pattern, why its preview failed)
@@ -520,6 +522,8 @@ class TrainingPanel(QWidget):
         self.progress.setValue(0)
         self.progress.setFormat(f"0 of {total:,} merges")
         self._corpus_bytes = corpus_bytes
+        self._curve = CompressionCurve(corpus_bytes)  # the Plots dock draws it as it grows
+        self.state.training_curve.emit(self._curve.snapshot())
         self.rate_label.setText(f"merging: the corpus is {corpus_bytes:,} bytes")
 
     def _on_records(self, batch: list[MergeRecord]) -> None:
@@ -528,6 +532,9 @@ class TrainingPanel(QWidget):
         self.log_model.append(batch)
         if follow:
             self.log_view.scrollToBottom()
+        if self._curve is not None:
+            self._curve.tokens.extend(r.tokens for r in batch)
+            self.state.training_curve.emit(self._curve.snapshot())
         done = batch[-1].rank - 255
         self.progress.setValue(done)
         self.progress.setFormat(f"{done:,} of {self._total:,} merges")
