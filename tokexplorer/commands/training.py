@@ -14,8 +14,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train", help="train a BPE or SentencePiece tokenizer on your text",
         description="Train byte-level BPE (minbpe's merges, exactly) or SentencePiece on corpus "
-        "files and write PREFIX.model + PREFIX.vocab. Ctrl-C stops training and keeps the merges "
-        "learned so far.")
+        "files and write PREFIX.model + PREFIX.vocab (with the other files asked for, all together "
+        "or none). Ctrl-C stops training and keeps the merges learned so far (in PREFIX-partial.* "
+        "when a model is already at PREFIX: a complete model is not replaced by a partial one).")
     p.add_argument("corpus", nargs="+", metavar="CORPUS", help="UTF-8 text files, concatenated")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="vocabulary size, special tokens included")
@@ -32,7 +33,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tiktoken", action="store_true", help="BPE: also write PREFIX.tiktoken")
     p.add_argument("--gpt2", action="store_true",
                    help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
-    p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab")
+    p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=run_train)
@@ -92,15 +93,44 @@ class _Progress:
 
 
 def _check_output(prefix: str) -> None:
-    """Refuse an output prefix whose folder is missing, before any time is spent training."""
+    """Refuse an output prefix that names a folder, or whose folder is missing or not writable,
+    before any time is spent training."""
     import os
+    import tempfile
     from pathlib import Path
 
+    if prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+        example = Path(prefix) / "mymodel"
+        raise TokexplorerError(f"-o {prefix} is a folder; -o takes a file prefix, e.g. -o {example} "
+                               f"(writes {example}.model and {example}.vocab)")
     folder = Path(prefix).parent
     if not folder.is_dir():
         raise TokexplorerError(f"the folder of -o {prefix} does not exist ({folder}); create it first")
-    if not os.access(folder, os.W_OK):
-        raise TokexplorerError(f"cannot write into {folder} (permission denied); choose another -o")
+    try:  # subtle: os.access says yes to root on a read-only file system such as /sys
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise TokexplorerError(f"cannot write into {folder} ({exc.strerror or exc}); choose another -o") from None
+
+
+def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, str | None]:
+    """Write one output's files together; returns (paths written, the prefix used).
+
+    An interrupted run does not replace a complete model already at PREFIX: what it learned goes
+    to PREFIX-partial instead.
+    """
+    import os
+    from pathlib import Path
+
+    from ..core.minbpe_files import write_files
+
+    if interrupted and any(p.exists() for p in files):
+        partial = f"{prefix}-partial"
+        files = {Path(partial + os.fspath(p)[len(prefix):]): data for p, data in files.items()}
+        write_files(files)
+        return list(files), partial
+    write_files(files)
+    return list(files), None
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
@@ -166,7 +196,7 @@ def run_train(args: argparse.Namespace) -> int:
     _check_output(args.output)
     from ..core.bpe_tokenizer import BPETokenizer
     from ..core.bpe_training import check_vocab_size, iter_train
-    from ..core.minbpe_files import model_text, save_gpt2, save_minbpe, save_tiktoken
+    from ..core.minbpe_files import gpt2_files, minbpe_files, model_text, tiktoken_file
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
@@ -190,11 +220,12 @@ def run_train(args: argparse.Namespace) -> int:
         interrupted = True
     seconds = time.perf_counter() - started
     tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
-    written = save_minbpe(tok, args.output)
+    files = minbpe_files(tok, args.output)
     if args.tiktoken:
-        written.append(save_tiktoken(tok, f"{args.output}.tiktoken"))
+        files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
     if args.gpt2:
-        written += save_gpt2(tok, f"{args.output}-gpt2")
+        files.update(gpt2_files(tok, f"{args.output}-gpt2"))
+    written, moved = _write_outputs(files, args.output, interrupted)
     tokens = n_bytes - merged
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
@@ -210,7 +241,9 @@ def run_train(args: argparse.Namespace) -> int:
     else:
         print(f"learned {len(merges)} merges in {seconds:.2f} s: vocab size {tok.n_vocab}")
         if interrupted:
-            print(f"interrupted: kept the {len(merges)} merges learned so far")
+            where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
+                     if moved else "")
+            print(f"interrupted: kept the {len(merges)} merges learned so far{where}")
         elif len(merges) < total:
             print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
                   f"(asked for {args.vocab_size})")
@@ -221,7 +254,7 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_sentencepiece(args: argparse.Namespace) -> int:
-    from ..core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
+    from ..core.sentencepiece_training import llama2_options, sentencepiece_files, train_sentencepiece
 
     options = llama2_options(args.vocab_size, args.model_type, **_parse_options(args.option))
     specials = _parse_specials(args.special)
@@ -241,7 +274,7 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
           file=sys.stderr)
     tok = train_sentencepiece(text, options, name=args.output, progress=_Progress("sentences"))
     seconds = time.perf_counter() - started
-    written = save_sentencepiece(tok, args.output)
+    written, _ = _write_outputs(sentencepiece_files(tok, args.output), args.output, False)
     ids = tok.encode_ids(text, allowed_special="none")
     n_bytes = len(text.encode("utf-8"))
     summary = {"algorithm": "sentencepiece", "model_type": args.model_type, "vocab_size": tok.n_vocab,

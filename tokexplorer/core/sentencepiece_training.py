@@ -4,7 +4,7 @@ The default options are the Llama 2 recipe as the lecture gives it (identity nor
 fallback, split digits, dummy prefix, unk/bos/eos = 0/1/2, no pad, ...); every option is a plain
 dict entry a caller or the GUI can show and change before training. Sentences come from memory or
 a file and the model comes back in memory: nothing is written to the working directory, and
-`save_sentencepiece` writes PREFIX.model / PREFIX.vocab (atomically) only when asked.
+`save_sentencepiece` writes PREFIX.model / PREFIX.vocab (together, atomically) only when asked.
 
 Progress: the library trains in C++ without callbacks, so progress is reported while it reads the
 sentences (done, total) and once more when the model is ready. It does not implement the
@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import sentencepiece as spm
 
 from .sentencepiece_backend import SentencePieceTokenizer
-from .textfile import write_atomic
+from .textfile import write_set
 from .tokenizer import TokexplorerError
 
 # The lecture's "best effort" Llama 2 options (vocab_size and model_type given separately).
@@ -114,9 +114,14 @@ def vocab_text(tok: SentencePieceTokenizer) -> str:
     return "".join(f"{piece}\t{tok.score(i):g}\n" for i, piece in enumerate(tok.pieces))
 
 
+def sentencepiece_files(tok: SentencePieceTokenizer, prefix: str | os.PathLike) -> dict[Path, bytes]:
+    """PREFIX.model and PREFIX.vocab: path -> content (nothing written)."""
+    return {Path(f"{os.fspath(prefix)}.model"): tok.model_proto,
+            Path(f"{os.fspath(prefix)}.vocab"): vocab_text(tok).encode("utf-8")}
+
+
 def save_sentencepiece(tok: SentencePieceTokenizer, prefix: str | os.PathLike) -> list[Path]:
-    """Write PREFIX.model and PREFIX.vocab (atomically); return their paths."""
-    paths = [Path(f"{os.fspath(prefix)}.model"), Path(f"{os.fspath(prefix)}.vocab")]
-    write_atomic(paths[0], tok.model_proto)
-    write_atomic(paths[1], vocab_text(tok).encode("utf-8"))
-    return paths
+    """Write PREFIX.model and PREFIX.vocab (together or not at all); return their paths."""
+    files = sentencepiece_files(tok, prefix)
+    write_set(files)
+    return list(files)

@@ -495,8 +495,8 @@ class MainWindow(QMainWindow):
             text = text.replace("\n", self.state.newline)
         try:
             write_atomic(path, text.encode("utf-8"))
-        except OSError as exc:
-            self._report("Cannot save", f"{path}: {exc.strerror or exc}")
+        except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink
+            self._report("Cannot save", str(exc))
             return False
         self.editor.document().setModified(False)
         self.state.set_document(path, newline=self.state.newline)
