@@ -25,7 +25,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     for flag, (module, _) in SECTIONS.items():
         p.add_argument(f"--{flag}", action="store_true", help=f"run the {module} benchmarks")
     p.add_argument("--corpus", metavar="PATH", help="text to measure on (default tinyshakespeare)")
-    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement (1 or more); the best is kept")
     p.add_argument("--huge-mb", type=int, default=0, metavar="N",
                    help="with --gui: also open an N MB text (the corpus repeated), e.g. 50")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -33,6 +33,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.textfile import read_text_file
+    from ..core.tokenizer import TokexplorerError
+
+    if args.repeat < 1:
+        raise TokexplorerError(f"--repeat {args.repeat}: give 1 or more runs per measurement")
+    if args.corpus:
+        read_text_file(args.corpus)  # a missing, binary or non-UTF-8 corpus: one clear line now
     chosen = [flag for flag in SECTIONS if getattr(args, flag)]
     if not chosen:
         chosen = [flag for flag, (_, default) in SECTIONS.items() if default]

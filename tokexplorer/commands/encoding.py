@@ -113,11 +113,11 @@ def parse_ids(values: list[str]) -> list[int]:
     if not values or values == ["-"]:
         values = [sys.stdin.read()]
     words = [w for v in values for w in re.split(r"[\s,\[\]]+", v) if w]
-    try:
-        return [int(w) for w in words]
-    except ValueError:
-        bad = next(w for w in words if not w.lstrip("-").isdigit())
-        raise TokexplorerError(f"{bad!r} is not a token id (ids are integers)") from None
+    # subtle: int() also takes "١٢", "１２", "1_000" and "+5"; an id is written in ASCII digits.
+    bad = next((w for w in words if not re.fullmatch(r"-?[0-9]+", w, re.ASCII)), None)
+    if bad is not None:
+        raise TokexplorerError(f"{bad!r} is not a token id (ids are whole numbers in the digits 0-9)")
+    return [int(w) for w in words]
 
 
 def run_decode(args: argparse.Namespace) -> int:

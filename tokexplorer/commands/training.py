@@ -6,7 +6,7 @@ import argparse
 import sys
 import time
 
-from ..cli import print_json, print_table, visible
+from ..cli import parse_token_id, print_json, print_table, visible
 from ..core.tokenizer import TokexplorerError
 
 
@@ -142,12 +142,10 @@ def _read_corpora(paths: list[str], encoding: str | None) -> str:
 def _parse_specials(items: list[str]) -> dict[str, int | None]:
     specials: dict[str, int | None] = {}
     for item in items:
-        token, sep, number = item.rpartition("=")
-        if not sep or not number.isdigit():
-            token, number = item, ""
+        token, token_id = parse_token_id(item, "--special")
         if token in specials:
             raise TokexplorerError(f"special token {token!r} is given twice")
-        specials[token] = int(number) if number else None
+        specials[token] = token_id
     return specials
 
 
@@ -185,8 +183,10 @@ def _parse_options(items: list[str]) -> dict[str, object]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    if args.vocab_size is None or args.vocab_size < 1:
-        raise TokexplorerError("--vocab-size must be a positive number")
+    from ..core.bpe_training import MAX_VOCAB_SIZE
+
+    if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
+        raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
     if args.algorithm == "sentencepiece":
         return _train_sentencepiece(args)
     if args.option or args.show_options or args.model_type != "bpe":
@@ -256,7 +256,11 @@ def run_train(args: argparse.Namespace) -> int:
 def _train_sentencepiece(args: argparse.Namespace) -> int:
     from ..core.sentencepiece_training import llama2_options, sentencepiece_files, train_sentencepiece
 
-    options = llama2_options(args.vocab_size, args.model_type, **_parse_options(args.option))
+    overrides = _parse_options(args.option)
+    for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
+        if key in overrides:
+            raise TokexplorerError(f"--option {key}=…: set it with {flag} instead")
+    options = llama2_options(args.vocab_size, args.model_type, **overrides)
     specials = _parse_specials(args.special)
     if any(i is not None for i in specials.values()):
         raise TokexplorerError("SentencePiece assigns special-token ids itself; give --special TOKEN without =ID")
@@ -340,8 +344,10 @@ def run_sweep(args: argparse.Namespace) -> int:
         sizes = sorted({int(v) for v in args.vocab_sizes.split(",") if v.strip()})
     except ValueError:
         raise TokexplorerError("--vocab-sizes takes integers separated by commas, e.g. 256,512,1024") from None
-    if not sizes or sizes[0] < 256:
-        raise TokexplorerError("--vocab-sizes needs sizes of 256 or more, e.g. 256,512,1024")
+    from ..core.bpe_training import MAX_VOCAB_SIZE
+
+    if not sizes or sizes[0] < 256 or sizes[-1] > MAX_VOCAB_SIZE:
+        raise TokexplorerError(f"--vocab-sizes needs sizes from 256 to {MAX_VOCAB_SIZE:,}, e.g. 256,512,1024")
     pattern = _pattern(args.pattern)
     text = _read_corpora([args.corpus], args.encoding)
     evaluation = _read_corpora([args.eval], args.encoding) if args.eval else text

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .encoding import Encoding
-from .tiktoken_backend import TiktokenTokenizer, _ChunkFinder
+from .tiktoken_backend import MAX_SPECIAL_GAP, TiktokenTokenizer, _ChunkFinder
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
@@ -73,6 +73,11 @@ class BPETokenizer:
         self.split_pattern = pattern
         self._special = dict(special_tokens or {})
         for token, token_id in self._special.items():
+            if not 0 <= token_id <= len(self.vocab) + MAX_SPECIAL_GAP:
+                raise TokexplorerError(
+                    f"{source or name}: special token {token!r} has id {token_id:,}; special ids run from "
+                    f"{len(self.vocab)} to {len(self.vocab) + MAX_SPECIAL_GAP:,} here"
+                )
             if token_id in self.vocab:
                 raise TokexplorerError(
                     f"{source or name}: special token {token!r} has id {token_id}, which is "

@@ -13,7 +13,7 @@ line, then the merges in order, "left right" in the same alphabet).
 Every write is atomic, and the files of one output are written together (`write_files`). What minbpe's reader would get wrong (a pattern spanning lines or with
 leading or trailing spaces, a special token containing whitespace) is refused before writing.
 A file cut at a line boundary cannot be told from a shorter model (the format has no merge count);
-anything else truncated or corrupt is a clear error. It does not train or encode.
+one cut mid-line lacks its last line end, and is refused like anything else truncated or corrupt. It does not train or encode.
 """
 
 from __future__ import annotations
@@ -126,6 +126,12 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    elif text.startswith(MAGIC):
+        # minbpe (and we) end every line with "\n": a last line without one was cut mid-line.
+        raise TokexplorerError(
+            f"{source}: line {len(lines)} ({lines[-1]!r}) has no line end: the file was cut "
+            "mid-line; the minbpe .model is truncated"
+        )
     lines = [line.rstrip("\r") for line in lines]
 
     def corrupt(lineno: int, what: str) -> TokexplorerError:

@@ -97,11 +97,30 @@ def train_sentencepiece(
     settings = {"num_threads": os.cpu_count() or 1, "minloglevel": 2, **options}
     try:
         spm.SentencePieceTrainer.train(sentence_iterator=feed(), model_writer=model, **settings)
-    except RuntimeError as exc:
-        message = str(exc).split("] ", 1)[-1].strip()
-        raise TokexplorerError(f"SentencePiece cannot train with these options: {message}") from None
+    except (RuntimeError, ValueError) as exc:
+        raise TokexplorerError(f"SentencePiece cannot train with these options: {_reason(str(exc))}") from None
     return SentencePieceTokenizer(model.getvalue(), name=name, source="trained here",
                                   description=f"SentencePiece {options.get('model_type', 'unigram')}")
+
+
+def _reason(message: str) -> str:
+    """SentencePiece's error without its source location; a failed check becomes the condition.
+
+    >>> _reason("INTERNAL: src/t.cc(94) [trainer_spec.character_coverage() >= 0.98] ")
+    'the option must satisfy character_coverage >= 0.98'
+    >>> _reason('INVALID_ARGUMENT: cannot parse "maybe" as bool.')
+    'cannot parse "maybe" as bool.'
+    """
+    import re
+
+    head, sep, tail = message.partition("] ")
+    if sep and tail.strip():
+        return tail.strip()
+    check = re.search(r"\[(.*)\]", message)
+    if check:
+        condition = check.group(1).replace("trainer_spec.", "").replace("normalizer_spec.", "").replace("()", "")
+        return f"the option must satisfy {condition}"
+    return re.sub(r"^[A-Z_]+: ", "", message.strip()) or "no reason given"
 
 
 def vocab_text(tok: SentencePieceTokenizer) -> str:

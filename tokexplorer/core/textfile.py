@@ -2,7 +2,8 @@
 
 Text is read as its bytes decoded: UTF-8 (a leading byte-order mark dropped) or UTF-16 with a BOM,
 no newline translation, so a CRLF file keeps its CRs. Anything else is refused with the offset of the
-first bad byte, unless the caller names an encoding. Writes go to a temporary file in the same folder
+first bad byte, unless the caller names an encoding; UTF-16 without a BOM (valid UTF-8 when it
+is Latin text, with a NUL in every other byte) is recognised and refused with the encoding to name. Writes go to a temporary file in the same folder
 that replaces the target only when complete (`write_atomic`), keeping the file's permissions and
 writing through symlinks; files that belong together are replaced together (`write_set`).
 """
@@ -30,6 +31,41 @@ class NotUtf8Error(TokexplorerError):
         )
 
 
+class Utf16WithoutBomError(NotUtf8Error):
+    """The bytes look like UTF-16 without a byte-order mark (every other byte NUL); `encoding` is
+    the one that decodes them."""
+
+    def __init__(self, path: str, encoding: str):
+        self.path, self.offset, self.byte, self.encoding = path, 0, 0, encoding
+        TokexplorerError.__init__(
+            self, f"{path}: looks like {encoding.upper()} text without a byte-order mark (every "
+            f"other byte is NUL), not UTF-8; open it with --encoding {encoding}"
+        )
+
+
+def utf16_without_bom(data: bytes) -> str | None:
+    """"utf-16-le" or "utf-16-be" when the bytes look like UTF-16 without a BOM, else None.
+
+    Text in a Latin script has a NUL in every other byte in UTF-16, and almost never in UTF-8.
+
+    >>> utf16_without_bom("hello".encode("utf-16-le")), utf16_without_bom(b"hello")
+    ('utf-16-le', None)
+    """
+    sample = data[:1 << 16]
+    if len(data) % 2 or len(sample) < 2 or b"\x00" not in sample:
+        return None
+    half = len(sample) // 2
+    odd, even = sample[1::2].count(0), sample[0::2].count(0)
+    for encoding, nul, other in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if nul >= 0.3 * half and other <= 0.02 * half:
+            try:
+                data.decode(encoding)
+            except UnicodeDecodeError:
+                return None
+            return encoding
+    return None
+
+
 def decode_text(data: bytes, *, source: str = "the text", encoding: str | None = None) -> str:
     """Decode bytes as the file reader does.
 
@@ -38,9 +74,11 @@ def decode_text(data: bytes, *, source: str = "the text", encoding: str | None =
     """
     if encoding is not None:
         try:
-            codecs.lookup(encoding)
+            text_encoding = codecs.lookup(encoding)._is_text_encoding
         except LookupError:
             raise TokexplorerError(f"unknown encoding {encoding!r}") from None
+        if not text_encoding:  # rot13, base64, zlib...: codecs, but not from bytes to text
+            raise TokexplorerError(f"{encoding!r} is not a text encoding; name one such as latin-1 or utf-16")
         try:
             return data.decode(encoding)
         except UnicodeDecodeError as exc:
@@ -58,6 +96,10 @@ def decode_text(data: bytes, *, source: str = "the text", encoding: str | None =
             raise TokexplorerError(
                 f"{source}: starts like UTF-16 but byte offset {exc.start} is not valid UTF-16"
             ) from None
+    if not bom:
+        utf16 = utf16_without_bom(data)
+        if utf16 is not None:
+            raise Utf16WithoutBomError(source, utf16)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

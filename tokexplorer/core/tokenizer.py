@@ -30,6 +30,37 @@ class DisallowedSpecialError(TokexplorerError):
         )
 
 
+def native_panic(exc: BaseException) -> bool:
+    """Whether an exception is a panic inside a library's Rust core (pyo3's PanicException).
+
+    subtle: it derives from BaseException, not Exception, so `except Exception` lets it through.
+    """
+    return type(exc).__name__ == "PanicException"
+
+
+class native_errors:
+    """Turn a panic inside a library's native core into a TokexplorerError naming the source.
+
+    >>> with native_errors("x.tiktoken"):
+    ...     pass
+    """
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and native_panic(exc):
+            reason = str(exc).splitlines()[0] if str(exc) else "no reason given"
+            raise TokexplorerError(
+                f"{self.source}: the tokenizer library failed inside its native core ({reason}); "
+                "the vocabulary is inconsistent (a truncated or edited file?)"
+            ) from None
+        return False
+
+
 @runtime_checkable
 class Tokenizer(Protocol):
     """What every tokenizer family offers. Options are keyword-only."""

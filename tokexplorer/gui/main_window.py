@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
@@ -20,7 +20,7 @@ from ..core.quirks import QUIRKS, Quirk
 from ..core.registry import BUILTINS
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
-from . import settings as keys
+from . import crash, settings as keys
 from .banner import Banner
 from .chunks import ChunkView
 from .colours import application_palette
@@ -61,6 +61,8 @@ def read_text(path: Path, encoding: str | None, progress) -> EditorText:
 
 
 class MainWindow(QMainWindow):
+    reported = Signal(str)  # every error shown to the user (a --screenshot run then fails)
+
     def __init__(self, state: AppState | None = None, *, dialogs=None, settings=None):
         super().__init__()
         self.setObjectName("main_window")
@@ -86,6 +88,8 @@ class MainWindow(QMainWindow):
         self._create_status_bar()
         self._create_docks()
         self._connect()
+        self._last_good = self.state.tokenizer  # what the picker falls back to from a bad file
+        crash.reporter().crashed.connect(self._on_crash)
         self._read_settings()
         self.setAcceptDrops(True)
         self._update_title()
@@ -244,6 +248,7 @@ class MainWindow(QMainWindow):
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         s.tokenized.connect(self._show_counts)
+        s.tokenized.connect(lambda r: r is not None and setattr(self, "_last_good", r.tokenizer))
         s.tokenized.connect(self._show_busy)
         s.tokenizer_changed.connect(self._show_busy)
         s.refusal_changed.connect(self._on_refusal)
@@ -370,7 +375,24 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
+        name, catalog = self.state.tokenizer, self.state.catalog
+        path = catalog.path_of(name)
+        if path is not None and not catalog.is_loaded(name) and name != self._last_good:
+            # The file itself is bad: take it out of the picker and go back to the last good one.
+            catalog.remove(path)
+            self.state.tokenizers_changed.emit()
+            self.state.set_tokenizer(self._last_good)
+            text = f"Cannot open the tokenizer {path.name}: {message.rstrip('.')}. It was taken out of the picker."
+            self.banner.show_message("note", text)  # a note: the next result must not clear it
+            self.reported.emit(text)
+            return
         self._report("Cannot tokenize", message)
+
+    def _on_crash(self, message: str, details: str) -> None:
+        """An internal error (see `crash`): say so, offer the details, keep going."""
+        self.banner.show_message("error", message, [
+            ("Details…", lambda: self.dialogs.show_details("Internal error", message, details))])
+        self.reported.emit(message)
 
     def copy_token_ids(self) -> None:
         """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""
@@ -408,6 +430,7 @@ class MainWindow(QMainWindow):
     def _report(self, title: str, message: str) -> None:
         """The one place errors reach the user: a banner, so nothing blocks."""
         self.banner.show_message("error", f"{title}: {message}")
+        self.reported.emit(f"{title}: {message}")
 
     # --- files ---------------------------------------------------------------------------
 

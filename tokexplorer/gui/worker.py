@@ -26,7 +26,7 @@ from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
 
 from ..core.encoding import Encoding
 from ..core.incremental import IncrementalEncoder
-from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
+from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError, native_errors, native_panic
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
 from .positions import TextMirror
@@ -73,6 +73,22 @@ class Retokenizer:
         if hi > lo:  # a recoloured neighbour counts as changed too
             changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
         return encoding, self._colours, changed
+
+
+def as_error(panic: BaseException, what: str) -> TokexplorerError:
+    """A panic inside a library's native core as the error the user sees."""
+    try:
+        with native_errors(what):
+            raise panic
+    except TokexplorerError as exc:
+        return exc
+
+
+def report_bug(exc: BaseException, where: str) -> str:
+    """Log an unexpected exception (with its traceback) through the crash handler; the message."""
+    from .crash import log_exception
+
+    return log_exception(exc, where)
 
 
 class TextDelta(NamedTuple):
@@ -192,9 +208,14 @@ class TokenizeService(QObject):
             self._refused.emit(gen, exc)
         except TokexplorerError as exc:
             self._failed.emit(gen, str(exc))
-        except Exception as exc:  # a bug: keep the window alive, tell the user, log the details
-            traceback.print_exc(file=sys.stderr)
-            self._failed.emit(gen, f"internal error while tokenizing with {name}: {exc!r}")
+        except BaseException as exc:
+            if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
+                self._failed.emit(gen, str(as_error(exc, name)))
+                return
+            if not isinstance(exc, Exception):
+                raise
+            # a bug: keep the window alive, tell the user, log the details
+            self._failed.emit(gen, report_bug(exc, f"while tokenizing with {name}"))
         else:
             self._done.emit(gen, tokenized)
 
@@ -249,9 +270,13 @@ class Job(QRunnable):
     def run(self) -> None:
         try:
             value = self.fn(self.signals.progress.emit)
-        except Exception as exc:  # every error goes to the one handler the caller connected
-            if not isinstance(exc, TokexplorerError):
-                traceback.print_exc(file=sys.stderr)
+        except BaseException as exc:  # every error goes to the one handler the caller connected
+            if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
+                exc = as_error(exc, "a tokenizer")
+            elif not isinstance(exc, Exception):
+                raise
+            elif not isinstance(exc, TokexplorerError):
+                report_bug(exc, "in a background job")
             self.signals.error.emit(exc)
         else:
             self.signals.result.emit(value)
