@@ -101,3 +101,121 @@ def test_screenshot_fails_with_the_reason_instead_of_saving(tmp_path, bad_tiktok
     assert proc.returncode == 1, proc.stderr
     assert message in proc.stderr and "Traceback" not in proc.stderr
     assert not (tmp_path / "s.png").exists()
+
+
+# --- lone surrogates from the clipboard and from drops ----------------------------------------
+
+LONE = "abc\ud800def\udc00x😀"  # a lone high and a lone low surrogate, and a real pair
+SHOWN = "abc\ufffddef\ufffdx😀"
+
+
+def settle_without_looping(qtbot, window, capfd) -> None:
+    wait_settled(qtbot, window)
+    generation = window.service.generation
+    qtbot.wait(300)
+    assert window.service.generation == generation and window.service.idle  # no resending loop
+    assert "out of step" not in capfd.readouterr().err
+
+
+def test_pasting_a_lone_surrogate_shows_replacement_characters(qtbot, window, capfd):
+    from PySide6.QtWidgets import QApplication
+
+    type_text(window.editor, "> ")
+    QApplication.clipboard().setText(LONE)
+    window.editor.paste()
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == "> " + SHOWN
+    assert window.editor.document().characterCount() - 1 == len(("> " + SHOWN).encode("utf-16-le")) // 2
+    assert window.state.result.encoding.text == "> " + SHOWN
+    fresh = window.state.catalog.get(window.state.tokenizer).encode("> " + SHOWN, allowed_special=None)
+    assert window.state.result.encoding.ids == fresh.ids
+    window.editor.undo()  # the paste and its repair are one step
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == "> "
+
+
+def test_dropping_a_lone_surrogate_through_insert_from_mime_data(qtbot, window, capfd):
+    from PySide6.QtCore import QMimeData
+
+    data = QMimeData()
+    data.setText(LONE)
+    window.editor.insertFromMimeData(data)
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == SHOWN and window.state.result.encoding.text == SHOWN
+
+
+def test_a_lone_surrogate_put_in_by_other_code_does_not_loop(qtbot, window, capfd):
+    """The worker's last defence: a whole text that still disagrees is tokenized, not resent."""
+    window.editor.insertPlainText("ab\ud800c")
+    wait_settled(qtbot, window)
+    generation = window.service.generation
+    qtbot.wait(300)
+    assert window.service.generation <= generation + 1 and window.service.idle
+    assert window.state.result.encoding.text == "abc"
+
+
+# --- one handler for uncaught exceptions ----------------------------------------------------
+
+@pytest.fixture
+def crash_handler():
+    """The application's handler in place of pytest-qt's for one test, then pytest-qt's again."""
+    import threading
+
+    from tokexplorer.gui import crash
+
+    hooks = sys.excepthook, threading.excepthook
+    crash.install()
+    yield crash
+    sys.excepthook, threading.excepthook = hooks
+
+
+def click_details(window):
+    from PySide6.QtWidgets import QPushButton
+
+    buttons = [b for b in window.banner.findChildren(QPushButton) if b.text() == "Details…"]
+    assert len(buttons) == 1
+    buttons[0].click()
+    return window.dialogs.asked[-1]
+
+
+def test_an_error_in_a_slot_is_shown_logged_and_survived(qtbot, window, crash_handler, isolated_settings):
+    from PySide6.QtCore import QTimer
+
+    def broken_slot():
+        raise RuntimeError("a bug in a slot")
+
+    QTimer.singleShot(0, broken_slot)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=5_000)
+    log = isolated_settings / "errors.log"
+    text = window.banner.label.text()
+    assert "internal error in the window: RuntimeError: a bug in a slot" in text and str(log) in text
+    assert "Traceback" in log.read_text("utf-8") and "broken_slot" in log.read_text("utf-8")
+    kind, (message, details) = click_details(window)
+    assert kind == "show_details" and "broken_slot" in details
+    type_text(window.editor, "still alive")  # the window keeps working
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "still alive"
+
+
+def test_an_error_in_a_worker_is_shown_and_logged(qtbot, window, crash_handler, isolated_settings):
+    from tokexplorer.gui.worker import run_job
+
+    def broken_job(progress):
+        raise KeyError("a bug in a worker")
+
+    errors = []
+    run_job(broken_job, on_result=lambda v: None, on_error=errors.append)
+    qtbot.waitUntil(lambda: window.banner.kind == "error" and bool(errors), timeout=5_000)
+    assert "internal error in a background job: KeyError" in window.banner.label.text()
+    assert "broken_job" in (isolated_settings / "errors.log").read_text("utf-8")
+    assert "broken_job" in click_details(window)[1][1]
+
+
+def test_a_bug_while_tokenizing_is_one_message_naming_the_log(qtbot, window, monkeypatch, isolated_settings):
+    catalog = window.state.catalog
+    monkeypatch.setattr(catalog, "get", lambda name: (_ for _ in ()).throw(ZeroDivisionError("a bug")))
+    type_text(window.editor, "x")
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert "Cannot tokenize: internal error while tokenizing" in window.banner.label.text()
+    assert str(isolated_settings / "errors.log") in window.banner.label.text()
+    assert window.service.idle

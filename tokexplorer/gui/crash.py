@@ -51,8 +51,9 @@ def log_path() -> Path:
     return Path(keys.open_settings().fileName()).parent / LOG_NAME
 
 
-def log_exception(exc: BaseException, where: str) -> str:
-    """Log an unexpected exception and tell the window; returns the one-line message shown."""
+def log_exception(exc: BaseException, where: str, *, announce: bool = True) -> str:
+    """Log an unexpected exception and (if `announce`) tell the window; returns the one-line
+    message (for callers that show it themselves)."""
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
     path = log_path()
     try:
@@ -67,7 +68,7 @@ def log_exception(exc: BaseException, where: str) -> str:
     summary = f"internal error {where}: {type(exc).__name__}: {exc}"
     message = f"{summary} ({saved})"
     print(f"tokexplorer: {message}", file=sys.stderr)
-    if _reporter is not None:
+    if announce and _reporter is not None:
         _reporter.crashed.emit(message, f"{details}\nLogged to {path}.")
     return message
 

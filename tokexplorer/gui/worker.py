@@ -84,11 +84,11 @@ def as_error(panic: BaseException, what: str) -> TokexplorerError:
         return exc
 
 
-def report_bug(exc: BaseException, where: str) -> str:
+def report_bug(exc: BaseException, where: str, *, announce: bool = True) -> str:
     """Log an unexpected exception (with its traceback) through the crash handler; the message."""
     from .crash import log_exception
 
-    return log_exception(exc, where)
+    return log_exception(exc, where, announce=announce)
 
 
 class TextDelta(NamedTuple):
@@ -184,11 +184,17 @@ class TokenizeService(QObject):
         except Exception:  # a bug, but one the user need not see: the whole text fixes it
             traceback.print_exc(file=sys.stderr)
             in_step = False
-        if not in_step:
+        if not in_step and delta.text is None:
             print(f"tokexplorer: the worker's copy of the text is out of step "
                   f"({self._mirror.len16} != {delta.length16} UTF-16 units); resending it", file=sys.stderr)
             self._resync.emit(gen)
             return
+        if not in_step:
+            # subtle: the whole text disagrees too (Qt holds units Python cannot see, such as a
+            # lone surrogate put in by other code than the editor's paste); asking again would
+            # loop for ever, so tokenize what Python sees and say so.
+            print(f"tokexplorer: the editor's text has {delta.length16 - self._mirror.len16} UTF-16 "
+                  "units Python cannot see; positions after them may be off", file=sys.stderr)
         if gen != self.generation:
             return  # a newer request is queued behind this one
         text, mark = self._mirror.text, delta.mark
@@ -215,7 +221,7 @@ class TokenizeService(QObject):
             if not isinstance(exc, Exception):
                 raise
             # a bug: keep the window alive, tell the user, log the details
-            self._failed.emit(gen, report_bug(exc, f"while tokenizing with {name}"))
+            self._failed.emit(gen, report_bug(exc, f"while tokenizing with {name}", announce=False))
         else:
             self._done.emit(gen, tokenized)
 
