@@ -28,6 +28,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repeat", type=int, default=3, help="runs per measurement (1 or more); the best is kept")
     p.add_argument("--huge-mb", type=int, default=0, metavar="N",
                    help="with --gui: also open an N MB text (the corpus repeated), e.g. 50")
+    p.add_argument("--soak", type=int, default=0, metavar="N",
+                   help="N random edits with tokenizer switches on a 1 MB text in a window: memory "
+                   "growth, threads, tokens (e.g. 300; the long run is 10000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
@@ -40,12 +43,14 @@ def run(args: argparse.Namespace) -> int:
         raise TokexplorerError(f"--repeat {args.repeat}: give 1 or more runs per measurement")
     if args.corpus:
         read_text_file(args.corpus)  # a missing, binary or non-UTF-8 corpus: one clear line now
-    chosen = [flag for flag in SECTIONS if getattr(args, flag)]
+    if args.soak < 0:
+        raise TokexplorerError(f"--soak {args.soak}: give a number of edits, e.g. 300")
+    chosen = [flag for flag in SECTIONS if getattr(args, flag)] + (["soak"] if args.soak else [])
     if not chosen:
         chosen = [flag for flag, (_, default) in SECTIONS.items() if default]
     results = []
     for flag in chosen:
-        module = importlib.import_module(f"tokexplorer.bench.{SECTIONS[flag][0]}")
+        module = importlib.import_module(f"tokexplorer.bench.{SECTIONS.get(flag, (flag,))[0]}")
         section = module.run(args)
         results.append(section)
         if not args.json:

@@ -22,7 +22,7 @@ import traceback
 from typing import Callable, NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ..core.encoding import Encoding
 from ..core.incremental import IncrementalEncoder
@@ -184,7 +184,7 @@ class TokenizeService(QObject):
         except Exception:  # a bug, but one the user need not see: the whole text fixes it
             traceback.print_exc(file=sys.stderr)
             in_step = False
-        if not in_step and delta.text is None:
+        if not in_step and (delta.text is None or self._mirror.len16 > delta.length16):
             print(f"tokexplorer: the worker's copy of the text is out of step "
                   f"({self._mirror.len16} != {delta.length16} UTF-16 units); resending it", file=sys.stderr)
             self._resync.emit(gen)
@@ -265,44 +265,55 @@ class JobSignals(QObject):
     finished = Signal()
 
 
-class Job(QRunnable):
-    """Runs fn(progress) in a pool thread; progress(done, total) reports from inside it."""
-
-    def __init__(self, fn: Callable[[Callable[[int, int], None]], object]):
-        super().__init__()
-        self.fn = fn
-        self.signals = JobSignals()
-
-    def run(self) -> None:
-        try:
-            value = self.fn(self.signals.progress.emit)
-        except BaseException as exc:  # every error goes to the one handler the caller connected
-            if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
-                exc = as_error(exc, "a tokenizer")
-            elif not isinstance(exc, Exception):
-                raise
-            elif not isinstance(exc, TokexplorerError):
-                report_bug(exc, "in a background job")
-            self.signals.error.emit(exc)
-        else:
-            self.signals.result.emit(value)
-        self.signals.finished.emit()
+def _run(fn: Callable[[Callable[[int, int], None]], object], signals: JobSignals) -> None:
+    """fn(progress) in a pool thread; its result or error, then `finished`, go out as signals."""
+    try:
+        value = fn(signals.progress.emit)
+    except BaseException as exc:  # every error goes to the one handler the caller connected
+        if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
+            exc = as_error(exc, "a tokenizer")
+        elif not isinstance(exc, Exception):
+            raise
+        elif not isinstance(exc, TokexplorerError):
+            report_bug(exc, "in a background job")
+        signals.error.emit(exc)
+    else:
+        signals.result.emit(value)
+    signals.finished.emit()
 
 
-_running: set[Job] = set()  # keeps each job and its signals alive until it has finished
+_running: set[JobSignals] = set()  # keeps each job's signals alive until it has finished
 
 
 def run_job(fn: Callable[[Callable[[int, int], None]], object], *, on_result: Callable[[object], None],
             on_error: Callable[[Exception], None],
-            on_progress: Callable[[int, int], None] | None = None) -> Job:
-    """Run fn in the global thread pool; the callbacks run in the UI thread."""
-    job = Job(fn)
-    job.setAutoDelete(False)
-    job.signals.result.connect(on_result)
-    job.signals.error.connect(on_error)
+            on_progress: Callable[[int, int], None] | None = None) -> JobSignals:
+    """Run fn(progress) in the global thread pool; the callbacks run in the UI thread."""
+    signals = JobSignals()
+    signals.result.connect(on_result)
+    signals.error.connect(on_error)
+    signals.reports_progress = on_progress is not None
     if on_progress is not None:
-        job.signals.progress.connect(on_progress)
-    _running.add(job)
-    job.signals.finished.connect(lambda: _running.discard(job))
-    QThreadPool.globalInstance().start(job)
-    return job
+        signals.progress.connect(on_progress)
+    _running.add(signals)
+    signals.finished.connect(lambda: _forget(signals))
+    # subtle: a QRunnable of our own would have to outlive its run (autoDelete off, or its signals
+    # die with it), and PySide then keeps it, and all it refers to, for ever; a plain callable is
+    # wrapped in a runnable the pool deletes.
+    QThreadPool.globalInstance().start(lambda: _run(fn, signals))
+    return signals
+
+
+def _forget(signals: JobSignals) -> None:
+    """Let a finished job go, with everything its callbacks refer to.
+
+    subtle: a connection holds its Python callable from the C++ side, where the garbage collector
+    cannot see it; the `finished` lambda refers to the signals, so the cycle (and every result the
+    callbacks' closures hold: a text, its encoding, its chunk list) would live for ever unless the
+    connections are cut.
+    """
+    for signal in (signals.result, signals.error, signals.finished):
+        signal.disconnect()
+    if signals.reports_progress:
+        signals.progress.disconnect()
+    _running.discard(signals)
