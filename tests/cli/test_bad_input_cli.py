@@ -249,3 +249,35 @@ def test_ctrl_c_during_start_up_is_one_line_and_130(capsys, monkeypatch, raised)
     monkeypatch.setattr("tokexplorer.cli.build_parser", build)
     code, _, err = run(capsys, "list")
     assert code == 130 and err == "tokexplorer: interrupted\n"
+
+
+def test_inspect_of_a_huge_text_summarises_in_bounded_memory(tmp_path, capsys):
+    import json
+    import tracemalloc
+
+    from tokexplorer.commands.inspecting import TABLE_BUDGET
+
+    text = ("The quick brown fox 👋🏽 jumps;\u200b naïve 日本語\r\n" * 25_000)  # 1 M code points
+    path = tmp_path / "big.txt"
+    path.write_bytes(text.encode("utf-8"))
+    tracemalloc.start()
+    try:
+        code, out, _ = run(capsys, "inspect", "--file", path, "--json", "--offset", 20, "--limit", 3)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert code == 0
+    result = json.loads(out)
+    assert result["summary"] and len(text) > TABLE_BUDGET
+    assert result["sizes"]["code_points"] == len(text) == sum(result["scripts"].values())
+    assert result["sizes"]["utf8"] == len(text.encode("utf-8"))
+    assert result["sizes"]["utf16_units"] == len(text.encode("utf-16-le")) // 2
+    assert result["scripts"]["Han"] == 3 * 25_000
+    assert [u["codepoint"] for u in result["unusual"]] == ["U+000A", "U+000D", "U+200B"]
+    assert [c["char"] for c in result["code_points"]] == list(text[20:23]) and result["code_points"][0]["index"] == 20
+    # the whole table would take about 2 GB; the summary, a few times the text (4 MB as UCS-4)
+    assert peak < 40_000_000, peak
+
+
+def test_inspect_page_arguments_are_checked(capsys):
+    assert "--limit from 0 to 10,000" in one_line_error(capsys, "inspect", "--limit", "20000", "x")

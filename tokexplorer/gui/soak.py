@@ -118,12 +118,17 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     started = time.perf_counter()
     window.editor.load_text(editor_text(text).text)
     settle()
-    def every_tokenizer() -> None:  # ends on the last one: the same state before each reading
+    def every_tokenizer(edits_each: int = 0) -> None:  # ends on the last: the same state for each reading
         for name in names:
             window.state.set_tokenizer(name)
             settle()
+            for _ in range(edits_each):
+                edit()
+            settle()
 
-    turn = session(min(100, max(edits, SETTLE_EVERY)), 0)  # warm-up: every cache that stays
+    # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
+    every_tokenizer(SETTLE_EVERY)
+    turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
     every_tokenizer()
     warm, threads_warm = rss_mb(), thread_count()
     session(edits, turn)
