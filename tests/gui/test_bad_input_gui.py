@@ -219,3 +219,32 @@ def test_a_bug_while_tokenizing_is_one_message_naming_the_log(qtbot, window, mon
     assert "Cannot tokenize: internal error while tokenizing" in window.banner.label.text()
     assert str(isolated_settings / "errors.log") in window.banner.label.text()
     assert window.service.idle
+
+
+# --- saving -------------------------------------------------------------------------------------
+
+def test_saving_keeps_the_mode_and_writes_through_a_symlink(qtbot, window, tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old\n", "utf-8")
+    real.chmod(0o755)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    window.open_text(link)
+    qtbot.waitUntil(lambda: window.state.path == link and window.editor.plain_text() == "old\n", timeout=10_000)
+    type_text(window.editor, "new ")
+    assert window.save()
+    assert link.is_symlink() and real.read_text("utf-8") == "new old\n"
+    assert real.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, monkeypatch):
+    from tokexplorer.core import textfile
+
+    target = tmp_path / "t.txt"
+    target.write_text("kept", "utf-8")
+    window.state.set_document(target)
+    type_text(window.editor, "lost")
+    monkeypatch.setattr(textfile.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    assert not window.save()
+    assert window.banner.kind == "error" and "No space left on device" in window.banner.label.text()
+    assert target.read_text("utf-8") == "kept" and window.state.modified
