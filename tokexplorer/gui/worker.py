@@ -263,6 +263,7 @@ class JobSignals(QObject):
     result = Signal(object)
     error = Signal(object)  # the exception
     finished = Signal()
+    reports_progress = False  # whether `progress` has a receiver (to disconnect it afterwards)
 
 
 def _run(fn: Callable[[Callable[[int, int], None]], object], signals: JobSignals) -> None:
