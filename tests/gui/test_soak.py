@@ -2,7 +2,7 @@
 soak (random edits, pastes, undos and tokenizer switches on a 1 MB text, in a fresh process) grows
 less than 50 MB, keeps its threads and shows the tokens of a fresh encode.
 
-TOKEXPLORER_SOAK_EDITS sets the soak's length (default 30, about half a minute on two busy cores);
+TOKEXPLORER_SOAK_EDITS sets the soak's length (default 20: about half a minute on an idle machine, two on a busy one);
 the long run is `tokexplorer bench --soak 10000`.
 """
 
@@ -40,7 +40,7 @@ def test_a_finished_job_keeps_nothing_alive(qtbot):
 
 
 def test_editing_soak_keeps_memory_and_threads_flat(tmp_path, corpora):
-    edits = int(os.environ.get("TOKEXPLORER_SOAK_EDITS", "30"))
+    edits = int(os.environ.get("TOKEXPLORER_SOAK_EDITS", "20"))
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TOKEXPLORER_SETTINGS_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.soak", str(edits),
                            str(corpora / "en" / "tinyshakespeare.txt")],
