@@ -1,11 +1,20 @@
 """`python -m tokexplorer`, the same as the `tokexplorer` command."""
 
+import signal
 import sys
-
-from .cli import main
 
 if __name__ == "__main__":
     import multiprocessing
 
     multiprocessing.freeze_support()  # a frozen app (PyInstaller) starts the trainer's process here
+    # subtle: a Ctrl-C while numpy imports becomes an ImportError with a page of advice; hold it
+    # until the command line has imported, then stop as an interrupt. main() catches later ones.
+    pressed = []
+    previous = signal.signal(signal.SIGINT, lambda *_: pressed.append(True))
+    from .cli import main
+
+    signal.signal(signal.SIGINT, previous)
+    if pressed:
+        print("tokexplorer: interrupted", file=sys.stderr)
+        sys.exit(130)
     sys.exit(main())

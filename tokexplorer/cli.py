@@ -11,7 +11,7 @@ import json
 import sys
 from typing import Callable, Iterable, Sequence
 
-from .core.tokenizer import TokexplorerError, parse_allowed_special
+from .core.tokenizer import TokexplorerError, native_panic, parse_allowed_special
 
 # Sub-command name -> module in tokexplorer.commands that defines add_parser(subparsers) and run(args).
 COMMANDS = {
@@ -69,12 +69,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
-    if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
-        return _run_gui(argv)
-    parser = build_parser(argv[0])
-    args = parser.parse_args(argv)
-    handler: Callable[[argparse.Namespace], int] = args.handler
-    try:
+    try:  # subtle: Ctrl-C while the libraries import (a second or two) is an interrupt too
+        if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+            return _run_gui(argv)
+        parser = build_parser(argv[0])
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args) or 0
     except TokexplorerError as exc:
         print(f"tokexplorer: error: {exc}", file=sys.stderr)
@@ -84,6 +84,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except BaseException as exc:
+        if _interrupted_import(exc):
+            print("tokexplorer: interrupted", file=sys.stderr)
+            return 130
+        if not native_panic(exc):
+            raise
+        print(f"tokexplorer: error: a tokenizer library failed inside its native core: {exc}",
+              file=sys.stderr)
+        return 1
+
+
+def _interrupted_import(exc: BaseException) -> bool:
+    """Whether an ImportError comes from a Ctrl-C during the import (numpy turns one into this)."""
+    seen = exc
+    while isinstance(exc, ImportError) and seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _run_gui(argv: list[str]) -> int:
@@ -148,11 +167,28 @@ def extend_tokenizer(tok, args: argparse.Namespace):
         raise TokexplorerError(f"--add-special works with tiktoken tokenizers, not {tok.name}")
     extra: dict[str, int | None] = {}
     for item in args.add_special:
-        token, sep, number = item.rpartition("=")
-        if not sep or not number.isdigit():
-            token, number = item, ""
-        extra[token] = int(number) if number else None
+        token, token_id = parse_token_id(item, "--add-special")
+        extra[token] = token_id
     return tok.with_special_tokens(extra)
+
+
+def parse_token_id(item: str, flag: str) -> tuple[str, int | None]:
+    """TOKEN or TOKEN=ID (the last '=' counts): the token and its id, or None for the next free one.
+
+    >>> parse_token_id("<|im_start|>=100264", "--special"), parse_token_id("a=b", "--special")
+    (('<|im_start|>', 100264), ('a=b', None))
+    """
+    import re
+
+    token, sep, number = item.rpartition("=")
+    if not sep or not re.fullmatch(r"[-+]?[\d_]+", number):  # \d: any script's digits
+        return item, None
+    if not re.fullmatch(r"[0-9]+", number, re.ASCII):
+        raise TokexplorerError(f"{flag} {item!r}: the id must be a whole number from 0 written in the "
+                               "digits 0-9 (write TOKEN without =ID for the next free id)")
+    if not token:
+        raise TokexplorerError(f"{flag} {item!r}: the token before '=' is empty")
+    return token, int(number)
 
 
 def print_json(value: object) -> None:

@@ -83,7 +83,7 @@ def test_write_atomic_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
     def failing_replace(src, dst):
         raise OSError("disk full")
     monkeypatch.setattr(os, "replace", failing_replace)
-    with pytest.raises(OSError):
+    with pytest.raises(TokexplorerError, match="disk full"):
         write_atomic(target, b"half")
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temp file left behind

@@ -55,6 +55,9 @@ class FakeDialogs:
     def show_info(self, title, rich_text):
         self.asked.append(("show_info", rich_text))
 
+    def show_details(self, title, text, details):
+        self.asked.append(("show_details", (text, details)))
+
 
 def type_text(widget, text: str) -> None:
     """Type `text` into `widget` one character at a time, as key events carrying the text."""

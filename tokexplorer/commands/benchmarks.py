@@ -27,22 +27,34 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     for flag, (module, _) in SECTIONS.items():
         p.add_argument(f"--{flag}", action="store_true", help=f"run the {module} benchmarks")
     p.add_argument("--corpus", metavar="PATH", help="text to measure on (default tinyshakespeare)")
-    p.add_argument("--repeat", type=int, default=3, help="runs per measurement; the best is kept")
+    p.add_argument("--repeat", type=int, default=3, help="runs per measurement (1 or more); the best is kept")
     p.add_argument("--huge-mb", type=int, default=0, metavar="N",
                    help="with --gui: also open an N MB text (the corpus repeated), e.g. 50")
     p.add_argument("--panes", type=int, default=4, metavar="N",
                    help="with --compare: how many compare panes to type into (2 to 4)")
+    p.add_argument("--soak", type=int, default=0, metavar="N",
+                   help="N random edits with tokenizer switches on a 1 MB text in a window: memory "
+                   "growth, threads, tokens (e.g. 300; the long run is 10000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    chosen = [flag for flag in SECTIONS if getattr(args, flag)]
+    from ..core.textfile import read_text_file
+    from ..core.tokenizer import TokexplorerError
+
+    if args.repeat < 1:
+        raise TokexplorerError(f"--repeat {args.repeat}: give 1 or more runs per measurement")
+    if args.corpus:
+        read_text_file(args.corpus)  # a missing, binary or non-UTF-8 corpus: one clear line now
+    if args.soak < 0:
+        raise TokexplorerError(f"--soak {args.soak}: give a number of edits, e.g. 300")
+    chosen = [flag for flag in SECTIONS if getattr(args, flag)] + (["soak"] if args.soak else [])
     if not chosen:
         chosen = [flag for flag, (_, default) in SECTIONS.items() if default]
     results = []
     for flag in chosen:
-        module = importlib.import_module(f"tokexplorer.bench.{SECTIONS[flag][0]}")
+        module = importlib.import_module(f"tokexplorer.bench.{SECTIONS.get(flag, (flag,))[0]}")
         sections = module.run(args)  # one table, or a list of them
         for section in sections if isinstance(sections, list) else [sections]:
             results.append(section)

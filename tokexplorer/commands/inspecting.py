@@ -15,17 +15,28 @@ from ..core.tokenizer import TokexplorerError
 from ..core.unicode_info import visible
 from ..core.unicode_info import inspect_text
 
+# Code points above which the whole per-code-point table is not built (about 2 KB of memory and
+# 20 microseconds each): a summary and one page of the table instead.
+TABLE_BUDGET = 10_000
+
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("inspect", help="what a string is made of, code point by code point",
                        description="Code points, names, categories, scripts, UTF-8/16/32 bytes, "
-                       "grapheme clusters and normal forms of a text.")
+                       "grapheme clusters and normal forms of a text. A text of more than "
+                       f"{TABLE_BUDGET:,} code points is summarised instead (counts per script and "
+                       "category, the unusual code points, sizes, normal forms) with one page of "
+                       "the table (--offset, --limit); memory stays near the text's own size.")
     add_text_arguments(p)
     p.add_argument("-t", "--tokenizer", metavar="NAME",
                    help="also show the tokens of this tokenizer (built-in or file) covering each byte")
     p.add_argument("--select", metavar="START:END", type=_span,
                    help="with -t: only these characters (code-point offsets)")
     add_special_argument(p)
+    p.add_argument("--offset", type=int, default=0, metavar="N",
+                   help="a summary's page of the table starts at code point N (default 0)")
+    p.add_argument("--limit", type=int, default=100, metavar="N",
+                   help=f"a summary's page holds N code points (default 100, at most {TABLE_BUDGET:,})")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
@@ -53,11 +64,17 @@ def run_tokens(args: argparse.Namespace, text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from ..core.tokenizer import TokexplorerError
+
+    if args.offset < 0 or not 0 <= args.limit <= TABLE_BUDGET:
+        raise TokexplorerError(f"--offset must be 0 or more and --limit from 0 to {TABLE_BUDGET:,}")
     text = read_text_argument(args)
     if args.tokenizer:
         return run_tokens(args, text)
     if args.select:
         raise TokexplorerError("--select needs a tokenizer (-t NAME)")
+    if len(text) > TABLE_BUDGET:
+        return _summary(text, args)
     info = inspect_text(text)
     if args.json:
         print_json({
@@ -85,4 +102,41 @@ def run(args: argparse.Namespace) -> int:
           f"{s['utf16_units']} UTF-16 code units, {s['utf32']} UTF-32 bytes (Unicode {info.unicode_version})")
     for form, text in info.normal_forms.items():
         print(f"{form} differs: '{visible(text)}' ({len(text)} code points)")
+    return 0
+
+
+def _summary(text: str, args: argparse.Namespace) -> int:
+    from ..core.text_summary import summarise_text
+
+    s = summarise_text(text, offset=args.offset, limit=args.limit)
+    if args.json:
+        print_json({
+            "summary": True, "table_budget": TABLE_BUDGET, "unicode_version": s.unicode_version,
+            "sizes": s.sizes, "scripts": s.scripts, "categories": s.categories,
+            "unusual": [{**dataclasses.asdict(u.info), "count": u.count} for u in s.unusual],
+            "unusual_distinct": s.unusual_distinct, "normal_forms_differ": s.normal_forms_differ,
+            "offset": s.offset, "code_points": [dataclasses.asdict(c) for c in s.page],
+        })
+        return 0
+    z = s.sizes
+    print(f"{z['code_points']:,} code points (over {TABLE_BUDGET:,}: a summary), {z['graphemes']:,} graphemes, "
+          f"{z['utf8']:,} UTF-8 bytes, {z['utf16_units']:,} UTF-16 code units, {z['utf32']:,} UTF-32 bytes "
+          f"(Unicode {s.unicode_version})")
+    print_table(["script", "code points"], [[k, f"{v:,}"] for k, v in s.scripts.items()], right={1})
+    print()
+    print_table(["category", "code points"], [[k, f"{v:,}"] for k, v in s.categories.items()], right={1})
+    if s.unusual:
+        print(f"\nunusual code points ({s.unusual_distinct} distinct"
+              + (f", the {len(s.unusual)} most frequent" if s.unusual_distinct > len(s.unusual) else "") + "):")
+        print_table(["code point", "name", "count", "first at", "note"],
+                    [[u.info.codepoint, u.info.name, f"{u.count:,}", u.info.index, ", ".join(u.info.kinds)]
+                     for u in s.unusual], right={2, 3})
+    for form in s.normal_forms_differ:
+        print(f"{form} differs from the text")
+    if s.page:
+        end = s.offset + len(s.page)
+        print(f"\ncode points {s.offset:,}-{end - 1:,} (more with --offset {end})")
+        print_table(["#", "char", "code point", "name", "cat", "script", "UTF-8", "note"],
+                    [[c.index, visible(c.char) if not c.kinds else "", c.codepoint, c.name, c.category,
+                      c.script, c.utf8, ", ".join(c.kinds)] for c in s.page], right={0})
     return 0

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from ..cli import print_json, print_table
+from ..cli import parse_token_id, print_json, print_table
 from ..core.tokenizer import TokexplorerError
 from ..core.unicode_info import token_label
 
@@ -17,8 +17,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "train", help="train a BPE or SentencePiece tokenizer on your text",
         description="Train byte-level BPE (minbpe's merges, exactly) or SentencePiece on corpus "
-        "files and write PREFIX.model + PREFIX.vocab. Ctrl-C stops training and keeps the merges "
-        "learned so far.")
+        "files and write PREFIX.model + PREFIX.vocab (with the other files asked for, all together "
+        "or none). Ctrl-C stops training and keeps the merges learned so far (in PREFIX-partial.* "
+        "when a model is already at PREFIX: a complete model is not replaced by a partial one).")
     p.add_argument("corpus", nargs="+", metavar="CORPUS", help="UTF-8 text files, concatenated")
     p.add_argument("--vocab-size", type=int, required=True, metavar="N",
                    help="vocabulary size, special tokens included")
@@ -35,7 +36,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tiktoken", action="store_true", help="BPE: also write PREFIX.tiktoken")
     p.add_argument("--gpt2", action="store_true",
                    help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
-    p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab")
+    p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=run_train)
@@ -113,15 +114,44 @@ def _preload() -> None:
 
 
 def _check_output(prefix: str) -> None:
-    """Refuse an output prefix whose folder is missing, before any time is spent training."""
+    """Refuse an output prefix that names a folder, or whose folder is missing or not writable,
+    before any time is spent training."""
     import os
+    import tempfile
     from pathlib import Path
 
+    if prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+        example = Path(prefix) / "mymodel"
+        raise TokexplorerError(f"-o {prefix} is a folder; -o takes a file prefix, e.g. -o {example} "
+                               f"(writes {example}.model and {example}.vocab)")
     folder = Path(prefix).parent
     if not folder.is_dir():
         raise TokexplorerError(f"the folder of -o {prefix} does not exist ({folder}); create it first")
-    if not os.access(folder, os.W_OK):
-        raise TokexplorerError(f"cannot write into {folder} (permission denied); choose another -o")
+    try:  # subtle: os.access says yes to root on a read-only file system such as /sys
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise TokexplorerError(f"cannot write into {folder} ({exc.strerror or exc}); choose another -o") from None
+
+
+def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, str | None]:
+    """Write one output's files together; returns (paths written, the prefix used).
+
+    An interrupted run does not replace a complete model already at PREFIX: what it learned goes
+    to PREFIX-partial instead.
+    """
+    import os
+    from pathlib import Path
+
+    from ..core.minbpe_files import write_files
+
+    if interrupted and any(p.exists() for p in files):
+        partial = f"{prefix}-partial"
+        files = {Path(partial + os.fspath(p)[len(prefix):]): data for p, data in files.items()}
+        write_files(files)
+        return list(files), partial
+    write_files(files)
+    return list(files), None
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
@@ -133,12 +163,10 @@ def _read_corpora(paths: list[str], encoding: str | None) -> str:
 def _parse_specials(items: list[str]) -> dict[str, int | None]:
     specials: dict[str, int | None] = {}
     for item in items:
-        token, sep, number = item.rpartition("=")
-        if not sep or not number.isdigit():
-            token, number = item, ""
+        token, token_id = parse_token_id(item, "--special")
         if token in specials:
             raise TokexplorerError(f"special token {token!r} is given twice")
-        specials[token] = int(number) if number else None
+        specials[token] = token_id
     return specials
 
 
@@ -176,8 +204,10 @@ def _parse_options(items: list[str]) -> dict[str, object]:
 
 
 def run_train(args: argparse.Namespace) -> int:
-    if args.vocab_size is None or args.vocab_size < 1:
-        raise TokexplorerError("--vocab-size must be a positive number")
+    from ..core.bpe_training import MAX_VOCAB_SIZE
+
+    if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
+        raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
     if args.algorithm == "sentencepiece":
         return _train_sentencepiece(args)
     if args.option or args.show_options or args.model_type != "bpe":
@@ -204,7 +234,7 @@ def run_train(args: argparse.Namespace) -> int:
     chunks = count_chunks(text, pattern) if pattern is not None and text else None
     preload.join()
     from ..core.bpe_tokenizer import BPETokenizer
-    from ..core.minbpe_files import model_text, save_gpt2, save_minbpe, save_tiktoken
+    from ..core.minbpe_files import gpt2_files, minbpe_files, model_text, tiktoken_file
 
     # Check what can be checked before spending time on merges.
     model_text(BPETokenizer({}, pattern, _special_ids(specials, 256 + total)))
@@ -224,11 +254,12 @@ def run_train(args: argparse.Namespace) -> int:
         interrupted = True
     seconds = time.perf_counter() - started
     tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
-    written = save_minbpe(tok, args.output)
+    files = minbpe_files(tok, args.output)
     if args.tiktoken:
-        written.append(save_tiktoken(tok, f"{args.output}.tiktoken"))
+        files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
     if args.gpt2:
-        written += save_gpt2(tok, f"{args.output}-gpt2")
+        files.update(gpt2_files(tok, f"{args.output}-gpt2"))
+    written, moved = _write_outputs(files, args.output, interrupted)
     tokens = n_bytes - merged
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
@@ -244,7 +275,9 @@ def run_train(args: argparse.Namespace) -> int:
     else:
         print(f"learned {len(merges)} merges in {seconds:.2f} s: vocab size {tok.n_vocab}")
         if interrupted:
-            print(f"interrupted: kept the {len(merges)} merges learned so far")
+            where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
+                     if moved else "")
+            print(f"interrupted: kept the {len(merges)} merges learned so far{where}")
         elif len(merges) < total:
             print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
                   f"(asked for {args.vocab_size})")
@@ -255,9 +288,13 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_sentencepiece(args: argparse.Namespace) -> int:
-    from ..core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
+    from ..core.sentencepiece_training import llama2_options, sentencepiece_files, train_sentencepiece
 
-    options = llama2_options(args.vocab_size, args.model_type, **_parse_options(args.option))
+    overrides = _parse_options(args.option)
+    for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
+        if key in overrides:
+            raise TokexplorerError(f"--option {key}=…: set it with {flag} instead")
+    options = llama2_options(args.vocab_size, args.model_type, **overrides)
     specials = _parse_specials(args.special)
     if any(i is not None for i in specials.values()):
         raise TokexplorerError("SentencePiece assigns special-token ids itself; give --special TOKEN without =ID")
@@ -275,7 +312,7 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
           file=sys.stderr)
     tok = train_sentencepiece(text, options, name=args.output, progress=_Progress("sentences"))
     seconds = time.perf_counter() - started
-    written = save_sentencepiece(tok, args.output)
+    written, _ = _write_outputs(sentencepiece_files(tok, args.output), args.output, False)
     ids = tok.encode_ids(text, allowed_special="none")
     n_bytes = len(text.encode("utf-8"))
     summary = {"algorithm": "sentencepiece", "model_type": args.model_type, "vocab_size": tok.n_vocab,

@@ -22,7 +22,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .encoding import Encoding
-from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+from .tokenizer import MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 # tiktoken_backend (and tiktoken) is imported where it is used: training and saving never need it.
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
@@ -75,6 +75,11 @@ class BPETokenizer:
         self.split_pattern = pattern
         self._special = dict(special_tokens or {})
         for token, token_id in self._special.items():
+            if not 0 <= token_id <= len(self.vocab) + MAX_SPECIAL_GAP:
+                raise TokexplorerError(
+                    f"{source or name}: special token {token!r} has id {token_id:,}; special ids run from "
+                    f"{len(self.vocab)} to {len(self.vocab) + MAX_SPECIAL_GAP:,} here"
+                )
             if token_id in self.vocab:
                 raise TokexplorerError(
                     f"{source or name}: special token {token!r} has id {token_id}, which is "

@@ -64,6 +64,9 @@ class MergeStep(NamedTuple):
     merged: int
 
 
+MAX_VOCAB_SIZE = (1 << 31) - 1  # ids are 32-bit signed integers in tiktoken and SentencePiece
+
+
 def check_vocab_size(vocab_size: int, n_special: int = 0) -> int:
     """The number of merges for a vocab size that includes `n_special` special tokens.
 
@@ -72,6 +75,9 @@ def check_vocab_size(vocab_size: int, n_special: int = 0) -> int:
     >>> check_vocab_size(258, 1)
     1
     """
+    if vocab_size > MAX_VOCAB_SIZE:
+        raise TokexplorerError(f"vocab size {vocab_size:,} is too large: the most is {MAX_VOCAB_SIZE:,} "
+                               "(training stops earlier anyway when no pair is left to merge)")
     if vocab_size < 256 + n_special:
         raise TokexplorerError(
             f"vocab size {vocab_size} is too small: the 256 byte tokens"

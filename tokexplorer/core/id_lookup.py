@@ -26,8 +26,10 @@ def parse_ids(text: str) -> list[int]:
         raise TokexplorerError("no ids: type token ids separated by commas or spaces, e.g. 15339, 1917")
     ids = []
     for w in words:
-        if not re.fullmatch(r"-?\d+", w):
-            raise TokexplorerError(f"{w!r} is not a token id (ids are whole numbers such as 1917)")
+        # subtle: not \d, which also takes "١٢" and "１２" (as int() does, with "1_000" and "+5")
+        if not re.fullmatch(r"-?[0-9]+", w):
+            raise TokexplorerError(f"{w!r} is not a token id (ids are whole numbers in the digits 0-9, "
+                                   "such as 1917)")
         ids.append(int(w))
     return ids
 

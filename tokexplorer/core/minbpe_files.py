@@ -10,10 +10,10 @@ and control characters escaped as \\uXXXX. minbpe never reads it back and neithe
 `encoder.json` (token, spelt in GPT-2's printable byte alphabet -> id) and `vocab.bpe` (a version
 line, then the merges in order, "left right" in the same alphabet).
 
-Every write is atomic. What minbpe's reader would get wrong (a pattern spanning lines or with
+Every write is atomic, and the files of one output are written together (`write_files`). What minbpe's reader would get wrong (a pattern spanning lines or with
 leading or trailing spaces, a special token containing whitespace) is refused before writing.
 A file cut at a line boundary cannot be told from a shorter model (the format has no merge count);
-anything else truncated or corrupt is a clear error. It does not train or encode.
+one cut mid-line lacks its last line end, and is refused like anything else truncated or corrupt. It does not train or encode.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 from .bpe_tokenizer import BPETokenizer
 from .patterns import compile_pattern
-from .textfile import write_atomic
+from .textfile import write_set
 from .tokenizer import TokexplorerError
 
 MAGIC = "minbpe v1"
@@ -95,13 +95,18 @@ def vocab_text(tok: BPETokenizer) -> str:
     return "\n".join(lines) + "\n"
 
 
-def save_minbpe(tok: BPETokenizer, prefix: str | os.PathLike) -> list[Path]:
-    """Write PREFIX.model and PREFIX.vocab (atomically); return their paths."""
+def minbpe_files(tok: BPETokenizer, prefix: str | os.PathLike) -> dict[Path, bytes]:
+    """PREFIX.model and PREFIX.vocab: path -> content (nothing written)."""
     model = model_text(tok).encode("utf-8")  # checked before anything is written
-    paths = [Path(f"{os.fspath(prefix)}.model"), Path(f"{os.fspath(prefix)}.vocab")]
-    write_atomic(paths[0], model)
-    write_atomic(paths[1], vocab_text(tok).encode("utf-8"))
-    return paths
+    return {Path(f"{os.fspath(prefix)}.model"): model,
+            Path(f"{os.fspath(prefix)}.vocab"): vocab_text(tok).encode("utf-8")}
+
+
+def save_minbpe(tok: BPETokenizer, prefix: str | os.PathLike) -> list[Path]:
+    """Write PREFIX.model and PREFIX.vocab (together or not at all); return their paths."""
+    files = minbpe_files(tok, prefix)
+    write_set(files)
+    return list(files)
 
 
 def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "minbpe") -> BPETokenizer:
@@ -117,6 +122,12 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
+    elif text.startswith(MAGIC):
+        # minbpe (and we) end every line with "\n": a last line without one was cut mid-line.
+        raise TokexplorerError(
+            f"{source}: line {len(lines)} ({lines[-1]!r}) has no line end: the file was cut "
+            "mid-line; the minbpe .model is truncated"
+        )
     lines = [line.rstrip("\r") for line in lines]
 
     def corrupt(lineno: int, what: str) -> TokexplorerError:
@@ -185,18 +196,23 @@ def tiktoken_text(tok: BPETokenizer) -> str:
                    for token, rank in sorted(tok.mergeable_ranks.items(), key=lambda kv: kv[1]))
 
 
-def save_tiktoken(tok: BPETokenizer, path: str | os.PathLike) -> Path:
-    """Write a `.tiktoken` file (atomically). Its split pattern and special tokens are not kept."""
+def tiktoken_file(tok: BPETokenizer, path: str | os.PathLike) -> dict[Path, bytes]:
+    """The `.tiktoken` file: path -> content (nothing written)."""
     if len(tok.mergeable_ranks) != 256 + len(tok.merges):
         raise TokexplorerError(
             f"{tok.name} has two tokens with the same bytes; a .tiktoken file cannot hold it"
         )
-    write_atomic(path, tiktoken_text(tok).encode("ascii"))
+    return {Path(path): tiktoken_text(tok).encode("ascii")}
+
+
+def save_tiktoken(tok: BPETokenizer, path: str | os.PathLike) -> Path:
+    """Write a `.tiktoken` file (atomically). Its split pattern and special tokens are not kept."""
+    write_set(tiktoken_file(tok, path))
     return Path(path)
 
 
-def save_gpt2(tok: BPETokenizer, folder: str | os.PathLike) -> list[Path]:
-    """Write `encoder.json` and `vocab.bpe` into a folder (created if needed, files atomic).
+def gpt2_files(tok: BPETokenizer, folder: str | os.PathLike) -> dict[Path, bytes]:
+    """`encoder.json` and `vocab.bpe` in a folder: path -> content (nothing written).
 
     Bytes keep ids 0..255 and merge i makes 256 + i, as here; special tokens are added to the
     encoder as GPT-2's <|endoftext|> is. The split pattern is not stored (readers assume GPT-2's).
@@ -216,11 +232,34 @@ def save_gpt2(tok: BPETokenizer, folder: str | os.PathLike) -> list[Path]:
     encoder.update(tok.special_tokens)
     merges = "".join(f"{word(tok.vocab[a])} {word(tok.vocab[b])}\n" for a, b in tok.merges)
     out = Path(folder)
+    return {out / "encoder.json": json.dumps(encoder, ensure_ascii=False).encode("utf-8"),
+            out / "vocab.bpe": ("#version: 0.2\n" + merges).encode("utf-8")}
+
+
+def save_gpt2(tok: BPETokenizer, folder: str | os.PathLike) -> list[Path]:
+    """Write `encoder.json` and `vocab.bpe` into a folder (created if needed; both or neither)."""
+    files = gpt2_files(tok, folder)
+    write_files(files)
+    return list(files)
+
+
+def write_files(files: dict[Path, bytes]) -> None:
+    """Write a set of output files together (`write_set`), creating missing folders first and
+    removing the ones it created if the set cannot be written."""
+    created: list[Path] = []
     try:
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise TokexplorerError(f"cannot create the folder {out}: {exc.strerror}") from None
-    paths = [out / "encoder.json", out / "vocab.bpe"]
-    write_atomic(paths[0], json.dumps(encoder, ensure_ascii=False).encode("utf-8"))
-    write_atomic(paths[1], ("#version: 0.2\n" + merges).encode("utf-8"))
-    return paths
+        for folder in dict.fromkeys(p.parent for p in files):
+            if not folder.is_dir():
+                try:
+                    folder.mkdir(parents=True)
+                except OSError as exc:
+                    raise TokexplorerError(f"cannot create the folder {folder}: {exc.strerror}") from None
+                created.append(folder)
+        write_set(files)
+    except BaseException:
+        for folder in reversed(created):
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        raise

@@ -4,7 +4,7 @@ The default options are the Llama 2 recipe as the lecture gives it (identity nor
 fallback, split digits, dummy prefix, unk/bos/eos = 0/1/2, no pad, ...); every option is a plain
 dict entry a caller or the GUI can show and change before training. Sentences come from memory or
 a file and the model comes back in memory: nothing is written to the working directory, and
-`save_sentencepiece` writes PREFIX.model / PREFIX.vocab (atomically) only when asked.
+`save_sentencepiece` writes PREFIX.model / PREFIX.vocab (together, atomically) only when asked.
 
 Progress: the library trains in C++ without callbacks, so progress is reported while it reads the
 sentences (done, total) and once more when the model is ready. It does not implement the
@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 import sentencepiece as spm
 
 from .sentencepiece_backend import SentencePieceTokenizer
-from .textfile import write_atomic
+from .textfile import write_set
 from .tokenizer import TokexplorerError
 
 # The lecture's "best effort" Llama 2 options (vocab_size and model_type given separately).
@@ -124,11 +124,30 @@ def train_sentencepiece(
     settings = {"num_threads": os.cpu_count() or 1, "minloglevel": 2, **options}
     try:
         spm.SentencePieceTrainer.train(sentence_iterator=feed(), model_writer=model, **settings)
-    except RuntimeError as exc:
-        message = str(exc).split("] ", 1)[-1].strip()
-        raise TokexplorerError(f"SentencePiece cannot train with these options: {message}") from None
+    except (RuntimeError, ValueError) as exc:
+        raise TokexplorerError(f"SentencePiece cannot train with these options: {_reason(str(exc))}") from None
     return SentencePieceTokenizer(model.getvalue(), name=name, source="trained here",
                                   description=f"SentencePiece {options.get('model_type', 'unigram')}")
+
+
+def _reason(message: str) -> str:
+    """SentencePiece's error without its source location; a failed check becomes the condition.
+
+    >>> _reason("INTERNAL: src/t.cc(94) [trainer_spec.character_coverage() >= 0.98] ")
+    'the option must satisfy character_coverage >= 0.98'
+    >>> _reason('INVALID_ARGUMENT: cannot parse "maybe" as bool.')
+    'cannot parse "maybe" as bool.'
+    """
+    import re
+
+    head, sep, tail = message.partition("] ")
+    if sep and tail.strip():
+        return tail.strip()
+    check = re.search(r"\[(.*)\]", message)
+    if check:
+        condition = check.group(1).replace("trainer_spec.", "").replace("normalizer_spec.", "").replace("()", "")
+        return f"the option must satisfy {condition}"
+    return re.sub(r"^[A-Z_]+: ", "", message.strip()) or "no reason given"
 
 
 def vocab_text(tok: SentencePieceTokenizer) -> str:
@@ -141,9 +160,14 @@ def vocab_text(tok: SentencePieceTokenizer) -> str:
     return "".join(f"{piece}\t{tok.score(i):g}\n" for i, piece in enumerate(tok.pieces))
 
 
+def sentencepiece_files(tok: SentencePieceTokenizer, prefix: str | os.PathLike) -> dict[Path, bytes]:
+    """PREFIX.model and PREFIX.vocab: path -> content (nothing written)."""
+    return {Path(f"{os.fspath(prefix)}.model"): tok.model_proto,
+            Path(f"{os.fspath(prefix)}.vocab"): vocab_text(tok).encode("utf-8")}
+
+
 def save_sentencepiece(tok: SentencePieceTokenizer, prefix: str | os.PathLike) -> list[Path]:
-    """Write PREFIX.model and PREFIX.vocab (atomically); return their paths."""
-    paths = [Path(f"{os.fspath(prefix)}.model"), Path(f"{os.fspath(prefix)}.vocab")]
-    write_atomic(paths[0], tok.model_proto)
-    write_atomic(paths[1], vocab_text(tok).encode("utf-8"))
-    return paths
+    """Write PREFIX.model and PREFIX.vocab (together or not at all); return their paths."""
+    files = sentencepiece_files(tok, prefix)
+    write_set(files)
+    return list(files)

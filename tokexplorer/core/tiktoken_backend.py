@@ -25,7 +25,8 @@ import tiktoken
 from .encoding import Encoding, LazyTokenBytes
 from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, piece_spans, split
-from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
+                        resolve_special)
 
 
 class TiktokenTokenizer:
@@ -68,13 +69,17 @@ class TiktokenTokenizer:
         special_tokens: dict[str, int] | None = None,
         **kwargs,
     ) -> "TiktokenTokenizer":
-        """Build from ranks (token bytes -> rank), a split pattern and special tokens."""
-        enc = tiktoken.Encoding(
-            name,
-            pat_str=pattern,
-            mergeable_ranks=mergeable_ranks,
-            special_tokens=dict(special_tokens or {}),
-        )
+        """Build from ranks (token bytes -> rank), a split pattern and special tokens; what
+        tiktoken's core would panic on later (a missing byte, a rank given twice) is refused now."""
+        source = kwargs.get("source") or name
+        check_ranks(mergeable_ranks, special_tokens or {}, source=source)
+        with native_errors(source):
+            enc = tiktoken.Encoding(
+                name,
+                pat_str=pattern,
+                mergeable_ranks=mergeable_ranks,
+                special_tokens=dict(special_tokens or {}),
+            )
         return cls(enc, **kwargs)
 
     def with_special_tokens(self, extra: dict[str, int | None]) -> "TiktokenTokenizer":
@@ -147,13 +152,15 @@ class TiktokenTokenizer:
         if self.normalizes:
             alignment = nfc_alignment(text)
             text = alignment.normalized if alignment else text
-        return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+        with native_errors(self.source or self.name):
+            return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
         alignment = nfc_alignment(text) if self.normalizes else None
-        ids, ids_array = self._encode_pieces(alignment.normalized if alignment else text, allowed)
+        with native_errors(self.source or self.name):
+            ids, ids_array = self._encode_pieces(alignment.normalized if alignment else text, allowed)
         special_mask = None
         if allowed and len(self._special_ids):
             special_mask = np.isin(ids_array, self._special_ids)
@@ -236,6 +243,61 @@ class TiktokenTokenizer:
                 )
 
 
+def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, source: str) -> None:
+    """Refuse a vocabulary tiktoken's core cannot build: each rank and special id used once,
+    ids non-negative and not absurdly large.
+
+    >>> check_ranks({b"a": 0, b"b": 0}, {}, source="x.tiktoken")
+    Traceback (most recent call last):
+    ...
+    tokexplorer.core.tokenizer.TokexplorerError: x.tiktoken: rank 0 is given to both b'a' and b'b'; each token needs its own rank (the file is truncated or corrupt)
+    """
+    values = list(ranks.values())
+    if len(set(values)) != len(values):
+        seen: dict[int, bytes] = {}
+        for token, rank in ranks.items():
+            if rank in seen:
+                raise TokexplorerError(
+                    f"{source}: rank {rank} is given to both {seen[rank]!r} and {token!r}; "
+                    "each token needs its own rank (the file is truncated or corrupt)"
+                )
+            seen[rank] = token
+    lowest, highest = min(values), max(values)
+    if lowest < 0 or highest >= 1 << 31:
+        raise TokexplorerError(f"{source}: rank {lowest if lowest < 0 else highest} is out of range")
+    taken = set(values)
+    for token, token_id in special_tokens.items():
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+            raise TokexplorerError(f"{source}: special token {token!r} has id {token_id!r}; ids are "
+                                   "whole numbers from 0")
+        if token_id > highest + MAX_SPECIAL_GAP:
+            raise TokexplorerError(
+                f"{source}: special token {token!r} has id {token_id:,}, far beyond the vocabulary "
+                f"(ranks up to {highest:,}); use an id below {highest + MAX_SPECIAL_GAP:,}"
+            )
+        if token_id in taken:
+            raise TokexplorerError(f"{source}: special token {token!r} has id {token_id}, which is "
+                                   "already a token's rank or another special token's id")
+        taken.add(token_id)
+
+
+def require_every_byte(ranks: dict[bytes, int], *, source: str) -> dict[bytes, int]:
+    """A vocabulary file must make every byte a token: tiktoken's core panics on a byte it lacks.
+
+    >>> require_every_byte({b"a": 0}, source="x.tiktoken")
+    Traceback (most recent call last):
+    ...
+    tokexplorer.core.tokenizer.TokexplorerError: x.tiktoken: byte 0x00 is not a token (a byte-level vocabulary has all 256); the file is truncated or not a byte-level BPE vocabulary
+    """
+    missing = next((b for b in range(256) if bytes([b]) not in ranks), None)
+    if missing is not None:
+        raise TokexplorerError(
+            f"{source}: byte 0x{missing:02X} is not a token (a byte-level vocabulary has all 256); "
+            "the file is truncated or not a byte-level BPE vocabulary"
+        )
+    return ranks
+
+
 class _ChunkFinder:
     """The pre-split as tiktoken does it: allowed special tokens first, the regex in between."""
 
@@ -263,10 +325,13 @@ class _ChunkFinder:
 def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, int]:
     """Parse a `.tiktoken` file's bytes: one "base64(token) rank" per line.
 
-    >>> parse_tiktoken_bpe(b"YQ== 0\\nYg== 1\\n")
-    {b'a': 0, b'b': 1}
+    >>> import base64
+    >>> ranks = parse_tiktoken_bpe(b"".join(base64.b64encode(bytes([i])) + b" %d\\n" % i for i in range(256)))
+    >>> len(ranks), ranks[b"a"]
+    (256, 97)
     """
     ranks: dict[bytes, int] = {}
+    lines_of: dict[int, int] = {}  # rank -> line number
     for lineno, line in enumerate(data.splitlines(), 1):
         if not line.strip():
             continue
@@ -280,10 +345,16 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
                 f"{source}: line {lineno} is not 'base64-token rank'; "
                 "is this a .tiktoken file? (it may be truncated or of another format)"
             ) from None
+        if rank in lines_of or token in ranks:
+            what = f"rank {rank} is on line {lines_of[rank]} too" if rank in lines_of else "the token is there twice"
+            raise TokexplorerError(
+                f"{source}: line {lineno}: {what}; the .tiktoken file is truncated or corrupt"
+            )
         ranks[token] = rank
+        lines_of[rank] = lineno
     if not ranks:
         raise TokexplorerError(f"{source}: no tokens found; is this a .tiktoken file?")
-    return ranks
+    return require_every_byte(ranks, source=source)
 
 
 def gpt2_byte_decoder() -> dict[str, int]:
@@ -327,6 +398,12 @@ def parse_gpt2_files(
         raise TokexplorerError(
             f"{source}: not a GPT-2 encoder.json (a JSON object of token -> id)"
         ) from None
+    for token, value in encoder.items():
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TokexplorerError(
+                f"{source}: the id of {token!r} is {json.dumps(value)}, not a whole number; "
+                "a GPT-2 encoder.json maps each token to an integer id"
+            )
     special = {k: v for k, v in encoder.items() if k.startswith("<|") and k.endswith("|>")}
     ranks = {to_bytes(k): v for k, v in encoder.items() if k not in special}
     try:
@@ -340,7 +417,7 @@ def parse_gpt2_files(
                 f"{source}: vocab.bpe line {i + 2} does not match encoder.json "
                 "(merge i must make token 256+i); are the two files from the same tokenizer?"
             )
-    return ranks, special
+    return require_every_byte(ranks, source=source), special
 
 
 def load_tiktoken_file(path: Path, pattern: str, *, name: str | None = None) -> TiktokenTokenizer:

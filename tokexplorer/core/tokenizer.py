@@ -11,6 +11,10 @@ from typing import TYPE_CHECKING, AbstractSet, Literal, Protocol, Union, runtime
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
     from .encoding import Encoding
 
+# Special-token ids may leave a gap above the vocabulary (cl100k's <|endofprompt|> does), but not a
+# huge one: per-id tables (byte lengths, shared ints) are as long as the largest id.
+MAX_SPECIAL_GAP = 1 << 20
+
 AllowedSpecial = Union[Literal["all", "none"], AbstractSet[str]]
 
 
@@ -29,6 +33,37 @@ class DisallowedSpecialError(TokexplorerError):
             "to encode it as the special token use --allowed-special all (or "
             f"--allowed-special {token!r}), to encode it as plain text use --allowed-special none"
         )
+
+
+def native_panic(exc: BaseException) -> bool:
+    """Whether an exception is a panic inside a library's Rust core (pyo3's PanicException).
+
+    subtle: it derives from BaseException, not Exception, so `except Exception` lets it through.
+    """
+    return type(exc).__name__ == "PanicException"
+
+
+class native_errors:
+    """Turn a panic inside a library's native core into a TokexplorerError naming the source.
+
+    >>> with native_errors("x.tiktoken"):
+    ...     pass
+    """
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def __enter__(self) -> None:
+        pass
+
+    def __exit__(self, kind, exc, tb) -> bool:
+        if exc is not None and native_panic(exc):
+            reason = str(exc).splitlines()[0] if str(exc) else "no reason given"
+            raise TokexplorerError(
+                f"{self.source}: the tokenizer library failed inside its native core ({reason}); "
+                "the vocabulary is inconsistent (a truncated or edited file?)"
+            ) from None
+        return False
 
 
 @runtime_checkable

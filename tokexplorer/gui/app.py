@@ -131,9 +131,11 @@ def run_gui(argv: list[str]) -> int:
     from PySide6.QtWidgets import QApplication
 
     from ..core.tokenizer import TokexplorerError
+    from . import crash
     from .main_window import MainWindow
 
     qInstallMessageHandler(_qt_message)
+    crash.install()
 
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "tokexplorer"])
     app.setApplicationName("tokexplorer")
@@ -154,6 +156,9 @@ def run_gui(argv: list[str]) -> int:
     window.app_exit = app_exit
     if headless:
         window.dialogs.fail = app_exit
+        # Nobody is there to read the banner: an error ends the run, and says why.
+        window.reported.connect(lambda message: (print(f"tokexplorer: error: {message}", file=sys.stderr),
+                                                 app_exit(1)))
     names = []
     try:
         for t in args.tokenizer:
@@ -254,6 +259,9 @@ class HeadlessDialogs:
 
     def ask_unsaved(self, name: str) -> str:
         return "discard"  # the screenshot run never edits the text
+
+    def show_details(self, title: str, text: str, details: str) -> None:
+        pass  # the error itself ends the run (MainWindow.reported)
 
 
 # Qt warnings that say nothing to a user (the offscreen platform cannot resize to hints).

@@ -91,7 +91,10 @@ class Dialogs:
     def choose_encoding(self, error: NotUtf8Error) -> str | None:
         """An encoding from FALLBACK_ENCODINGS, or None to give up."""
         labels = [label for _, label in FALLBACK_ENCODINGS]
-        label, ok = QInputDialog.getItem(self.parent, "Not UTF-8", not_utf8_message(error), labels, 0, False)
+        suggested = [i for i, (enc, _) in enumerate(FALLBACK_ENCODINGS) if enc == getattr(error, "encoding", None)]
+        message = f"{error}." if suggested else not_utf8_message(error)  # UTF-16 without a BOM
+        label, ok = QInputDialog.getItem(self.parent, "Not UTF-8", message, labels, suggested[0] if suggested else 0,
+                                         False)
         if not ok:
             return None
         return dict((lab, enc) for enc, lab in FALLBACK_ENCODINGS)[label]
@@ -122,6 +125,12 @@ def info_dialog(parent: QWidget | None, title: str, rich_text: str) -> QDialog:
     layout.addWidget(browser)
     layout.addWidget(buttons)
     return dialog
+
+    def show_details(self, title: str, text: str, details: str) -> None:
+        """An error with its details folded away (the "Show Details…" button)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Close, self.parent)
+        box.setDetailedText(details)
+        box.exec()
 
 
 def display_name(path: Path | None) -> str:

@@ -38,7 +38,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16
+from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, utf16_len
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized
@@ -505,6 +505,46 @@ class TokenEditor(QPlainTextEdit):
         if source.hasUrls() and all(u.isLocalFile() for u in source.urls()):
             return False
         return super().canInsertFromMimeData(source)
+
+    def insertFromMimeData(self, source) -> None:
+        """Paste or drop, with any lone surrogate in the pasted text shown as U+FFFD.
+
+        subtle: Qt keeps a lone surrogate that another program (or Python) put in a QString, but
+        PySide drops it on every way back to Python (`text()`, `selectedText()`, `toRawText()`),
+        so the worker's copy of the text would miss a unit that Qt counts, for ever. The
+        replacement happens inside the paste's edit block: Qt reports one change, of the text as
+        it ends up, and one undo removes the whole paste.
+        """
+        cursor = self.textCursor()
+        cursor.beginEditBlock()
+        try:
+            start = cursor.selectionStart()
+            super().insertFromMimeData(source)
+            end = self.textCursor().position()
+            if end - start != utf16_len(source.text()):  # units Python cannot see
+                self._replace_lone_surrogates(start, end)
+        finally:
+            cursor.endEditBlock()
+
+    def _replace_lone_surrogates(self, start: int, end: int) -> None:
+        doc = self.document()
+        units = [doc.characterAt(p) for p in range(start, end)]
+        lone = []
+        for i, u in enumerate(units):
+            code = ord(u) if len(u) == 1 else 0
+            if 0xD800 <= code <= 0xDBFF:
+                paired = i + 1 < len(units) and len(units[i + 1]) == 1 and 0xDC00 <= ord(units[i + 1]) <= 0xDFFF
+            elif 0xDC00 <= code <= 0xDFFF:
+                paired = i > 0 and len(units[i - 1]) == 1 and 0xD800 <= ord(units[i - 1]) <= 0xDBFF
+            else:
+                continue
+            if not paired:
+                lone.append(start + i)
+        fix = QTextCursor(doc)
+        for p in reversed(lone):  # from the end, so earlier positions stay put
+            fix.setPosition(p)
+            fix.setPosition(p + 1, QTextCursor.MoveMode.KeepAnchor)
+            fix.insertText("\ufffd")
 
     def dragEnterEvent(self, event) -> None:
         if not self.canInsertFromMimeData(event.mimeData()) and event.mimeData().hasUrls():

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, Qt, QTimer
+from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
@@ -22,7 +22,7 @@ from ..core.registry import BUILTINS
 from ..core.resources import resource_path
 from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
-from . import settings as keys
+from . import crash, settings as keys
 from .about import about_html
 from .banner import Banner
 from .chunks import ChunkView
@@ -76,6 +76,8 @@ def read_text(path: Path, encoding: str | None, progress) -> EditorText:
 
 
 class MainWindow(QMainWindow):
+    reported = Signal(str)  # every error shown to the user (a --screenshot run then fails)
+
     def __init__(self, state: AppState | None = None, *, dialogs=None, settings=None):
         super().__init__()
         self.setObjectName("main_window")
@@ -105,6 +107,8 @@ class MainWindow(QMainWindow):
         self._create_status_bar()
         self._create_docks()
         self._connect()
+        self._last_good = self.state.tokenizer  # what the picker falls back to from a bad file
+        crash.reporter().crashed.connect(self._on_crash)
         self._read_settings()
         self.setAcceptDrops(True)
         self._update_title()
@@ -326,6 +330,7 @@ class MainWindow(QMainWindow):
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         s.tokenized.connect(self._show_counts)
+        s.tokenized.connect(lambda r: r is not None and setattr(self, "_last_good", r.tokenizer))
         s.tokenized.connect(self._show_busy)
         s.tokenizer_changed.connect(self._show_busy)
         s.refusal_changed.connect(self._on_refusal)
@@ -471,7 +476,24 @@ class MainWindow(QMainWindow):
 
     def _on_failed(self, message: str) -> None:
         self.state.set_result(None)
+        name, catalog = self.state.tokenizer, self.state.catalog
+        path = catalog.path_of(name)
+        if path is not None and not catalog.is_loaded(name) and name != self._last_good:
+            # The file itself is bad: take it out of the picker and go back to the last good one.
+            catalog.remove(path)
+            self.state.tokenizers_changed.emit()
+            self.state.set_tokenizer(self._last_good)
+            text = f"Cannot open the tokenizer {path.name}: {message.rstrip('.')}. It was taken out of the picker."
+            self.banner.show_message("note", text)  # a note: the next result must not clear it
+            self.reported.emit(text)
+            return
         self._report("Cannot tokenize", message)
+
+    def _on_crash(self, message: str, details: str) -> None:
+        """An internal error (see `crash`): say so, offer the details, keep going."""
+        self.banner.show_message("error", message, [
+            ("Details…", lambda: self.dialogs.show_details("Internal error", message, details))])
+        self.reported.emit(message)
 
     def copy_token_ids(self) -> None:
         """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""
@@ -513,6 +535,7 @@ class MainWindow(QMainWindow):
     def _report(self, title: str, message: str) -> None:
         """The one place errors reach the user: a banner, so nothing blocks."""
         self.banner.show_message("error", f"{title}: {message}")
+        self.reported.emit(f"{title}: {message}")
 
     # --- files ---------------------------------------------------------------------------
 
@@ -611,8 +634,8 @@ class MainWindow(QMainWindow):
         text = self.editor.source_text()
         try:
             write_atomic(path, text.encode("utf-8"))
-        except OSError as exc:
-            self._report("Cannot save", f"{path}: {exc.strerror or exc}")
+        except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink
+            self._report("Cannot save", str(exc))
             return False
         self.editor.document().setModified(False)
         self.state.set_document(path, newline=self.state.newline)

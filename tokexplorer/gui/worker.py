@@ -22,11 +22,11 @@ import traceback
 from typing import Callable, NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
 from ..core.encoding import Encoding
 from ..core.incremental import IncrementalEncoder
-from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError
+from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError, native_errors, native_panic
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
 from .positions import TextMirror
@@ -105,6 +105,22 @@ class Retokenizer:
         if hi > lo:  # a recoloured neighbour counts as changed too
             changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
         return encoding, self._colours, changed
+
+
+def as_error(panic: BaseException, what: str) -> TokexplorerError:
+    """A panic inside a library's native core as the error the user sees."""
+    try:
+        with native_errors(what):
+            raise panic
+    except TokexplorerError as exc:
+        return exc
+
+
+def report_bug(exc: BaseException, where: str, *, announce: bool = True) -> str:
+    """Log an unexpected exception (with its traceback) through the crash handler; the message."""
+    from .crash import log_exception
+
+    return log_exception(exc, where, announce=announce)
 
 
 class TextDelta(NamedTuple):
@@ -203,11 +219,17 @@ class TokenizeService(QObject):
         except Exception:  # a bug, but one the user need not see: the whole text fixes it
             traceback.print_exc(file=sys.stderr)
             in_step = False
-        if not in_step:
+        if not in_step and (delta.text is None or self._mirror.len16 > delta.length16):
             print(f"tokexplorer: the worker's copy of the text is out of step "
                   f"({self._mirror.len16} != {delta.length16} UTF-16 units); resending it", file=sys.stderr)
             self._resync.emit(gen)
             return
+        if not in_step:
+            # subtle: the whole text disagrees too (Qt holds units Python cannot see, such as a
+            # lone surrogate put in by other code than the editor's paste); asking again would
+            # loop for ever, so tokenize what Python sees and say so.
+            print(f"tokexplorer: the editor's text has {delta.length16 - self._mirror.len16} UTF-16 "
+                  "units Python cannot see; positions after them may be off", file=sys.stderr)
         if gen != self.generation:
             return  # a newer request is queued behind this one
         text, mark = self._mirror.text, delta.mark
@@ -228,9 +250,14 @@ class TokenizeService(QObject):
             self._refused.emit(gen, exc)
         except TokexplorerError as exc:
             self._failed.emit(gen, str(exc))
-        except Exception as exc:  # a bug: keep the window alive, tell the user, log the details
-            traceback.print_exc(file=sys.stderr)
-            self._failed.emit(gen, f"internal error while tokenizing with {name}: {exc!r}")
+        except BaseException as exc:
+            if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
+                self._failed.emit(gen, str(as_error(exc, name)))
+                return
+            if not isinstance(exc, Exception):
+                raise
+            # a bug: keep the window alive, tell the user, log the details
+            self._failed.emit(gen, report_bug(exc, f"while tokenizing with {name}", announce=False))
         else:
             self._done.emit(gen, tokenized)
 
@@ -272,29 +299,7 @@ class JobSignals(QObject):
     result = Signal(object)
     error = Signal(object)  # the exception
     finished = Signal()
-
-
-class Job(QRunnable):
-    """Runs fn(progress) in a pool thread; progress(done, total) reports from inside it."""
-
-    def __init__(self, fn: Callable[[Callable[[int, int], None]], object]):
-        super().__init__()
-        self.fn = fn
-        self.signals = JobSignals()
-
-    def run(self) -> None:
-        _unless_closed(self._run)
-
-    def _run(self) -> None:
-        try:
-            value = self.fn(self.signals.progress.emit)
-        except Exception as exc:  # every error goes to the one handler the caller connected
-            if not isinstance(exc, TokexplorerError):
-                traceback.print_exc(file=sys.stderr)
-            self.signals.error.emit(exc)
-        else:
-            self.signals.result.emit(value)
-        self.signals.finished.emit()
+    reports_progress = False  # whether `progress` has a receiver (to disconnect it afterwards)
 
 
 def _unless_closed(fn, *args) -> None:
@@ -307,20 +312,55 @@ def _unless_closed(fn, *args) -> None:
             raise
 
 
-_running: set[Job] = set()  # keeps each job and its signals alive until it has finished
+def _run(fn: Callable[[Callable[[int, int], None]], object], signals: JobSignals) -> None:
+    """fn(progress) in a pool thread; its result or error, then `finished`, go out as signals."""
+    try:
+        value = fn(signals.progress.emit)
+    except BaseException as exc:  # every error goes to the one handler the caller connected
+        if native_panic(exc):  # subtle: not an Exception; uncaught, it would end the thread
+            exc = as_error(exc, "a tokenizer")
+        elif not isinstance(exc, Exception):
+            raise
+        elif not isinstance(exc, TokexplorerError):
+            report_bug(exc, "in a background job")
+        signals.error.emit(exc)
+    else:
+        signals.result.emit(value)
+    signals.finished.emit()
+
+
+_running: set[JobSignals] = set()  # keeps each job's signals alive until it has finished
 
 
 def run_job(fn: Callable[[Callable[[int, int], None]], object], *, on_result: Callable[[object], None],
             on_error: Callable[[Exception], None],
-            on_progress: Callable[[int, int], None] | None = None) -> Job:
-    """Run fn in the global thread pool; the callbacks run in the UI thread."""
-    job = Job(fn)
-    job.setAutoDelete(False)
-    job.signals.result.connect(on_result)
-    job.signals.error.connect(on_error)
+            on_progress: Callable[[int, int], None] | None = None) -> JobSignals:
+    """Run fn(progress) in the global thread pool; the callbacks run in the UI thread."""
+    signals = JobSignals()
+    signals.result.connect(on_result)
+    signals.error.connect(on_error)
+    signals.reports_progress = on_progress is not None
     if on_progress is not None:
-        job.signals.progress.connect(on_progress)
-    _running.add(job)
-    job.signals.finished.connect(lambda: _running.discard(job))
-    QThreadPool.globalInstance().start(job)
-    return job
+        signals.progress.connect(on_progress)
+    _running.add(signals)
+    signals.finished.connect(lambda: _forget(signals))
+    # subtle: a QRunnable of our own would have to outlive its run (autoDelete off, or its signals
+    # die with it), and PySide then keeps it, and all it refers to, for ever; a plain callable is
+    # wrapped in a runnable the pool deletes.
+    QThreadPool.globalInstance().start(lambda: _unless_closed(_run, fn, signals))
+    return signals
+
+
+def _forget(signals: JobSignals) -> None:
+    """Let a finished job go, with everything its callbacks refer to.
+
+    subtle: a connection holds its Python callable from the C++ side, where the garbage collector
+    cannot see it; the `finished` lambda refers to the signals, so the cycle (and every result the
+    callbacks' closures hold: a text, its encoding, its chunk list) would live for ever unless the
+    connections are cut.
+    """
+    for signal in (signals.result, signals.error, signals.finished):
+        signal.disconnect()
+    if signals.reports_progress:
+        signals.progress.disconnect()
+    _running.discard(signals)

@@ -1,0 +1,250 @@
+"""The window under hostile input: inconsistent tokenizer files (which made tiktoken's Rust core
+panic), a panic that still gets through, and `--screenshot` failing fast instead of saving a PNG."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from .helpers import type_text, wait_settled
+
+
+def native_panic() -> BaseException:
+    """A real pyo3 PanicException from tiktoken's core (a BaseException, not an Exception)."""
+    import tiktoken
+
+    try:
+        tiktoken.Encoding("x", pat_str=r"\S+", mergeable_ranks={b"a": 0}, special_tokens={}).encode("b")
+    except BaseException as exc:  # noqa: B036
+        return exc
+    raise AssertionError("tiktoken did not panic")
+
+
+@pytest.fixture
+def bad_tiktoken(tmp_path):
+    path = tmp_path / "one-line.tiktoken"
+    path.write_bytes(b"YQ== 0\n")
+    return path
+
+
+def test_a_bad_file_opened_is_refused_and_the_picker_stays(qtbot, window, bad_tiktoken):
+    before = window.state.tokenizer
+    window.open_tokenizer(bad_tiktoken)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert "byte 0x00 is not a token" in window.banner.label.text()
+    assert "one-line.tiktoken" not in window.state.catalog.names()
+    assert window.tokenizer_box.findText("one-line.tiktoken") < 0 and window.state.tokenizer == before
+    assert not window.state.busy
+
+
+def test_a_bad_file_picked_falls_back_to_the_last_good_tokenizer(qtbot, window, bad_tiktoken):
+    """As with -t bad.tiktoken: the file joins the picker unread; tokenizing with it fails."""
+    type_text(window.editor, "hello")
+    wait_settled(qtbot, window)
+    good = window.state.tokenizer
+    name = window.state.add_tokenizer_file(bad_tiktoken)
+    window.state.set_tokenizer(name)
+    qtbot.waitUntil(lambda: window.banner.kind == "note" and window.state.tokenizer == good, timeout=10_000)
+    wait_settled(qtbot, window)
+    assert "taken out of the picker" in window.banner.label.text()
+    assert name not in window.state.catalog.names() and window.tokenizer_box.findText(name) < 0
+    assert window.state.result.tokenizer == good and window.state.result.encoding.text == "hello"
+
+
+def test_a_panic_in_the_worker_is_an_error_and_the_worker_lives_on(qtbot, window, monkeypatch):
+    panic = native_panic()
+    catalog = window.state.catalog
+    real_get = catalog.get
+    monkeypatch.setattr(catalog, "get", lambda name: (_ for _ in ()).throw(panic))
+    type_text(window.editor, "x")
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert "failed inside its native core" in window.banner.label.text()
+    monkeypatch.setattr(catalog, "get", real_get)
+    type_text(window.editor, "y")
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "xy"
+
+
+def test_a_panic_in_a_job_reaches_its_error_handler(qtbot):
+    from tokexplorer.gui.worker import run_job
+
+    panic, errors = native_panic(), []
+    run_job(lambda progress: (_ for _ in ()).throw(panic), on_result=lambda v: None, on_error=errors.append)
+    qtbot.waitUntil(lambda: bool(errors), timeout=5_000)
+    assert "failed inside its native core" in str(errors[0])
+
+
+def screenshot(tmp_path, *args) -> tuple[subprocess.CompletedProcess, float]:
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer", "--screenshot", str(tmp_path / "s.png"),
+                           "--settings-dir", str(tmp_path), *args], env=env, capture_output=True, text=True,
+                          timeout=120)
+    return proc, time.monotonic() - t0
+
+
+@pytest.mark.parametrize("case, message", [
+    ("tokenizer", "byte 0x00 is not a token"),
+    ("encoding", "'rot13' is not a text encoding"),
+    ("utf16", "looks like UTF-16-LE text without a byte-order mark"),
+])
+def test_screenshot_fails_with_the_reason_instead_of_saving(tmp_path, bad_tiktoken, case, message):
+    text = tmp_path / "t.txt"
+    text.write_bytes("hello".encode("utf-16-le" if case == "utf16" else "utf-8"))
+    args = {"tokenizer": ["-t", str(bad_tiktoken)], "encoding": ["--open", str(text), "--encoding", "rot13"],
+            "utf16": ["--open", str(text)]}[case]
+    proc, _ = screenshot(tmp_path, *args)
+    assert proc.returncode == 1, proc.stderr
+    assert message in proc.stderr and "Traceback" not in proc.stderr
+    assert not (tmp_path / "s.png").exists()
+
+
+# --- lone surrogates from the clipboard and from drops ----------------------------------------
+
+LONE = "abc\ud800def\udc00x😀"  # a lone high and a lone low surrogate, and a real pair
+SHOWN = "abc\ufffddef\ufffdx😀"
+
+
+def settle_without_looping(qtbot, window, capfd) -> None:
+    wait_settled(qtbot, window)
+    generation = window.service.generation
+    qtbot.wait(300)
+    assert window.service.generation == generation and window.service.idle  # no resending loop
+    assert "out of step" not in capfd.readouterr().err
+
+
+def test_pasting_a_lone_surrogate_shows_replacement_characters(qtbot, window, capfd):
+    from PySide6.QtWidgets import QApplication
+
+    type_text(window.editor, "> ")
+    QApplication.clipboard().setText(LONE)
+    window.editor.paste()
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == "> " + SHOWN
+    assert window.editor.document().characterCount() - 1 == len(("> " + SHOWN).encode("utf-16-le")) // 2
+    assert window.state.result.encoding.text == "> " + SHOWN
+    fresh = window.state.catalog.get(window.state.tokenizer).encode("> " + SHOWN, allowed_special=None)
+    assert window.state.result.encoding.ids == fresh.ids
+    window.editor.undo()  # the paste and its repair are one step
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == "> "
+
+
+def test_dropping_a_lone_surrogate_through_insert_from_mime_data(qtbot, window, capfd):
+    from PySide6.QtCore import QMimeData
+
+    data = QMimeData()
+    data.setText(LONE)
+    window.editor.insertFromMimeData(data)
+    settle_without_looping(qtbot, window, capfd)
+    assert window.editor.plain_text() == SHOWN and window.state.result.encoding.text == SHOWN
+
+
+def test_a_lone_surrogate_put_in_by_other_code_does_not_loop(qtbot, window, capfd):
+    """The worker's last defence: a whole text that still disagrees is tokenized, not resent."""
+    window.editor.insertPlainText("ab\ud800c")
+    wait_settled(qtbot, window)
+    generation = window.service.generation
+    qtbot.wait(300)
+    assert window.service.generation <= generation + 1 and window.service.idle
+    assert window.state.result.encoding.text == "abc"
+
+
+# --- one handler for uncaught exceptions ----------------------------------------------------
+
+@pytest.fixture
+def crash_handler():
+    """The application's handler in place of pytest-qt's for one test, then pytest-qt's again."""
+    import threading
+
+    from tokexplorer.gui import crash
+
+    hooks = sys.excepthook, threading.excepthook
+    crash.install()
+    yield crash
+    sys.excepthook, threading.excepthook = hooks
+
+
+def click_details(window):
+    from PySide6.QtWidgets import QPushButton
+
+    buttons = [b for b in window.banner.findChildren(QPushButton) if b.text() == "Details…"]
+    assert len(buttons) == 1
+    buttons[0].click()
+    return window.dialogs.asked[-1]
+
+
+def test_an_error_in_a_slot_is_shown_logged_and_survived(qtbot, window, crash_handler, isolated_settings):
+    from PySide6.QtCore import QTimer
+
+    def broken_slot():
+        raise RuntimeError("a bug in a slot")
+
+    QTimer.singleShot(0, broken_slot)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=5_000)
+    log = isolated_settings / "errors.log"
+    text = window.banner.label.text()
+    assert "internal error in the window: RuntimeError: a bug in a slot" in text and str(log) in text
+    assert "Traceback" in log.read_text("utf-8") and "broken_slot" in log.read_text("utf-8")
+    kind, (message, details) = click_details(window)
+    assert kind == "show_details" and "broken_slot" in details
+    type_text(window.editor, "still alive")  # the window keeps working
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == "still alive"
+
+
+def test_an_error_in_a_worker_is_shown_and_logged(qtbot, window, crash_handler, isolated_settings):
+    from tokexplorer.gui.worker import run_job
+
+    def broken_job(progress):
+        raise KeyError("a bug in a worker")
+
+    errors = []
+    run_job(broken_job, on_result=lambda v: None, on_error=errors.append)
+    qtbot.waitUntil(lambda: window.banner.kind == "error" and bool(errors), timeout=5_000)
+    assert "internal error in a background job: KeyError" in window.banner.label.text()
+    assert "broken_job" in (isolated_settings / "errors.log").read_text("utf-8")
+    assert "broken_job" in click_details(window)[1][1]
+
+
+def test_a_bug_while_tokenizing_is_one_message_naming_the_log(qtbot, window, monkeypatch, isolated_settings):
+    catalog = window.state.catalog
+    monkeypatch.setattr(catalog, "get", lambda name: (_ for _ in ()).throw(ZeroDivisionError("a bug")))
+    type_text(window.editor, "x")
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert "Cannot tokenize: internal error while tokenizing" in window.banner.label.text()
+    assert str(isolated_settings / "errors.log") in window.banner.label.text()
+    assert window.service.idle
+
+
+# --- saving -------------------------------------------------------------------------------------
+
+def test_saving_keeps_the_mode_and_writes_through_a_symlink(qtbot, window, tmp_path):
+    real = tmp_path / "real.txt"
+    real.write_text("old\n", "utf-8")
+    real.chmod(0o755)
+    link = tmp_path / "link.txt"
+    link.symlink_to(real)
+    window.open_text(link)
+    qtbot.waitUntil(lambda: window.state.path == link and window.editor.plain_text() == "old\n", timeout=10_000)
+    type_text(window.editor, "new ")
+    assert window.save()
+    assert link.is_symlink() and real.read_text("utf-8") == "new old\n"
+    assert real.stat().st_mode & 0o777 == 0o755
+
+
+def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, monkeypatch):
+    from tokexplorer.core import textfile
+
+    target = tmp_path / "t.txt"
+    target.write_text("kept", "utf-8")
+    window.state.set_document(target)
+    type_text(window.editor, "lost")
+    monkeypatch.setattr(textfile.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
+    assert not window.save()
+    assert window.banner.kind == "error" and "No space left on device" in window.banner.label.text()
+    assert target.read_text("utf-8") == "kept" and window.state.modified

@@ -1,0 +1,182 @@
+"""The editing soak: random edits with tokenizer switches on a book-length text, measuring whether
+memory and threads stay flat and the tokens stay right (`tokexplorer bench --soak N`, and a test
+with a short budget).
+
+A real main window (offscreen when there is no display) opens the text, with the chunk view
+showing; a warm-up (edits and one switch through every tokenizer) fills the caches that are meant
+to stay; then N edits (insert, delete, paste, undo), switching tokenizer every `switch_every` edits
+and letting the window settle now and then, as a user pausing would; then one more switch through
+every tokenizer, so both readings are taken in the same state. RSS is read after settling, with freed memory handed back
+to the system (glibc's malloc_trim), so what remains is what is held. It does not judge the
+numbers: the caller (the test, the benchmark table) does.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import random
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SETTLE_EVERY = 10  # edits between pauses in which the window catches up
+SWITCH_EVERY = 50  # edits between tokenizer switches
+SNIPPETS = ["the ", "e", "\n", "Hello, world! ", "    indented()\n", "naïve café ", "日本語", "👋🏽 ", "12345 ",
+            "<|endoftext|>", "\t", "'s", "don't "]
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MB (Linux), after handing freed memory back."""
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def thread_count() -> int:
+    """Threads of this process, Qt's included (not only Python's)."""
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("Threads:"):
+                return int(line.split()[1])
+    return threading.active_count()
+
+
+def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH_EVERY,
+             timeout_s: float = 120.0) -> dict:
+    """Run the soak in this process (it needs a QApplication; one is made if there is none)."""
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not os.environ.get("TOKEXPLORER_SETTINGS_DIR"):
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-soak-")
+    from PySide6.QtWidgets import QApplication
+
+    from .app import HeadlessDialogs, settled
+    from .main_window import MainWindow
+    from .positions import editor_text
+    from .worker import POLICIES
+
+    app = QApplication.instance() or QApplication(["tokexplorer-soak"])
+    window = MainWindow(dialogs=HeadlessDialogs())
+    window.state.set_policy("none")  # the snippets spell <|endoftext|>
+    window.show()
+    window.chunk_dock.raise_()  # the chunk view computes only while visible
+    names = window.state.catalog.names()
+    rng = random.Random(seed)
+
+    def settle() -> None:
+        deadline = time.monotonic() + timeout_s
+        while not settled(window):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the window did not settle")
+            app.processEvents()
+            time.sleep(0.002)
+
+    def boundary(position: int) -> int:
+        """The position, moved off the middle of a surrogate pair.
+
+        subtle: a user's cursor never stops between the two halves of an emoji, but a random
+        position can, and an edit there leaves lone surrogates that Qt keeps and Python cannot see.
+        """
+        doc = window.editor.document()
+        low = doc.characterAt(position)
+        return position - 1 if len(low) == 1 and 0xDC00 <= ord(low) <= 0xDFFF else position
+
+    def edit() -> None:
+        editor = window.editor
+        n = editor.document().characterCount() - 1
+        cursor = editor.textCursor()
+        kind = rng.choice(["insert", "insert", "delete", "paste", "undo"])
+        if kind == "undo":
+            editor.undo()
+            return
+        at = boundary(rng.randrange(n + 1))
+        cursor.setPosition(at)
+        if kind == "delete":
+            cursor.setPosition(boundary(min(n, at + rng.randrange(1, 40))), cursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            return
+        editor.setTextCursor(cursor)
+        snippet = "".join(rng.choice(SNIPPETS) for _ in range(rng.randrange(1, 6)))
+        if kind == "paste":
+            QApplication.clipboard().setText(snippet * rng.randrange(1, 20))
+            editor.paste()
+        else:
+            cursor.insertText(snippet)
+        app.processEvents()
+
+    def session(count: int, start: int) -> int:
+        for i in range(count):
+            edit()
+            if (i + 1) % SETTLE_EVERY == 0:
+                settle()
+            if (i + 1) % switch_every == 0:
+                start += 1
+                window.state.set_tokenizer(names[start % len(names)])
+                settle()
+        settle()
+        return start
+
+    started = time.perf_counter()
+    window.editor.load_text(editor_text(text).text)
+    settle()
+    def every_tokenizer(edits_each: int = 0) -> None:  # ends on the last: the same state for each reading
+        for name in names:
+            window.state.set_tokenizer(name)
+            settle()
+            for _ in range(edits_each):
+                edit()
+            settle()
+
+    # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
+    every_tokenizer(SETTLE_EVERY)
+    turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
+    every_tokenizer()
+    warm, threads_warm = rss_mb(), thread_count()
+    session(edits, turn)
+    every_tokenizer()
+    end, threads_end = rss_mb(), thread_count()
+    name, policy = window.state.tokenizer, window.state.policy
+    fresh = window.state.catalog.get(name).encode(window.editor.plain_text(), allowed_special=POLICIES[policy])
+    result = window.state.result
+    equal = result is not None and result.encoding.ids == fresh.ids and result.encoding.text == fresh.text
+    window.editor.document().setModified(False)
+    window.close()
+    window.deleteLater()
+    return {
+        "edits": edits, "tokenizers": names, "text_mb": round(len(text.encode("utf-8")) / 1e6, 2),
+        "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "growth_mb": round(end - warm, 1),
+        "threads_warm": threads_warm, "threads_end": threads_end,
+        "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def soak_text(path: Path, size: int = 1_000_000) -> str:
+    """About `size` bytes of text: the file, repeated or cut at a line end."""
+    text = path.read_text("utf-8")
+    text = text * (size // max(1, len(text.encode("utf-8"))) + 1)
+    cut = text.rfind("\n", 0, size)
+    return text[: cut + 1 if cut > 0 else size]
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tokexplorer.gui.soak EDITS CORPUS`: run the soak, print its result as JSON."""
+    import json
+
+    edits, corpus = int(argv[0]), Path(argv[1])
+    print(json.dumps(run_soak(edits, soak_text(corpus))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main(sys.argv[1:]))
