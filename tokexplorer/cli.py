@@ -50,7 +50,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tokexplorer {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="tokexplorer")
     modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
     for module in dict.fromkeys(modules):
         commands.load(module).add_parsers(sub)

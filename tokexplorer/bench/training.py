@@ -30,7 +30,7 @@ from . import corpora_dir
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "reference_bpe.py"
 HF_SCRIPT = Path(__file__).with_name("hf_train.py")
 TEXT_SUFFIXES = {".txt", ".py", ".json", ".yml"}
-INSTALL_PEER = 'pip install "tokexplorer[bench]"'
+INSTALL_PEER = "pip install --force-reinstall tokenizers"  # a dependency: missing only if the install broke
 
 
 def all_corpora_files() -> list[Path]:
