@@ -136,7 +136,7 @@ def test_decode_box(inspect, qtbot):
     assert "not valid UTF-8 on its own" in panel.decoded.text() and "\\xf0\\x9f" in panel.decoded.text()
     box.clear()
     qtbot.keyClicks(box, "15339, x1")
-    assert panel.decoded.text() == "'x1' is not a token id (ids are whole numbers such as 1917)"
+    assert panel.decoded.text() == "'x1' is not a token id (ids are whole numbers in the digits 0-9, such as 1917)"
     assert "c62828" in panel.decoded.styleSheet()
     box.clear()
     qtbot.keyClicks(box, "100256")

@@ -140,8 +140,9 @@ class PlotTab(QWidget):
     def _write(self, path: Path, data: Callable[[], bytes]) -> Path | None:
         try:
             write_atomic(path, data())
-        except OSError as exc:
-            self.status.setText(f"Cannot write {path}: {exc.strerror or exc}")
+        except TokexplorerError as exc:  # write_atomic says which file and why
+            message = str(exc)
+            self.status.setText(message[:1].upper() + message[1:])
             return None
         self.status.setText(f"Wrote {path}")
         return path
