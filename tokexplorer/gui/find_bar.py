@@ -18,9 +18,11 @@ class FindBar(QWidget):
         self.setObjectName("find_bar")
         self._editor = editor
         self.field = QLineEdit()
+        self.field.setToolTip('Text to find (Enter: next, Shift+Enter: previous, Esc: close)')
         self.field.setPlaceholderText("Find in the text")
         self.field.setClearButtonEnabled(True)
         self.case = QCheckBox("Match case")
+        self.case.setToolTip('Find only text with the same upper and lower case')
         self.status = QLabel("")
         previous, following, close = QToolButton(), QToolButton(), QToolButton()
         previous.setText("▲")

@@ -268,6 +268,7 @@ class InspectorPanel(QWidget):
         self.notes.setTextFormat(Qt.TextFormat.RichText)
 
         self.decode_box = QLineEdit()
+        self.decode_box.setToolTip('Token ids to decode with the current tokenizer (15339, 1917), or one id to look up')
         self.decode_box.setObjectName("decode_box")
         self.decode_box.setClearButtonEnabled(True)
         self.decode_box.setPlaceholderText("Token ids to decode (15339, 1917), or one id to look up")

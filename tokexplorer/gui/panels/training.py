@@ -146,7 +146,9 @@ class TrainingPanel(QWidget):
         cb = QVBoxLayout(corpus_box)
         row = QHBoxLayout()
         self.files_radio = QRadioButton("Files")
+        self.files_radio.setToolTip('Train on text files: add them with Add Files… or drop them here')
         self.text_radio = QRadioButton("Current text")
+        self.text_radio.setToolTip('Train on the text in the editor as it is now')
         self.files_radio.setChecked(True)
         self._corpus_group = QButtonGroup(self)
         self._corpus_group.addButton(self.files_radio)
@@ -154,6 +156,7 @@ class TrainingPanel(QWidget):
         self.add_files_button = QPushButton("Add Files…")
         self.add_files_button.setToolTip("Choose text files to train on (or drop them onto this panel)")
         self.clear_files_button = QPushButton("Clear")
+        self.clear_files_button.setToolTip('Forget the corpus files chosen so far')
         for w in (self.files_radio, self.text_radio, self.add_files_button, self.clear_files_button):
             row.addWidget(w)
         row.addStretch(1)
@@ -172,6 +175,7 @@ class TrainingPanel(QWidget):
         form.addRow(corpus_box)
 
         self.algorithm_box = QComboBox()
+        self.algorithm_box.setToolTip('BPE on bytes only, BPE on the chunks of a split pattern (minbpe), or SentencePiece')
         self.algorithm_box.setObjectName("algorithm")
         for key, label in ALGORITHMS:
             self.algorithm_box.addItem(label, key)
@@ -179,6 +183,7 @@ class TrainingPanel(QWidget):
         form.addRow("Algorithm:", self.algorithm_box)
 
         self.pattern_box = QComboBox()
+        self.pattern_box.setToolTip("The split pattern: GPT-2's, GPT-4's, o200k's, or your own regex")
         for key, label in PATTERNS:
             self.pattern_box.addItem(label, key)
         self.pattern_edit = QLineEdit()
@@ -219,16 +224,20 @@ class TrainingPanel(QWidget):
         self.vocab_spin.setToolTip("Tokens in the vocabulary, the 256 bytes and special tokens included")
         form.addRow("Vocab size:", self.vocab_spin)
         self.special_edit = QLineEdit()
+        self.special_edit.setToolTip('Special tokens to add after training, separated by commas, e.g. <|endoftext|>')
         self.special_edit.setObjectName("special_tokens")
         self.special_edit.setPlaceholderText("<|endoftext|> <|im_start|>  (separated by spaces)")
         form.addRow("Special tokens:", self.special_edit)
 
         buttons = QHBoxLayout()
         self.train_button = QPushButton("Train")
+        self.train_button.setToolTip('Start training in the background')
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop; BPE keeps the merges learned so far")
         self.save_button = QPushButton("Save…")
+        self.save_button.setToolTip('Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or SentencePiece)')
         self.use_button = QPushButton("Use in Editor")
+        self.use_button.setToolTip("Colour the editor's text with the trained tokenizer")
         for b in (self.train_button, self.cancel_button, self.save_button, self.use_button):
             buttons.addWidget(b)
         form.addRow(buttons)

@@ -129,6 +129,7 @@ class VocabPanel(QWidget):
         self.counts: np.ndarray | None = None
 
         self.search_box = QLineEdit()
+        self.search_box.setToolTip('Find tokens by text (␣ for a space), by hex bytes (e2 80 99) or by id')
         self.search_box.setObjectName("vocab_search")
         self.search_box.setClearButtonEnabled(True)
         self.search_box.setPlaceholderText("Search tokens (␣ or a space for spaces)")
