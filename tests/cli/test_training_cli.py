@@ -157,3 +157,16 @@ def test_corrupt_model_file_in_other_commands(tmp_path, capsys):
     bad.write_text("minbpe v1\n\n0\n97 98\n256\n", "utf-8")
     code, _, err = run(capsys, "encode", "-t", bad, "hello")
     assert code == 1 and "truncated or corrupt" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--vocab-size", "100000"], r"use --vocab-size \d+ or less"),
+    (["--vocab-size", "300", "--option", "character_coverage=2"], r"--option character_coverage="),
+    (["--vocab-size", "300", "--option", "no_such=1"], r"no option no_such: --option takes the names --show-options"),
+])
+def test_sentencepiece_errors_speak_our_options(tmp_path, capsys, corpora, args, says):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text((corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:100_000], "utf-8")
+    code, out, err = run(capsys, "train", str(corpus), "--algorithm", "sentencepiece", *args,
+                         "-o", str(tmp_path / "sp"))
+    assert code == 1 and re.search(says, err.strip().splitlines()[-1]), err

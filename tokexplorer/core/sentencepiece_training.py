@@ -131,23 +131,37 @@ def train_sentencepiece(
 
 
 def _reason(message: str) -> str:
-    """SentencePiece's error without its source location; a failed check becomes the condition.
+    """SentencePiece's error in the command line's words: no source location, a failed check as
+    the condition on `--option NAME=…`, and the option names the user typed.
 
     >>> _reason("INTERNAL: src/t.cc(94) [trainer_spec.character_coverage() >= 0.98] ")
-    'the option must satisfy character_coverage >= 0.98'
+    'the option must satisfy character_coverage >= 0.98 (set it with --option character_coverage=…)'
     >>> _reason('INVALID_ARGUMENT: cannot parse "maybe" as bool.')
     'cannot parse "maybe" as bool.'
+    >>> _reason("Vocabulary size too high (100000). Please set it to a value <= 18351.")
+    'vocab size too high (100000) for this corpus: use --vocab-size 18351 or less'
+    >>> _reason('unknown field name "no_such" in TrainerSpec.')
+    'no option no_such: --option takes the names --show-options lists'
     """
     import re
 
     head, sep, tail = message.partition("] ")
-    if sep and tail.strip():
-        return tail.strip()
-    check = re.search(r"\[(.*)\]", message)
+    text = tail.strip() if sep and tail.strip() else message.strip()
+    check = None if sep and tail.strip() else re.search(r"\[(.*)\]", message)
     if check:
         condition = check.group(1).replace("trainer_spec.", "").replace("normalizer_spec.", "").replace("()", "")
-        return f"the option must satisfy {condition}"
-    return re.sub(r"^[A-Z_]+: ", "", message.strip()) or "no reason given"
+        name = re.match(r"\w+", condition)
+        hint = f" (set it with --option {name.group(0)}=…)" if name and name.group(0) != "vocab_size" else ""
+        return f"the option must satisfy {condition}{hint}"
+    text = re.sub(r"^[A-Z_]+: ", "", text)
+    too_high = re.search(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)", text)
+    if too_high:
+        return (f"vocab size too high ({too_high.group(1)}) for this corpus: use --vocab-size "
+                f"{too_high.group(2)} or less")
+    unknown = re.search(r'unknown field name "(\w+)"', text)
+    if unknown:
+        return f"no option {unknown.group(1)}: --option takes the names --show-options lists"
+    return text or "no reason given"
 
 
 def vocab_text(tok: SentencePieceTokenizer) -> str:
