@@ -24,6 +24,7 @@ from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
 from . import settings as keys
 from .about import about_html
+from .autosave import Autosave
 from .banner import Banner
 from .chunks import ChunkView
 from .colours import application_palette
@@ -101,6 +102,8 @@ class MainWindow(QMainWindow):
         self._create_docks()
         self._connect()
         self._read_settings()
+        self.autosave = Autosave(self.state, self.editor, self.dialogs, self.banner,
+                                 keys.settings_folder(self.settings) / "recovery", parent=self)
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
@@ -663,5 +666,6 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.write_settings()
+        self.autosave.close()  # a clean exit keeps no unsaved text
         self.service.wait_for_done(3000)
         event.accept()

@@ -1,0 +1,249 @@
+"""Autosave of the unsaved text, and the offer to restore it after an abnormal exit.
+
+While the editor's text is modified and not saved, `Autosave` writes it (as it would be saved: the
+file's own line endings), with its path, line ending, tokenizer and document policy, to this
+instance's recovery file in the `recovery` folder beside the settings (core/recovery.py), DEBOUNCE_MS
+after the last edit or tokenizer/policy change. The text is read out of the editor on the UI thread
+(Qt's document lives there; about 1 ms per MB, see the report in issue 13); encoding, writing
+(atomic, fsync'd) and removing happen in one background thread, in the order they were asked, so a
+late write can never bring back a file that a save removed. The file goes when the text is saved,
+replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
+next start offers it back (`recover`), through `Dialogs.ask_restore`.
+
+Tokenizers the user cannot get back from a file of their own are kept too: any catalog entry whose
+file lives in the system's temporary folder is copied into the recovery folder with the text, and
+the copy is offered back with it (trained tokenizers written to a temporary file take this path).
+
+It does not keep an undo history, the selection or the views' state, and keeps only the newest text
+of each crashed instance.
+
+Test hook: TOKEXPLORER_AUTOSAVE_MS sets the debounce in milliseconds (the crash test uses 50).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shutil
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QObject, QTimer, Signal
+
+from ..core import recovery
+from ..core.recovery import Lock, Recovered, Session
+from ..core.tokenizer import TokexplorerError
+from .positions import editor_text
+
+DEBOUNCE_MS = 2000
+ENV_DEBOUNCE = "TOKEXPLORER_AUTOSAVE_MS"
+
+
+def debounce_ms() -> int:
+    try:
+        return max(0, int(os.environ.get(ENV_DEBOUNCE, DEBOUNCE_MS)))
+    except ValueError:
+        return DEBOUNCE_MS
+
+
+def in_temp_folder(path: Path) -> bool:
+    """A file that may be gone next time: it lives in the system's temporary folder."""
+    try:
+        return path.resolve().is_relative_to(Path(tempfile.gettempdir()).resolve())
+    except OSError:
+        return False
+
+
+class Autosave(QObject):
+    """Keeps the unsaved text of one window in a recovery file, and offers others' back."""
+
+    written = Signal(str)  # the recovery file, after a write ("" after a removal)
+    failed = Signal(str)  # a write that did not happen: the reason
+
+    def __init__(self, state, editor, dialogs, banner, folder: Path, parent: QObject | None = None):
+        super().__init__(parent)
+        self.state, self.editor, self.dialogs, self.banner = state, editor, dialogs, banner
+        self.folder = Path(folder)
+        self.session: Session | None = None
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autosave")
+        self._failing = False  # a write failed and the user was told; quiet until one works
+        self._restoring = False  # a restored text is loading: its file stays
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(debounce_ms())
+        self._timer.timeout.connect(self.save_now)
+        editor.text_edited.connect(self._timer.start)
+        state.document_changed.connect(self._on_document)
+        state.tokenizer_changed.connect(self._on_settings)
+        state.policy_changed.connect(self._on_settings)
+        self.failed.connect(self._on_failed)
+        self.written.connect(self._on_written)
+
+    # --- this instance's file -----------------------------------------------------------------
+
+    def _claim(self) -> Session | None:
+        if self.session is None:
+            try:
+                self.session = Session.claim(self.folder)
+            except OSError as exc:
+                self._on_failed(f"cannot use {self.folder}: {exc.strerror or exc}")
+        return self.session
+
+    def _on_document(self) -> None:
+        if self._restoring:
+            return
+        if self.state.modified:
+            self._timer.start()
+        else:  # saved, replaced by another text, or undone back to the saved one
+            self._timer.stop()
+            self._submit(self._remove)
+
+    def _on_settings(self, *_) -> None:
+        if self.state.modified:
+            self._timer.start()
+
+    def save_now(self) -> None:
+        """Write the recovery file now (the debounce timer calls this)."""
+        self._timer.stop()
+        if not self.state.modified or self.editor.isReadOnly() or self._claim() is None:
+            return
+        rec = Recovered(text=self.editor.source_text(),
+                        path=str(self.state.path.absolute()) if self.state.path is not None else None,
+                        newline=self.state.newline, tokenizer=self.state.tokenizer,
+                        document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid())
+        self._submit(lambda: self._write(rec, self._tokenizer_files()))
+
+    def _tokenizer_files(self) -> list[tuple[str, Path]]:
+        """(picker name, file) of the catalog's tokenizers that live in a temporary folder."""
+        catalog = self.state.catalog
+        return [(name, path) for name in catalog.names()
+                if (path := catalog.path_of(name)) is not None and in_temp_folder(path)]
+
+    def _write(self, rec: Recovered, tokenizers: list[tuple[str, Path]]) -> None:
+        session = self.session
+        kept = {}
+        if tokenizers:
+            store = session.folder / f"{session.id}.tokenizers"
+            store.mkdir(exist_ok=True)
+            for name, path in tokenizers:
+                copy = store / path.name
+                if not copy.exists() or copy.stat().st_mtime < path.stat().st_mtime:
+                    shutil.copy2(path, copy)
+                kept[name] = copy.name
+            if rec.tokenizer in kept:
+                rec = dataclasses.replace(rec, tokenizer_file=kept[rec.tokenizer])
+        session.write(dataclasses.replace(rec, extra={"tokenizers": kept} if kept else {}))
+        self.written.emit(str(session.recovery_path))
+
+    def _remove(self) -> None:
+        if self.session is not None:
+            self.session.clear()
+            shutil.rmtree(self.session.folder / f"{self.session.id}.tokenizers", ignore_errors=True)
+            self.written.emit("")
+
+    def _submit(self, job: Callable[[], None]) -> None:
+        def run() -> None:
+            try:
+                job()
+            except (OSError, TokexplorerError) as exc:
+                self.failed.emit(getattr(exc, "strerror", None) or str(exc))
+        self._writer.submit(run)
+
+    def _on_failed(self, reason: str) -> None:
+        if not self._failing:
+            self._failing = True
+            self.banner.show_message("note", f"Autosave is not working ({reason}): save your text "
+                                             "yourself, or it is lost if tokexplorer stops unexpectedly.")
+
+    def _on_written(self, path: str) -> None:
+        self._failing = False
+
+    def close(self) -> None:
+        """A clean exit: finish pending writes, then remove this instance's files."""
+        self._timer.stop()
+        self._writer.shutdown(wait=True)
+        if self.session is not None:
+            shutil.rmtree(self.session.folder / f"{self.session.id}.tokenizers", ignore_errors=True)
+            self.session.release(remove=True)
+            self.session = None
+
+    def flush(self, timeout_s: float = 10.0) -> None:
+        """Wait until every write asked for so far is done (for tests and the benchmark)."""
+        self._writer.submit(lambda: None).result(timeout_s)
+
+    # --- texts left by instances that are gone ------------------------------------------------
+
+    def recover(self) -> bool:
+        """Offer back the newest text that an instance left behind; True when one was restored.
+        A file that cannot be read is kept, and said once in the banner."""
+        if not self.folder.is_dir():
+            return False
+        own = self.session.id if self.session is not None else None
+        found = recovery.orphans(self.folder, own=own)
+        restored = False
+        try:
+            while found and not restored:
+                orphan = found.pop(0)
+                try:
+                    rec = recovery.load(orphan.recovery_path.read_bytes(), source=str(orphan.recovery_path))
+                except (OSError, TokexplorerError) as exc:
+                    self.banner.show_message("note", f"An unsaved text from an earlier run could not be "
+                                                     f"read and is kept where it is: {exc}")
+                    orphan.release(remove=False)
+                    continue
+                answer = self.dialogs.ask_restore(
+                    rec.path and Path(rec.path).name or "Untitled", recovery.describe_time(rec.saved_at),
+                    len(rec.text))
+                if answer == "restore":
+                    self._restore(rec, orphan)
+                    restored = True
+                elif answer == "discard":
+                    shutil.rmtree(orphan.folder / f"{orphan.id}.tokenizers", ignore_errors=True)
+                    orphan.release(remove=True)
+                else:  # "later": kept for the next start
+                    orphan.release(remove=False)
+        finally:
+            for orphan in found:
+                orphan.release(remove=False)
+        return restored
+
+    def _restore(self, rec: Recovered, orphan: Lock) -> None:
+        """Put the text back as unsaved, with its path, tokenizer and policy; the recovery file
+        becomes this instance's own, so it is never missing while the text is not saved."""
+        session = self._claim()
+        if session is None:
+            orphan.release(remove=False)
+            return
+        kept = orphan.folder / f"{orphan.id}.tokenizers"
+        ours = session.folder / f"{session.id}.tokenizers"
+        if kept.is_dir():
+            os.replace(kept, ours)
+        session.adopt(orphan)
+        for name, file in (rec.extra.get("tokenizers") or {}).items():
+            name = self.state.add_tokenizer_file(ours / file)
+            if file == rec.tokenizer_file:
+                self.state.set_tokenizer(name)
+        if rec.tokenizer in self.state.catalog.names():
+            self.state.set_tokenizer(rec.tokenizer)
+        text = editor_text(rec.text)
+        if text.map is None and text.newline != rec.newline and not any(c in rec.text for c in "\r\n"):
+            text = dataclasses.replace(text, newline=rec.newline)  # no line break tells it: keep the file's
+        self.state.set_document(Path(rec.path) if rec.path else None, newline=text.newline, notes=text.notes)
+        self.state.set_document_policy(rec.document_policy)
+
+        def loaded() -> None:
+            self.editor.loaded.disconnect(loaded)
+            self._restoring = False
+            self.editor.document().setModified(True)  # unsaved, as it was
+            self.save_now()
+
+        # subtle: loading marks the text saved (the window's _on_loaded) before `loaded` runs
+        # here; the adopted file must not be removed in between.
+        self._restoring = True
+        self.editor.loaded.connect(loaded)
+        self.editor.load_text(text)
+        self.banner.show_message("note", f"Restored the unsaved text from {recovery.describe_time(rec.saved_at)}. "
+                                         "It is not saved yet.")
