@@ -1,0 +1,163 @@
+"""Autosave (gui/autosave.py) in the window: unsaved text is written to a recovery file, a clean
+close or a save removes it, and a later start offers it back exactly (CRLF and astral characters
+included) with its path, tokenizer and policy. A crash is stood for by letting go of the first
+window's lock without removing its files, as the kernel does when a process dies; the real kill
+is tests/gui/test_autosave_crash.py."""
+
+from __future__ import annotations
+
+import base64
+
+import pytest
+
+from tokexplorer.core import recovery
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.textfile import read_text_file
+from tokexplorer.gui.autosave import ENV_DEBOUNCE
+
+from .helpers import FakeDialogs, type_text, wait_settled
+
+ORIGINAL = "first line 👋🏽\r\nsecond 𝕏 𠀀 line\r\n"
+TYPED = "typed é 🇺🇳\nmore"
+EXPECTED = ORIGINAL + TYPED.replace("\n", "\r\n")
+
+
+@pytest.fixture(autouse=True)
+def fast_autosave(monkeypatch):
+    monkeypatch.setenv(ENV_DEBOUNCE, "50")
+
+
+def recovery_files(folder):
+    return sorted((folder / "recovery").glob("*.recovery")) if (folder / "recovery").is_dir() else []
+
+
+def edited_window(make_window, qtbot, tmp_path, isolated_settings):
+    """A window that opened a CRLF file, typed at its end, and autosaved."""
+    path = tmp_path / "notes.txt"
+    path.write_bytes(ORIGINAL.encode("utf-8"))
+    window = make_window()
+    window.open_text(path, asked=True)
+    qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly())
+    wait_settled(qtbot, window)
+    window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
+    type_text(window.editor, TYPED)
+    qtbot.waitUntil(lambda: len(recovery_files(isolated_settings)) == 1
+                    and recovery.load(recovery_files(isolated_settings)[0].read_bytes()).text == EXPECTED)
+    return window, path
+
+
+def crash(window):
+    """What the kernel does to a killed process: its lock goes, its files stay."""
+    window.autosave.session.release(remove=False)
+    window.autosave.session = None
+
+
+def test_unsaved_text_is_written_with_its_context(make_window, qtbot, tmp_path, isolated_settings):
+    window, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    rec = recovery.load(recovery_files(isolated_settings)[0].read_bytes())
+    assert window.editor.source_text() == EXPECTED
+    assert (rec.path, rec.newline, rec.tokenizer) == (str(path), "\r\n", window.state.tokenizer)
+    window.state.set_tokenizer("gpt2")  # a change of tokenizer is kept too
+    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer == "gpt2")
+
+
+def test_a_second_running_window_does_not_take_the_first_ones_text(make_window, qtbot, tmp_path,
+                                                                   isolated_settings):
+    edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    dialogs = FakeDialogs()
+    second = make_window(dialogs=dialogs)
+    assert second.autosave.recover() is False
+    assert dialogs.asked == [] and len(recovery_files(isolated_settings)) == 1
+
+
+def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_path, isolated_settings):
+    first, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    first.state.set_document_policy("all")
+    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).document_policy == "all")
+    first.state.set_tokenizer("o200k_base")
+    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer == "o200k_base")
+    crash(first)
+    dialogs = FakeDialogs()
+    second = make_window(dialogs=dialogs)
+    assert second.autosave.recover() is True
+    ((question, (name, when, chars)),) = dialogs.asked
+    assert (question, name, chars) == ("ask_restore", "notes.txt", len(EXPECTED))
+    assert when.endswith("seconds ago")
+    wait_settled(qtbot, second)
+    state = second.state
+    assert second.editor.source_text() == EXPECTED
+    assert (state.path, state.newline, state.modified, state.tokenizer, state.effective_policy) == (
+        path, "\r\n", True, "o200k_base", "all")
+    assert second.isWindowModified()
+    # tokenized as restored: the core's own encoding of the exact text
+    assert (state.result.tokenizer, state.result.policy) == ("o200k_base", "all")
+    assert state.result.encoding.ids == get_builtin("o200k_base").encode(EXPECTED, allowed_special="all").ids
+    # The text stays protected: the file is now the second window's own...
+    qtbot.waitUntil(lambda: [p.name for p in recovery_files(isolated_settings)]
+                    == [second.autosave.session.recovery_path.name])
+    # ...until it is saved, which writes the file exactly and removes the recovery file.
+    assert second.save()
+    second.autosave.flush()
+    assert read_text_file(path) == EXPECTED and recovery_files(isolated_settings) == []
+    type_text(second.editor, "x")  # an unsaved text again after the save is kept again
+    qtbot.waitUntil(lambda: len(recovery_files(isolated_settings)) == 1)
+
+
+@pytest.mark.parametrize("answer", ["discard", "later"])
+def test_discard_deletes_and_later_keeps(make_window, qtbot, tmp_path, isolated_settings, answer):
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    crash(first)
+    dialogs = FakeDialogs()
+    dialogs.restore_answer = answer
+    second = make_window(dialogs=dialogs)
+    before = second.editor.source_text()
+    assert second.autosave.recover() is False
+    assert second.editor.source_text() == before and not second.state.modified
+    left = sorted(p.suffix for p in (isolated_settings / "recovery").iterdir())
+    assert left == ([] if answer == "discard" else [".lock", ".recovery"])
+
+
+def test_a_clean_close_and_undo_to_saved_leave_no_file(make_window, qtbot, tmp_path, isolated_settings):
+    window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    window.editor.document().setModified(False)  # as undoing back to the saved text does
+    qtbot.waitUntil(lambda: recovery_files(isolated_settings) == [])
+    type_text(window.editor, "y")
+    qtbot.waitUntil(lambda: len(recovery_files(isolated_settings)) == 1)
+    window.dialogs.unsaved_answer = "discard"
+    window.close()
+    assert list((isolated_settings / "recovery").iterdir()) == []
+
+
+def test_an_unreadable_recovery_file_is_kept_and_reported(make_window, isolated_settings):
+    folder = isolated_settings / "recovery"
+    folder.mkdir()
+    bad = folder / "999-dead.recovery"
+    bad.write_bytes(recovery.dump(recovery.Recovered("lost text?"))[:-4])
+    dialogs = FakeDialogs()
+    window = make_window(dialogs=dialogs)
+    assert window.autosave.recover() is False
+    assert dialogs.asked == [] and bad.exists()
+    assert window.banner.kind == "note" and "could not be read" in window.banner.label.text()
+    assert "cut short" in window.banner.label.text()
+
+
+def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window, qtbot, tmp_path,
+                                                                    isolated_settings):
+    # A .tiktoken with the 256 bytes and one merge ("ab"), as a trained tokenizer would be written.
+    ranks = [bytes([b]) for b in range(256)] + [b"ab"]
+    tok_file = tmp_path / "trained.tiktoken"
+    tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    first.open_tokenizer(tok_file)
+    qtbot.waitUntil(lambda: first.state.tokenizer == "trained.tiktoken")
+    type_text(first.editor, " ab")
+    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer_file
+                    == "trained.tiktoken")
+    crash(first)
+    tok_file.unlink()  # temporary files are gone after a reboot
+    second = make_window()
+    assert second.autosave.recover()
+    wait_settled(qtbot, second)
+    assert second.state.tokenizer.startswith("trained.tiktoken")
+    assert second.state.result.encoding.ids[-1] == 256  # " ab" ends with the merged token
+    assert second.editor.source_text() == EXPECTED + " ab"
