@@ -161,3 +161,14 @@ def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window,
     assert second.state.tokenizer.startswith("trained.tiktoken")
     assert second.state.result.encoding.ids[-1] == 256  # " ab" ends with the merged token
     assert second.editor.source_text() == EXPECTED + " ab"
+
+
+def test_without_a_tokenization_the_text_is_read_from_the_editor(make_window, qtbot, tmp_path, isolated_settings):
+    window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    window.state.result = None  # as after a tokenizer that failed: no worker's copy to take
+    type_text(window.editor, "z")
+    wait_settled(qtbot, window)
+    window.state.result = None
+    window.autosave.save_now()
+    window.autosave.flush()
+    assert recovery.load(recovery_files(isolated_settings)[0].read_bytes()).text == EXPECTED + "z"

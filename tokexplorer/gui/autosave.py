@@ -3,10 +3,13 @@
 While the editor's text is modified and not saved, `Autosave` writes it (as it would be saved: the
 file's own line endings), with its path, line ending, tokenizer and document policy, to this
 instance's recovery file in the `recovery` folder beside the settings (core/recovery.py), DEBOUNCE_MS
-after the last edit or tokenizer/policy change. The text is read out of the editor on the UI thread
-(Qt's document lives there; about 1 ms per MB, see the report in issue 13); encoding, writing
-(atomic, fsync'd) and removing happen in one background thread, in the order they were asked, so a
-late write can never bring back a file that a save removed. The file goes when the text is saved,
+after the last edit or tokenizer/policy change. The text is not read out of the editor (Qt's
+document gives it only on the UI thread, ~20 ms per MB): it is the text the tokenize worker has
+just encoded (`Tokenized.encoding.text`), taken once its result covers every edit (`mark`); while
+the worker is still at it, the write waits for its answer. Only when there is no such text (the
+tokenizer failed) is it read from the editor. Encoding, writing (atomic, fsync'd) and removing
+happen in one background thread, in the order they were asked, so a late write can never bring
+back a file that a save removed. The file goes when the text is saved,
 replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
 next start offers it back (`recover`), through `Dialogs.ask_restore`.
 
@@ -63,14 +66,16 @@ class Autosave(QObject):
     written = Signal(str)  # the recovery file, after a write ("" after a removal)
     failed = Signal(str)  # a write that did not happen: the reason
 
-    def __init__(self, state, editor, dialogs, banner, folder: Path, parent: QObject | None = None):
+    def __init__(self, state, editor, service, dialogs, banner, folder: Path, parent: QObject | None = None):
         super().__init__(parent)
-        self.state, self.editor, self.dialogs, self.banner = state, editor, dialogs, banner
+        self.state, self.editor, self.service = state, editor, service
+        self.dialogs, self.banner = dialogs, banner
         self.folder = Path(folder)
         self.session: Session | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autosave")
         self._failing = False  # a write failed and the user was told; quiet until one works
         self._restoring = False  # a restored text is loading: its file stays
+        self._waiting = False  # a write waits for the worker's copy of the text
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms())
@@ -79,6 +84,9 @@ class Autosave(QObject):
         state.document_changed.connect(self._on_document)
         state.tokenizer_changed.connect(self._on_settings)
         state.policy_changed.connect(self._on_settings)
+        # subtle: the service says "" (idle) just before it hands its result to the state; look
+        # once that is done.
+        service.busy.connect(lambda what: what == "" and self._waiting and QTimer.singleShot(0, self._retry))
         self.failed.connect(self._on_failed)
         self.written.connect(self._on_written)
 
@@ -108,13 +116,31 @@ class Autosave(QObject):
     def save_now(self) -> None:
         """Write the recovery file now (the debounce timer calls this)."""
         self._timer.stop()
+        self._waiting = False
         if not self.state.modified or self.editor.isReadOnly() or self._claim() is None:
             return
-        rec = Recovered(text=self.editor.source_text(),
+        text = self._current_text()
+        if text is None:
+            self._waiting = True
+            return
+        rec = Recovered(text=text,
                         path=str(self.state.path.absolute()) if self.state.path is not None else None,
                         newline=self.state.newline, tokenizer=self.state.tokenizer,
                         document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid())
         self._submit(lambda: self._write(rec, self._tokenizer_files()))
+
+    def _retry(self) -> None:
+        if self._waiting:
+            self.save_now()
+
+    def _current_text(self) -> str | None:
+        """The text as it would be saved; None while the worker has not caught up with it."""
+        result = self.state.result
+        if not self.service.idle:
+            return None
+        if result is not None and result.mark == self.editor.edit_count:
+            return result.encoding.text
+        return self.editor.source_text()  # nothing tokenized it (a failure): read it here
 
     def _tokenizer_files(self) -> list[tuple[str, Path]]:
         """(picker name, file) of the catalog's tokenizers that live in a temporary folder."""

@@ -102,7 +102,7 @@ class MainWindow(QMainWindow):
         self._create_docks()
         self._connect()
         self._read_settings()
-        self.autosave = Autosave(self.state, self.editor, self.dialogs, self.banner,
+        self.autosave = Autosave(self.state, self.editor, self.service, self.dialogs, self.banner,
                                  keys.settings_folder(self.settings) / "recovery", parent=self)
         self.setAcceptDrops(True)
         self._update_title()
