@@ -31,6 +31,13 @@ def recovery_files(folder):
     return sorted((folder / "recovery").glob("*.recovery")) if (folder / "recovery").is_dir() else []
 
 
+def latest(folder) -> recovery.Recovered:
+    """What the one recovery file holds (an AssertionError, which waitUntil retries, until it is there)."""
+    files = recovery_files(folder)
+    assert len(files) == 1
+    return recovery.load(files[0].read_bytes())
+
+
 def edited_window(make_window, qtbot, tmp_path, isolated_settings):
     """A window that opened a CRLF file, typed at its end, and autosaved."""
     path = tmp_path / "notes.txt"
@@ -42,7 +49,7 @@ def edited_window(make_window, qtbot, tmp_path, isolated_settings):
     window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
     type_text(window.editor, TYPED)
     qtbot.waitUntil(lambda: len(recovery_files(isolated_settings)) == 1
-                    and recovery.load(recovery_files(isolated_settings)[0].read_bytes()).text == EXPECTED)
+                    and latest(isolated_settings).text == EXPECTED)
     return window, path
 
 
@@ -54,11 +61,11 @@ def crash(window):
 
 def test_unsaved_text_is_written_with_its_context(make_window, qtbot, tmp_path, isolated_settings):
     window, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    rec = recovery.load(recovery_files(isolated_settings)[0].read_bytes())
+    rec = latest(isolated_settings)
     assert window.editor.source_text() == EXPECTED
     assert (rec.path, rec.newline, rec.tokenizer) == (str(path), "\r\n", window.state.tokenizer)
     window.state.set_tokenizer("gpt2")  # a change of tokenizer is kept too
-    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer == "gpt2")
+    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "gpt2")
 
 
 def test_a_second_running_window_does_not_take_the_first_ones_text(make_window, qtbot, tmp_path,
@@ -73,9 +80,9 @@ def test_a_second_running_window_does_not_take_the_first_ones_text(make_window, 
 def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_path, isolated_settings):
     first, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
     first.state.set_document_policy("all")
-    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).document_policy == "all")
+    qtbot.waitUntil(lambda: latest(isolated_settings).document_policy == "all")
     first.state.set_tokenizer("o200k_base")
-    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer == "o200k_base")
+    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "o200k_base")
     crash(first)
     dialogs = FakeDialogs()
     second = make_window(dialogs=dialogs)
@@ -151,8 +158,8 @@ def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window,
     first.open_tokenizer(tok_file)
     qtbot.waitUntil(lambda: first.state.tokenizer == "trained.tiktoken")
     type_text(first.editor, " ab")
-    qtbot.waitUntil(lambda: recovery.load(recovery_files(isolated_settings)[0].read_bytes()).tokenizer_file
-                    == "trained.tiktoken")
+    qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
+                    == (EXPECTED + " ab", "trained.tiktoken"))
     crash(first)
     tok_file.unlink()  # temporary files are gone after a reboot
     second = make_window()
@@ -171,4 +178,57 @@ def test_without_a_tokenization_the_text_is_read_from_the_editor(make_window, qt
     window.state.result = None
     window.autosave.save_now()
     window.autosave.flush()
-    assert recovery.load(recovery_files(isolated_settings)[0].read_bytes()).text == EXPECTED + "z"
+    assert latest(isolated_settings).text == EXPECTED + "z"
+
+
+def add_in_memory(state, tok) -> str:
+    """Offer a tokenizer held only in memory, as the training workbench does with what it trained
+    (branch `training`: AppState.add_tokenizer; until it lands, the catalog is filled as it does)."""
+    if hasattr(state, "add_tokenizer"):
+        return state.add_tokenizer(tok)
+    state.catalog._loaded[tok.name] = tok
+    state.catalog._order.append(tok.name)
+    state.tokenizers_changed.emit()
+    return tok.name
+
+
+def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtbot, tmp_path, isolated_settings):
+    from tokexplorer.core.bpe_training import train
+
+    tok = train(EXPECTED * 20, 300, pattern="gpt4", special_tokens=["<|end|>"], name="my bpe")
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    first.state.set_tokenizer(add_in_memory(first.state, tok))
+    wait_settled(qtbot, first)
+    type_text(first.editor, "!")
+    qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
+                    == (EXPECTED + "!", "my_bpe.model"))
+    crash(first)
+    second = make_window()
+    assert second.autosave.recover()
+    wait_settled(qtbot, second)
+    assert second.state.tokenizer == "my_bpe.model"
+    back = second.state.catalog.get("my_bpe.model")
+    assert (back.merges, back.special_tokens, back.split_pattern) == (tok.merges, tok.special_tokens,
+                                                                      tok.split_pattern)
+    assert second.state.result.encoding.ids == tok.encode(EXPECTED + "!").ids
+
+
+def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, isolated_settings, monkeypatch):
+    import tokexplorer.gui.autosave as autosave
+
+    monkeypatch.setattr(autosave, "in_temp_folder", lambda path: False)  # as a file in the user's folders
+    ranks = [bytes([b]) for b in range(256)] + [b"ab"]
+    tok_file = tmp_path / "mine.tiktoken"
+    tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    first.open_tokenizer(tok_file)
+    qtbot.waitUntil(lambda: first.state.tokenizer == "mine.tiktoken")
+    type_text(first.editor, " ab")
+    qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer)
+                    == (EXPECTED + " ab", "mine.tiktoken"))
+    crash(first)
+    second = make_window()
+    assert second.autosave.recover()
+    wait_settled(qtbot, second)
+    assert second.state.catalog.path_of(second.state.tokenizer) == tok_file
+    assert list((isolated_settings / "recovery").glob("*.tokenizers/*")) == []  # not copied: it is the user's

@@ -211,6 +211,26 @@ def orphans(folder: str | os.PathLike, *, own: str | None = None) -> list[Lock]:
     return [lock for _, lock in sorted(found, key=lambda item: -item[0])]
 
 
+def tokenizer_file(tok) -> tuple[str, bytes] | None:
+    """A file's (suffix, bytes) that hold a tokenizer kept only in memory (one trained in the window),
+    readable by registry.load_tokenizer; None when no format here keeps it whole.
+
+    >>> from .bpe_tokenizer import BPETokenizer
+    >>> tokenizer_file(BPETokenizer({(104, 105): 256}, None, {}))
+    ('.model', b'minbpe v1\\n\\n0\\n104 105\\n')
+    """
+    from .bpe_tokenizer import BPETokenizer
+    from .minbpe_files import model_text
+
+    if isinstance(tok, BPETokenizer):
+        try:
+            return ".model", model_text(tok).encode("utf-8")
+        except TokexplorerError:  # a pattern or special token minbpe's file cannot hold
+            return None
+    proto = getattr(tok, "model_proto", None)  # SentencePiece: the model as trained
+    return (".model", proto) if isinstance(proto, bytes) else None
+
+
 def describe_time(saved_at: float, now: float | None = None) -> str:
     """When a recovery file was written, for the question.
 

@@ -13,9 +13,10 @@ back a file that a save removed. The file goes when the text is saved,
 replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
 next start offers it back (`recover`), through `Dialogs.ask_restore`.
 
-Tokenizers the user cannot get back from a file of their own are kept too: any catalog entry whose
-file lives in the system's temporary folder is copied into the recovery folder with the text, and
-the copy is offered back with it (trained tokenizers written to a temporary file take this path).
+Tokenizers the user cannot get back from a file of their own are kept too, beside the text, and
+come back into the picker with it: a catalog entry held only in memory (trained in the window) is
+written as a file (core/recovery.py `tokenizer_file`: minbpe's .model, SentencePiece's model), and
+one whose file lives in the system's temporary folder is copied.
 
 It does not keep an undo history, the selection or the views' state, and keeps only the newest text
 of each crashed instance.
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import shutil
 import tempfile
 import time
@@ -38,6 +40,7 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..core import recovery
 from ..core.recovery import Lock, Recovered, Session
+from ..core.textfile import write_atomic
 from ..core.tokenizer import TokexplorerError
 from .positions import editor_text
 
@@ -123,11 +126,13 @@ class Autosave(QObject):
         if text is None:
             self._waiting = True
             return
+        picked = self.state.catalog.path_of(self.state.tokenizer)  # a user's tokenizer file, to open again
         rec = Recovered(text=text,
                         path=str(self.state.path.absolute()) if self.state.path is not None else None,
                         newline=self.state.newline, tokenizer=self.state.tokenizer,
-                        document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid())
-        self._submit(lambda: self._write(rec, self._tokenizer_files()))
+                        document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid(),
+                        extra={"tokenizer_path": str(picked.absolute())} if picked is not None else {})
+        self._submit(lambda: self._write(rec, self._tokenizers()))
 
     def _retry(self) -> None:
         if self._waiting:
@@ -142,26 +147,42 @@ class Autosave(QObject):
             return result.encoding.text
         return self.editor.source_text()  # nothing tokenized it (a failure): read it here
 
-    def _tokenizer_files(self) -> list[tuple[str, Path]]:
-        """(picker name, file) of the catalog's tokenizers that live in a temporary folder."""
-        catalog = self.state.catalog
-        return [(name, path) for name in catalog.names()
-                if (path := catalog.path_of(name)) is not None and in_temp_folder(path)]
+    def _tokenizers(self) -> list[tuple[str, Path | object]]:
+        """(picker name, temporary file or in-memory tokenizer) of the catalog's tokenizers that
+        would be gone after a crash."""
+        catalog, found = self.state.catalog, []
+        for name in catalog.names():
+            if catalog.is_builtin(name):
+                continue
+            path = catalog.path_of(name)
+            if path is None:  # held in memory only (trained in the window)
+                found.append((name, catalog.get(name)))
+            elif in_temp_folder(path):
+                found.append((name, path))
+        return found
 
-    def _write(self, rec: Recovered, tokenizers: list[tuple[str, Path]]) -> None:
+    def _write(self, rec: Recovered, tokenizers: list[tuple[str, Path | object]]) -> None:
         session = self.session
-        kept = {}
+        kept = {}  # picker name -> file name in the session's .tokenizers folder
         if tokenizers:
             store = session.folder / f"{session.id}.tokenizers"
             store.mkdir(exist_ok=True)
-            for name, path in tokenizers:
-                copy = store / path.name
-                if not copy.exists() or copy.stat().st_mtime < path.stat().st_mtime:
-                    shutil.copy2(path, copy)
+            for name, source in tokenizers:
+                if isinstance(source, Path):
+                    copy = store / source.name
+                    if not copy.exists() or copy.stat().st_mtime < source.stat().st_mtime:
+                        shutil.copy2(source, copy)
+                else:
+                    written = recovery.tokenizer_file(source)
+                    if written is None:
+                        continue  # no file format keeps it whole
+                    copy = store / (re.sub(r"[^\w.+-]", "_", name) + written[0])
+                    if not copy.exists():  # a trained tokenizer does not change under its name
+                        write_atomic(copy, written[1])
                 kept[name] = copy.name
             if rec.tokenizer in kept:
                 rec = dataclasses.replace(rec, tokenizer_file=kept[rec.tokenizer])
-        session.write(dataclasses.replace(rec, extra={"tokenizers": kept} if kept else {}))
+        session.write(dataclasses.replace(rec, extra={**rec.extra, "tokenizers": kept}))
         self.written.emit(str(session.recovery_path))
 
     def _remove(self) -> None:
@@ -252,7 +273,10 @@ class Autosave(QObject):
             name = self.state.add_tokenizer_file(ours / file)
             if file == rec.tokenizer_file:
                 self.state.set_tokenizer(name)
-        if rec.tokenizer in self.state.catalog.names():
+        picked = rec.extra.get("tokenizer_path")
+        if rec.tokenizer_file is None and isinstance(picked, str) and Path(picked).is_file():
+            self.state.set_tokenizer(self.state.add_tokenizer_file(Path(picked)))
+        elif rec.tokenizer in self.state.catalog.names():
             self.state.set_tokenizer(rec.tokenizer)
         text = editor_text(rec.text)
         if text.map is None and text.newline != rec.newline and not any(c in rec.text for c in "\r\n"):

@@ -80,12 +80,13 @@ def measure_autosave(path: Path, runs: int = 9) -> dict:
 def note(path: Path, runs: int = 9) -> str:
     """One line for the benchmark's notes."""
     r = measure_autosave(path, runs)
-    return (f"autosave of {path.name} ({r['file_bytes'] / 1e6:.1f} MB recovery file), {runs} edits: UI thread "
-            f"median {statistics.median(r['ui_ms']):.1f} ms (range {min(r['ui_ms']):.1f}–{max(r['ui_ms']):.1f}); "
-            f"debounce end → file written median "
-            f"{statistics.median(r['written_ms']):.1f} ms (range {min(r['written_ms']):.1f}–{max(r['written_ms']):.1f}); "
-            f"the debounce is {DEBOUNCE_MS / 1000:g} s after the last edit")
 
+    def spread(ms: list[float]) -> str:
+        return f"median {statistics.median(ms):.1f} ms (range {min(ms):.1f}–{max(ms):.1f})"
+
+    return (f"autosave of {path.name} ({r['file_bytes'] / 1e6:.1f} MB recovery file), {runs} edits: "
+            f"UI thread {spread(r['ui_ms'])}; debounce end → file written {spread(r['written_ms'])}; "
+            f"the debounce is {DEBOUNCE_MS / 1000:g} s after the last edit")
 
 if __name__ == "__main__":
     import json
