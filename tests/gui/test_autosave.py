@@ -133,6 +133,9 @@ def test_a_clean_close_and_undo_to_saved_leave_no_file(make_window, qtbot, tmp_p
     window.dialogs.unsaved_answer = "discard"
     window.close()
     assert list((isolated_settings / "recovery").iterdir()) == []
+    window.editor.document().setModified(True)  # what happens after the close is not kept (nor an error)
+    window.autosave.save_now()
+    assert list((isolated_settings / "recovery").iterdir()) == []
 
 
 def test_an_unreadable_recovery_file_is_kept_and_reported(make_window, isolated_settings):

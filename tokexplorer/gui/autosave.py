@@ -79,6 +79,7 @@ class Autosave(QObject):
         self._failing = False  # a write failed and the user was told; quiet until one works
         self._restoring = False  # a restored text is loading: its file stays
         self._waiting = False  # a write waits for the worker's copy of the text
+        self._closed = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms())
@@ -120,7 +121,7 @@ class Autosave(QObject):
         """Write the recovery file now (the debounce timer calls this)."""
         self._timer.stop()
         self._waiting = False
-        if not self.state.modified or self.editor.isReadOnly() or self._claim() is None:
+        if self._closed or not self.state.modified or self.editor.isReadOnly() or self._claim() is None:
             return
         text = self._current_text()
         if text is None:
@@ -192,6 +193,9 @@ class Autosave(QObject):
             self.written.emit("")
 
     def _submit(self, job: Callable[[], None]) -> None:
+        if self._closed:
+            return  # the window has closed: nothing more to keep
+
         def run() -> None:
             try:
                 job()
@@ -211,6 +215,7 @@ class Autosave(QObject):
     def close(self) -> None:
         """A clean exit: finish pending writes, then remove this instance's files."""
         self._timer.stop()
+        self._closed = True
         self._writer.shutdown(wait=True)
         if self.session is not None:
             shutil.rmtree(self.session.folder / f"{self.session.id}.tokenizers", ignore_errors=True)
