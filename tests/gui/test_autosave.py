@@ -235,3 +235,13 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
     wait_settled(qtbot, second)
     assert second.state.catalog.path_of(second.state.tokenizer) == tok_file
     assert list((isolated_settings / "recovery").glob("*.tokenizers/*")) == []  # not copied: it is the user's
+
+
+def test_typing_that_never_pauses_is_still_saved(make_window, qtbot, tmp_path, isolated_settings, monkeypatch):
+    import tokexplorer.gui.autosave as autosave
+
+    window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    window.autosave._timer.setInterval(24 * 3600 * 1000)  # a pause that never comes
+    monkeypatch.setattr(autosave, "MAX_WAIT_MS", 0)
+    type_text(window.editor, "w")
+    qtbot.waitUntil(lambda: latest(isolated_settings).text == EXPECTED + "w")

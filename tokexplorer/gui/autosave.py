@@ -3,14 +3,15 @@
 While the editor's text is modified and not saved, `Autosave` writes it (as it would be saved: the
 file's own line endings), with its path, line ending, tokenizer and document policy, to this
 instance's recovery file in the `recovery` folder beside the settings (core/recovery.py), DEBOUNCE_MS
-after the last edit or tokenizer/policy change. The text is not read out of the editor (Qt's
+after the last edit or tokenizer/policy change (and every MAX_WAIT_MS at least while typing never
+pauses that long). The text is not read out of the editor (Qt's
 document gives it only on the UI thread, ~20 ms per MB): it is the text the tokenize worker has
 just encoded (`Tokenized.encoding.text`), taken once its result covers every edit (`mark`); while
 the worker is still at it, the write waits for its answer. Only when there is no such text (the
 tokenizer failed) is it read from the editor. Encoding, writing (atomic, fsync'd) and removing
 happen in one background thread, in the order they were asked, so a late write can never bring
-back a file that a save removed. The file goes when the text is saved,
-replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
+back a file that a save removed (measured: `python -m tokexplorer.gui.autosave_bench FILE`). The
+file goes when the text is saved, replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
 next start offers it back (`recover`), through `Dialogs.ask_restore`.
 
 Tokenizers the user cannot get back from a file of their own are kept too, beside the text, and
@@ -45,6 +46,7 @@ from ..core.tokenizer import TokexplorerError
 from .positions import editor_text
 
 DEBOUNCE_MS = 2000
+MAX_WAIT_MS = 30_000  # typing that never pauses for DEBOUNCE_MS is still saved this often
 ENV_DEBOUNCE = "TOKEXPLORER_AUTOSAVE_MS"
 
 
@@ -80,11 +82,12 @@ class Autosave(QObject):
         self._restoring = False  # a restored text is loading: its file stays
         self._waiting = False  # a write waits for the worker's copy of the text
         self._closed = False
+        self._pending_since: float | None = None  # time.monotonic() of the first change not written
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms())
         self._timer.timeout.connect(self.save_now)
-        editor.text_edited.connect(self._timer.start)
+        editor.text_edited.connect(self._schedule)
         state.document_changed.connect(self._on_document)
         state.tokenizer_changed.connect(self._on_settings)
         state.policy_changed.connect(self._on_settings)
@@ -108,19 +111,29 @@ class Autosave(QObject):
         if self._restoring:
             return
         if self.state.modified:
-            self._timer.start()
+            self._schedule()
         else:  # saved, replaced by another text, or undone back to the saved one
             self._timer.stop()
             self._submit(self._remove)
 
     def _on_settings(self, *_) -> None:
         if self.state.modified:
+            self._schedule()
+
+    def _schedule(self) -> None:
+        """A change: write DEBOUNCE_MS after the last one, or now if MAX_WAIT_MS have gone by."""
+        now = time.monotonic()
+        if self._pending_since is None:
+            self._pending_since = now
+        if (now - self._pending_since) * 1000 >= MAX_WAIT_MS:
+            self.save_now()
+        else:
             self._timer.start()
 
     def save_now(self) -> None:
         """Write the recovery file now (the debounce timer calls this)."""
         self._timer.stop()
-        self._waiting = False
+        self._waiting, self._pending_since = False, None
         if self._closed or not self.state.modified or self.editor.isReadOnly() or self._claim() is None:
             return
         text = self._current_text()
