@@ -245,3 +245,17 @@ def test_typing_that_never_pauses_is_still_saved(make_window, qtbot, tmp_path, i
     monkeypatch.setattr(autosave, "MAX_WAIT_MS", 0)
     type_text(window.editor, "w")
     qtbot.waitUntil(lambda: latest(isolated_settings).text == EXPECTED + "w")
+
+
+def test_a_recovery_folder_that_cannot_be_written_is_said_once(make_window, qtbot, isolated_settings):
+    (isolated_settings / "recovery").write_text("a file where the folder should be")
+    window = make_window()
+    assert window.autosave.recover() is False
+    type_text(window.editor, "unsaved")
+    qtbot.waitUntil(lambda: window.banner.kind == "note")
+    assert "Autosave is not working" in window.banner.label.text()
+    window.banner.clear()
+    type_text(window.editor, " more")
+    wait_settled(qtbot, window)
+    window.autosave.save_now()
+    assert window.banner.kind == ""  # said once, not at every keystroke

@@ -11,8 +11,9 @@ the worker is still at it, the write waits for its answer. Only when there is no
 tokenizer failed) is it read from the editor. Encoding, writing (atomic, fsync'd) and removing
 happen in one background thread, in the order they were asked, so a late write can never bring
 back a file that a save removed (measured: `python -m tokexplorer.gui.autosave_bench FILE`). The
-file goes when the text is saved, replaced (a discarded change), or the window closes cleanly; a crash or a kill leaves it, and the
-next start offers it back (`recover`), through `Dialogs.ask_restore`.
+file goes when the text is saved, replaced (a discarded change), or the window closes cleanly; a
+crash or a kill leaves it, and the next start offers it back (`recover`), through
+`Dialogs.ask_restore`.
 
 Tokenizers the user cannot get back from a file of their own are kept too, beside the text, and
 come back into the picker with it: a catalog entry held only in memory (trained in the window) is
@@ -263,8 +264,13 @@ class Autosave(QObject):
                     rec.path and Path(rec.path).name or "Untitled", recovery.describe_time(rec.saved_at),
                     len(rec.text))
                 if answer == "restore":
-                    self._restore(rec, orphan)
-                    restored = True
+                    try:
+                        restored = self._restore(rec, orphan)
+                    except OSError as exc:  # the file stays for the next start
+                        orphan.release(remove=False)
+                        self.banner.show_message("note", f"The unsaved text could not be restored "
+                                                         f"({exc.strerror or exc}); it is kept in {self.folder}.")
+                        continue
                 elif answer == "discard":
                     shutil.rmtree(orphan.folder / f"{orphan.id}.tokenizers", ignore_errors=True)
                     orphan.release(remove=True)
@@ -275,20 +281,24 @@ class Autosave(QObject):
                 orphan.release(remove=False)
         return restored
 
-    def _restore(self, rec: Recovered, orphan: Lock) -> None:
+    def _restore(self, rec: Recovered, orphan: Lock) -> bool:
         """Put the text back as unsaved, with its path, tokenizer and policy; the recovery file
-        becomes this instance's own, so it is never missing while the text is not saved."""
+        becomes this instance's own, so it is never missing while the text is not saved. False
+        when this instance cannot keep a recovery file (said in the banner): the file stays."""
         session = self._claim()
         if session is None:
             orphan.release(remove=False)
-            return
+            return False
         kept = orphan.folder / f"{orphan.id}.tokenizers"
         ours = session.folder / f"{session.id}.tokenizers"
         if kept.is_dir():
             os.replace(kept, ours)
         session.adopt(orphan)
-        for name, file in (rec.extra.get("tokenizers") or {}).items():
-            name = self.state.add_tokenizer_file(ours / file)
+        kept_tokenizers = rec.extra.get("tokenizers")
+        for name, file in (kept_tokenizers.items() if isinstance(kept_tokenizers, dict) else ()):
+            if not (ours / Path(str(file)).name).is_file():
+                continue
+            name = self.state.add_tokenizer_file(ours / Path(str(file)).name)
             if file == rec.tokenizer_file:
                 self.state.set_tokenizer(name)
         picked = rec.extra.get("tokenizer_path")
@@ -315,3 +325,4 @@ class Autosave(QObject):
         self.editor.load_text(text)
         self.banner.show_message("note", f"Restored the unsaved text from {recovery.describe_time(rec.saved_at)}. "
                                          "It is not saved yet.")
+        return True
