@@ -53,8 +53,10 @@ def edited_window(make_window, qtbot, tmp_path, isolated_settings):
     return window, path
 
 
-def crash(window):
-    """What the kernel does to a killed process: its lock goes, its files stay."""
+def crash(qtbot, window):
+    """What the kernel does to a killed process: its lock goes, its files stay. (The window
+    settles first: a panel's job finishing after the test would report into a deleted window.)"""
+    wait_settled(qtbot, window)
     window.autosave.session.release(remove=False)
     window.autosave.session = None
 
@@ -66,6 +68,7 @@ def test_unsaved_text_is_written_with_its_context(make_window, qtbot, tmp_path, 
     assert (rec.path, rec.newline, rec.tokenizer) == (str(path), "\r\n", window.state.tokenizer)
     window.state.set_tokenizer("gpt2")  # a change of tokenizer is kept too
     qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "gpt2")
+    wait_settled(qtbot, window)
 
 
 def test_a_second_running_window_does_not_take_the_first_ones_text(make_window, qtbot, tmp_path,
@@ -83,7 +86,7 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
     qtbot.waitUntil(lambda: latest(isolated_settings).document_policy == "all")
     first.state.set_tokenizer("o200k_base")
     qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "o200k_base")
-    crash(first)
+    crash(qtbot, first)
     dialogs = FakeDialogs()
     second = make_window(dialogs=dialogs)
     assert second.autosave.recover() is True
@@ -113,7 +116,7 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
 @pytest.mark.parametrize("answer", ["discard", "later"])
 def test_discard_deletes_and_later_keeps(make_window, qtbot, tmp_path, isolated_settings, answer):
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    crash(first)
+    crash(qtbot, first)
     dialogs = FakeDialogs()
     dialogs.restore_answer = answer
     second = make_window(dialogs=dialogs)
@@ -163,7 +166,7 @@ def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window,
     type_text(first.editor, " ab")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
                     == (EXPECTED + " ab", "trained.tiktoken"))
-    crash(first)
+    crash(qtbot, first)
     tok_file.unlink()  # temporary files are gone after a reboot
     second = make_window()
     assert second.autosave.recover()
@@ -205,7 +208,7 @@ def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtb
     type_text(first.editor, "!")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
                     == (EXPECTED + "!", "my_bpe.model"))
-    crash(first)
+    crash(qtbot, first)
     second = make_window()
     assert second.autosave.recover()
     wait_settled(qtbot, second)
@@ -229,7 +232,7 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
     type_text(first.editor, " ab")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer)
                     == (EXPECTED + " ab", "mine.tiktoken"))
-    crash(first)
+    crash(qtbot, first)
     second = make_window()
     assert second.autosave.recover()
     wait_settled(qtbot, second)
@@ -259,3 +262,20 @@ def test_a_recovery_folder_that_cannot_be_written_is_said_once(make_window, qtbo
     wait_settled(qtbot, window)
     window.autosave.save_now()
     assert window.banner.kind == ""  # said once, not at every keystroke
+
+
+def test_a_file_opened_at_start_asks_about_the_restored_text_first(make_window, qtbot, tmp_path,
+                                                                   isolated_settings):
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    crash(qtbot, first)
+    other = tmp_path / "other.txt"
+    other.write_text("another file", encoding="utf-8")
+    dialogs = FakeDialogs()
+    dialogs.unsaved_answer = "cancel"
+    second = make_window(dialogs=dialogs)
+    assert second.autosave.recover()
+    # as run_gui does with `tokexplorer other.txt`
+    second.autosave.after_restore(lambda: second.open_text(other))
+    wait_settled(qtbot, second)
+    assert [q for q, _ in dialogs.asked] == ["ask_restore", "ask_unsaved"]
+    assert second.editor.source_text() == EXPECTED and second.state.modified

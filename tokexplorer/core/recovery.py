@@ -124,11 +124,17 @@ class Lock:
     @classmethod
     def acquire(cls, folder: Path, ident: str) -> Lock | None:
         """The lock on `ident`, or None when a live process holds it."""
-        fd = os.open(folder / f"{ident}.lock", os.O_RDWR | os.O_CREAT, 0o600)
-        if not _try_lock(fd):
-            os.close(fd)
-            return None
-        return cls(folder, ident, fd)
+        path = folder / f"{ident}.lock"
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            # subtle: a lock file removed (by its releasing owner) between our open and our lock
+            # is not the one at the path any more; holding it would guard nothing.
+            if _try_lock(fd) and os.path.samestat(os.fstat(fd), os.stat(path)):
+                return cls(folder, ident, fd)
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+        return None
 
     def release(self, *, remove: bool) -> None:
         """Let go of the lock; with `remove`, delete the recovery file and the lock file first.
@@ -203,7 +209,10 @@ def orphans(folder: str | os.PathLike, *, own: str | None = None) -> list[Lock]:
     for path in folder.glob("*.lock"):  # left by a crash before anything was unsaved
         ident = path.name[:-len(".lock")]
         if ident != own and not (folder / f"{ident}{SUFFIX}").exists():
-            stale = Lock.acquire(folder, ident)
+            try:
+                stale = Lock.acquire(folder, ident)
+            except OSError:
+                continue
             if stale is not None and not stale.recovery_path.exists():
                 stale.release(remove=True)
             elif stale is not None:

@@ -166,7 +166,8 @@ def run_gui(argv: list[str]) -> int:
         if not Path(args.open).is_file():
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
-        window.open_text(Path(args.open), encoding=args.encoding, asked=not restored)
+        window.autosave.after_restore(  # a restored text first: opening asks about saving it
+            lambda: window.open_text(Path(args.open), encoding=args.encoding, asked=not restored))
     elif window.first_run and not args.probe_startup and not restored:
         window.show_welcome()
     if args.view is not None and args.view not in window.views:

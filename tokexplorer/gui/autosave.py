@@ -83,6 +83,7 @@ class Autosave(QObject):
         self._restoring = False  # a restored text is loading: its file stays
         self._waiting = False  # a write waits for the worker's copy of the text
         self._closed = False
+        self._after: list[Callable[[], None]] = []  # what waits for a restored text to be in
         self._pending_since: float | None = None  # time.monotonic() of the first change not written
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -281,6 +282,14 @@ class Autosave(QObject):
                 orphan.release(remove=False)
         return restored
 
+    def after_restore(self, then: Callable[[], None]) -> None:
+        """Call `then` once a restored text is in the editor and marked unsaved (at once when none
+        is loading): opening a file then asks whether to save it first."""
+        if self._restoring:
+            self._after.append(then)
+        else:
+            then()
+
     def _restore(self, rec: Recovered, orphan: Lock) -> bool:
         """Put the text back as unsaved, with its path, tokenizer and policy; the recovery file
         becomes this instance's own, so it is never missing while the text is not saved. False
@@ -317,6 +326,9 @@ class Autosave(QObject):
             self._restoring = False
             self.editor.document().setModified(True)  # unsaved, as it was
             self.save_now()
+            after, self._after = self._after, []
+            for then in after:
+                then()
 
         # subtle: loading marks the text saved (the window's _on_loaded) before `loaded` runs
         # here; the adopted file must not be removed in between.
