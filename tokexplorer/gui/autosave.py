@@ -79,6 +79,7 @@ class Autosave(QObject):
         self.folder = Path(folder)
         self.session: Session | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autosave")
+        self._writer.submit(lambda: None)  # its one thread starts now, not in the middle of a session
         self._failing = False  # a write failed and the user was told; quiet until one works
         self._restoring = False  # a restored text is loading: its file stays
         self._waiting = False  # a write waits for the worker's copy of the text
