@@ -19,6 +19,7 @@ class FakeDialogs:
         self.unsaved_answer = "discard"
         self.encoding_answer: str | None = "latin-1"
         self.paths: dict[str, str | None] = {}
+        self.restore_answer = "restore"
 
     def open_text_path(self, folder):
         self.asked.append(("open_text_path", folder))
@@ -47,6 +48,10 @@ class FakeDialogs:
     def ask_unsaved(self, name):
         self.asked.append(("ask_unsaved", name))
         return self.unsaved_answer
+
+    def ask_restore(self, name, when, chars):
+        self.asked.append(("ask_restore", (name, when, chars)))
+        return self.restore_answer
 
     def choose_encoding(self, error):
         self.asked.append(("choose_encoding", error))

@@ -9,7 +9,8 @@ to open an N MB text (the corpus repeated) and the longest stall meanwhile. The 
 `tokexplorer.gui.typing_bench` (Qt lives only in tokexplorer.gui); this module makes the table.
 
 Targets (design §7 and issue 4): p95 keystroke-to-highlight under 50 ms, no stall over 50 ms,
-window up within 1.5 s; a 50 MB text opens with progress and without freezing.
+window up within 1.5 s; a 50 MB text opens with progress and without freezing. A note gives what
+autosave costs on the same text (`tokexplorer.gui.autosave_bench`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def run(args) -> list[dict]:
     n_keys = getattr(args, "gui_keys", 60)
     launches = launch_times(settings_dir, getattr(args, "repeat", 3))
 
+    from ..gui.autosave_bench import note as autosave_note
     from ..gui.typing_bench import STALL_TICK_MS, measure_typing
 
     report = measure_typing(path, n_keys)
@@ -106,6 +108,7 @@ def run(args) -> list[dict]:
             f"of a 5 ms timer median {trained.training.median_ms:.1f} ms, p95 {trained.training.p95_ms:.1f} ms, "
             f"longest stall {trained.training.max_ms:.0f} ms (targets: p95 < 16 ms, no stall > 50 ms); "
             f"idle: p95 {trained.idle.p95_ms:.1f} ms, longest {trained.idle.max_ms:.0f} ms",
+            autosave_note(path),
         ],
     }, *huge_table]
 

@@ -171,12 +171,14 @@ def run_gui(argv: list[str]) -> int:
         names = []
     elif names:
         window.state.set_tokenizer(names[0])
+    restored = not headless and window.autosave.recover()  # text a crash left unsaved
     if args.open:
         if not Path(args.open).is_file():
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
-        window.open_text(Path(args.open), encoding=args.encoding, asked=True)
-    elif window.first_run and not args.probe_startup:
+        window.autosave.after_restore(  # a restored text first: opening asks about saving it
+            lambda: window.open_text(Path(args.open), encoding=args.encoding, asked=not restored))
+    elif window.first_run and not args.probe_startup and not restored:
         window.show_welcome()
     if args.view is not None and args.view not in window.views:
         print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",

@@ -88,6 +88,18 @@ class Dialogs:
         return {QMessageBox.StandardButton.Save: "save",
                 QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
 
+    def ask_restore(self, name: str, when: str, chars: int) -> str:
+        """After an abnormal exit: 'restore', 'discard' or 'later' (kept for the next start)."""
+        box = QMessageBox(QMessageBox.Icon.Question, "Unsaved text found",
+                          f"Restore the unsaved text from {when}?", parent=self.parent)
+        box.setInformativeText(f"{name}, {chars:,} characters, was not saved when tokexplorer last stopped.")
+        restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
+        box.addButton("Not Now", QMessageBox.ButtonRole.RejectRole)
+        box.setDefaultButton(restore)
+        box.exec()
+        return {restore: "restore", discard: "discard"}.get(box.clickedButton(), "later")
+
     def choose_encoding(self, error: NotUtf8Error) -> str | None:
         """An encoding from FALLBACK_ENCODINGS, or None to give up."""
         labels = [label for _, label in FALLBACK_ENCODINGS]

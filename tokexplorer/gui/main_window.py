@@ -24,6 +24,7 @@ from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
 from . import crash, settings as keys
 from .about import about_html
+from .autosave import Autosave
 from .banner import Banner
 from .chunks import ChunkView
 from .colours import application_palette
@@ -110,6 +111,8 @@ class MainWindow(QMainWindow):
         self._last_good = self.state.tokenizer  # what the picker falls back to from a bad file
         crash.reporter().crashed.connect(self._on_crash)
         self._read_settings()
+        self.autosave = Autosave(self.state, self.editor, self.service, self.dialogs, self.banner,
+                                 keys.settings_folder(self.settings) / "recovery", parent=self)
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
@@ -709,6 +712,7 @@ class MainWindow(QMainWindow):
             event.ignore()
             return
         self.write_settings()
+        self.autosave.close()  # a clean exit keeps no unsaved text
         self.service.wait_for_done(3000)
         self.compare.wait_for_done(3000)
         event.accept()

@@ -38,6 +38,11 @@ def open_settings() -> QSettings:
     return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "tokexplorer", "tokexplorer")
 
 
+def settings_folder(settings: QSettings) -> Path:
+    """The folder that holds the settings file (the recovery folder of gui/autosave.py is there)."""
+    return Path(settings.fileName()).parent
+
+
 def read_bool(settings: QSettings, key: str, default: bool) -> bool:
     """A bool setting; INI files store bools as the strings "true" / "false"."""
     value = settings.value(key, default)
