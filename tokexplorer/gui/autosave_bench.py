@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 from PySide6.QtCore import QEventLoop, QTimer
-from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from .app import settled
