@@ -133,7 +133,9 @@ class TextMirror:
                 if missing <= 0 or end >= len(text):
                     break
                 end += missing
-            if end < len(text) and text[end - 1] == "\r" and text[end] == "\n":
+            # subtle: only when something is removed; with start == end == 0, text[end - 1] is the
+            # text's last character, and an empty edit of "\n...\r" used to drop the first "\n".
+            if start < end < len(text) and text[end - 1] == "\r" and text[end] == "\n":
                 end += 1  # never half of a line break
         removed_here = utf16_len(text[start:end])
         self.text = text[:start] + inserted + text[end:]
