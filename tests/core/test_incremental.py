@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tokexplorer.core.bpe_tokenizer import BPETokenizer
@@ -107,7 +107,6 @@ def run_edits(tok, text: str, policy, data) -> None:
         assert_changed_covers(old, enc, (start, end, len(new_text) - len(old.text)), changed)
 
 
-@settings(max_examples=80, deadline=None)
 @given(text=texts, policy=st.sampled_from(["all", "none", None]), data=st.data())
 def test_edits_equal_a_full_encode(builtin, text, policy, data):
     assert IncrementalEncoder(builtin).is_incremental
@@ -125,7 +124,6 @@ def toy_tokenizer(pattern: str) -> TiktokenTokenizer:
 @pytest.mark.parametrize(
     "pattern", [MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN], ids=["minbpe-gpt2", "minbpe-gpt4"]
 )
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_minbpe_patterns_are_incremental(pattern, text, data):
     tok = toy_tokenizer(pattern)
@@ -139,14 +137,12 @@ def trained_bpe(corpora) -> BPETokenizer:
     return train(text, 400, pattern="gpt4", special_tokens=["<|endoftext|>"])
 
 
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_trained_bpe_is_incremental(trained_bpe, text, data):
     assert trained_bpe.fast_path and IncrementalEncoder(trained_bpe).is_incremental
     run_edits(trained_bpe, text, "all", data)
 
 
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_bpe_on_its_python_encoder_is_incremental(text, data):
     # "abc" reads differently by rank and by pair, so this one encodes without tiktoken.
@@ -156,7 +152,6 @@ def test_bpe_on_its_python_encoder_is_incremental(text, data):
     run_edits(tok, text + "abc", "all", data)
 
 
-@settings(max_examples=30, deadline=None)
 @given(text=texts, data=st.data())
 def test_custom_pattern_falls_back_to_full_encode(text, data):
     tok = toy_tokenizer(r"\S+(?=\s)|\S+|\s+")
@@ -164,7 +159,6 @@ def test_custom_pattern_falls_back_to_full_encode(text, data):
     run_edits(tok, text, "all", data)
 
 
-@settings(max_examples=60, deadline=None)
 @given(old=texts, new=texts)
 def test_update_finds_the_edit(builtin, old, new):
     inc = IncrementalEncoder(builtin, old, allowed_special="all")
