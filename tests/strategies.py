@@ -34,8 +34,19 @@ HARD_PIECES = [
 ]
 LONE_SURROGATES = ["\ud800", "\udfff", "\ud83d", "\ude00"]
 
-pieces = st.lists(st.sampled_from(HARD_PIECES) | st.text(max_size=3), max_size=16).map("".join)
-hard_text = st.one_of(st.text(max_size=40), pieces)
+
+def text_of(chars: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    """Text of `chars`, or runs of hard pieces mixed with short text of `chars`."""
+    pieces = st.lists(st.sampled_from(HARD_PIECES) | st.text(chars, max_size=3), max_size=16)
+    return st.one_of(st.text(chars, max_size=40), pieces.map("".join))
+
+
+hard_text = text_of(st.characters(exclude_categories=["Cs"]))
+# Only characters Python's own Unicode tables (14.0 for 3.11) assign: the `regex` module (Unicode
+# 17) and tiktoken's Rust regex (Unicode 16) disagree on \p{L} for the letters of Unicode 17, so a
+# trained BPE's tiktoken fast path and minbpe's encoder split those differently (a known bug:
+# test_properties.test_unicode_17_letters_split_as_minbpe).
+assigned_text = text_of(st.characters(exclude_categories=["Cs", "Cn"]))
 with_surrogates = st.one_of(
     hard_text,
     st.lists(st.sampled_from(HARD_PIECES + LONE_SURROGATES), max_size=12).map("".join),

@@ -37,7 +37,7 @@ from tokexplorer.core.sentencepiece_training import llama2_options, save_sentenc
 from tokexplorer.core.tokenizer import TokexplorerError, clean_text
 
 from .. import reference_bpe as ref
-from ..strategies import HARD_PIECES, hard_text, with_surrogates
+from ..strategies import HARD_PIECES, assigned_text, hard_text, with_surrogates
 from .family_peers import train_byte_level_bpe
 from .test_incremental import run_edits
 from .test_spans import reference_spans
@@ -95,9 +95,10 @@ def test_round_trip_spans_and_flags(made_here, name, text, policy):
 # --- training: the fast trainer against the reference -----------------------------------------
 
 corpora_text = st.lists(hard_text, min_size=1, max_size=4).map("\n".join).filter(bool)
+assigned_corpora = st.lists(assigned_text, min_size=1, max_size=4).map("\n".join).filter(bool)
 
 
-@given(text=corpora_text, sample=hard_text, extra=st.integers(1, 30), pattern=st.sampled_from(list(PATTERNS)))
+@given(text=assigned_corpora, sample=assigned_text, extra=st.integers(1, 30), pattern=st.sampled_from(list(PATTERNS)))
 def test_training_and_encoding_equal_the_reference(text, sample, extra, pattern):
     split = PATTERNS[pattern]
     learned = [(s.pair, s.new_id) for s in iter_train(text, 256 + extra, pattern=split)]
@@ -106,6 +107,17 @@ def test_training_and_encoding_equal_the_reference(text, sample, extra, pattern)
     for probe in (text, sample):  # the fast path (tiktoken's ranks) must agree with merge-by-pair
         probe = clean_text(probe)
         assert tok.encode_ids(probe, allowed_special="none") == ref.encode(probe, tok.merges, split), tok.fast_path_note
+
+
+@pytest.mark.xfail(strict=True, reason="known bug: tiktoken's regex (Unicode 16) does not take "
+                   "U+323B0 (CJK Extension J, Unicode 17) as a letter; the `regex` module, hence "
+                   "minbpe and training, does")
+@pytest.mark.parametrize("pattern", ["gpt2", "gpt4"])
+def test_unicode_17_letters_split_as_minbpe(pattern):
+    text = "A\U000323b0"  # found by test_training_and_encoding_equal_the_reference
+    tok = train(text, 257, pattern=PATTERNS[pattern])
+    assert tok.merges == {(65, 0xF0): 256}  # "A" and the letter are one chunk when training
+    assert tok.encode_ids(text) == ref.encode(text, tok.merges, PATTERNS[pattern]) == [256, 0xB2, 0x8E, 0xB0]
 
 
 # --- files: write, read back, same ids ----------------------------------------------------------
