@@ -226,6 +226,14 @@ def test_edit_cases(builtin, text, start, removed, inserted, policy):
     check_edit(builtin, text, start, removed, inserted, policy)
 
 
+def test_a_normalised_token_that_loses_text_is_changed():
+    """Qwen reads U+0340 as U+0300 (NFC): its "0" token covered "0\u0340"; deleting the U+0340
+    leaves the same id at the same start, covering less (found by test_properties)."""
+    from tokexplorer.core.registry import get_builtin
+
+    check_edit(get_builtin("qwen2.5"), "00\u0340", 2, 1, "")
+
+
 def test_refused_special_token_raises_and_keeps_state(builtin):
     token = next(t for t in builtin.special_tokens if t.startswith("<") and len(t) > 3)
     text = "hello " + token[:-1] + " world"
