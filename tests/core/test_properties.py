@@ -21,6 +21,7 @@ module covers the rest, with the same hard-case strategies (tests/strategies.py)
 
 from __future__ import annotations
 
+import re
 import tempfile
 from pathlib import Path
 
@@ -91,6 +92,8 @@ def test_round_trip_spans_and_flags(made_here, name, text, policy):
     special = [bool(f & TokenFlag.SPECIAL) for f in enc.flags]
     ids = set(tok.special_tokens.values()) if policy == "all" else set()
     assert special == [i in ids for i in enc.ids]
+    byte_pieces = {i for i, piece in enumerate(getattr(tok, "pieces", [])) if re.fullmatch("<0x[0-9A-F]{2}>", piece)}
+    assert [bool(f & TokenFlag.BYTE_FALLBACK) for f in enc.flags] == [i in byte_pieces for i in enc.ids]
 
 
 @given(text=assigned_text, policy=st.sampled_from(["none", "all"]))
