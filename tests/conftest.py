@@ -1,4 +1,5 @@
-"""Shared test fixtures: where the corpora are, and the built-in tokenizers loaded once."""
+"""Shared test fixtures: where the corpora are, the built-in tokenizers loaded once, and the one
+hypothesis budget of the whole suite (profiles below, chosen by TOKEXPLORER_HYPOTHESIS)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,17 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# The budget of every property test, in one place. "ci" (the default): few examples, always the
+# same ones (a failure in CI fails every run, not one in ten), nothing written to .hypothesis/.
+# "long": thousands of random examples, for a run by hand (the README gives the command); a failure
+# prints the @reproduce_failure line to replay it. No deadlines: the machine is shared and loaded.
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True, database=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("long", max_examples=3000, deadline=None, print_blob=True,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("TOKEXPLORER_HYPOTHESIS", "ci"))
 
 
 def _find_corpora() -> Path | None:
@@ -48,3 +60,10 @@ def builtin(request):
     from tokexplorer.core.registry import get_builtin
 
     return get_builtin(request.param)
+
+
+def pytest_collection_modifyitems(items):
+    """Mark every hypothesis test `property`, so `-m property` runs exactly those."""
+    for item in items:
+        if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
+            item.add_marker(pytest.mark.property)

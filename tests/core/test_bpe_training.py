@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tokexplorer.core.bpe_tokenizer import BPETokenizer
@@ -63,7 +63,6 @@ def test_lecture_twenty_merges_and_compression():
 tie_text = st.text(alphabet="ab \n", min_size=0, max_size=60) | st.text(alphabet="aé😀 ", max_size=40)
 
 
-@settings(max_examples=100, deadline=None)
 @given(text=tie_text, extra=st.integers(1, 40))
 def test_basic_ties_equal_the_reference(text, extra):
     if not text:
@@ -71,7 +70,6 @@ def test_basic_ties_equal_the_reference(text, extra):
     assert fast_merges(text, 256 + extra, None) == list(ref.train(text, 256 + extra, None).items())
 
 
-@settings(max_examples=100, deadline=None)
 @given(text=tie_text, extra=st.integers(1, 40), pattern=st.sampled_from([GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, r"\S+|\s+", r"..?"]))
 def test_regex_ties_equal_the_reference(text, extra, pattern):
     if not text:
@@ -132,7 +130,6 @@ def test_check_vocab_size():
     assert resolve_pattern("gpt4") == GPT4_SPLIT_PATTERN
 
 
-@settings(max_examples=60, deadline=None)
 @given(words=st.lists(st.sampled_from(["aa", "ab", "ba", "aab", " a", "b", "aaa", "\n"]), max_size=80),
        extra=st.integers(1, 30))
 def test_repeated_chunks_weigh_as_often_as_they_occur(words, extra):
@@ -177,7 +174,6 @@ def test_counting_in_threads_keeps_counts_and_first_occurrence_order(corpora, mo
     assert list(count_chunks(text, "gpt4").items()) == list(whole.items())
 
 
-@settings(max_examples=150, deadline=None)
 @given(text=tie_text | st.lists(st.sampled_from(["ab", "ba", "abab", " a", "b", "aab", "\n"])).map(" ".join),
        extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT4_SPLIT_PATTERN]))
 def test_vectorised_merges_equal_the_reference(text, extra, pattern):
@@ -208,7 +204,6 @@ def test_a_pair_overlapping_itself_is_counted_twice_and_merged_once():
     assert (step.pair, step.count, step.merged) == ((97, 97), 2, 1)
 
 
-@settings(max_examples=100, deadline=None)
 @given(text=tie_text, extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT2_SPLIT_PATTERN, r"..?"]))
 def test_merged_occurrences_shorten_the_text_as_the_reference(text, extra, pattern):
     if not text:

@@ -8,14 +8,14 @@ import unicodedata
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.merge_tree import merge_tree
 from tokexplorer.core.registry import get_builtin, load_tokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
 
+from ..strategies import with_surrogates
 from .family_peers import (
     NEW_BUILTINS,
     gguf_from_sentencepiece,
@@ -336,8 +336,7 @@ def test_tokenizer_config_beside_adds_its_special_tokens(files, tmp_path):
         load_tokenizer(folder / "tokenizer.json")
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.text(max_size=40))
+@given(with_surrogates)
 def test_generated_text_round_trips_and_spans(text):
     for name in NEW_BUILTINS:
         tok = get_builtin(name)

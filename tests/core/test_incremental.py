@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from tokexplorer.core.bpe_tokenizer import BPETokenizer
@@ -107,7 +107,6 @@ def run_edits(tok, text: str, policy, data) -> None:
         assert_changed_covers(old, enc, (start, end, len(new_text) - len(old.text)), changed)
 
 
-@settings(max_examples=80, deadline=None)
 @given(text=texts, policy=st.sampled_from(["all", "none", None]), data=st.data())
 def test_edits_equal_a_full_encode(builtin, text, policy, data):
     assert IncrementalEncoder(builtin).is_incremental
@@ -125,7 +124,6 @@ def toy_tokenizer(pattern: str) -> TiktokenTokenizer:
 @pytest.mark.parametrize(
     "pattern", [MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN], ids=["minbpe-gpt2", "minbpe-gpt4"]
 )
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_minbpe_patterns_are_incremental(pattern, text, data):
     tok = toy_tokenizer(pattern)
@@ -139,14 +137,12 @@ def trained_bpe(corpora) -> BPETokenizer:
     return train(text, 400, pattern="gpt4", special_tokens=["<|endoftext|>"])
 
 
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_trained_bpe_is_incremental(trained_bpe, text, data):
     assert trained_bpe.fast_path and IncrementalEncoder(trained_bpe).is_incremental
     run_edits(trained_bpe, text, "all", data)
 
 
-@settings(max_examples=40, deadline=None)
 @given(text=texts, data=st.data())
 def test_bpe_on_its_python_encoder_is_incremental(text, data):
     # "abc" reads differently by rank and by pair, so this one encodes without tiktoken.
@@ -156,7 +152,6 @@ def test_bpe_on_its_python_encoder_is_incremental(text, data):
     run_edits(tok, text + "abc", "all", data)
 
 
-@settings(max_examples=30, deadline=None)
 @given(text=texts, data=st.data())
 def test_custom_pattern_falls_back_to_full_encode(text, data):
     tok = toy_tokenizer(r"\S+(?=\s)|\S+|\s+")
@@ -164,7 +159,6 @@ def test_custom_pattern_falls_back_to_full_encode(text, data):
     run_edits(tok, text, "all", data)
 
 
-@settings(max_examples=60, deadline=None)
 @given(old=texts, new=texts)
 def test_update_finds_the_edit(builtin, old, new):
     inc = IncrementalEncoder(builtin, old, allowed_special="all")
@@ -230,6 +224,14 @@ def check_edit(tok, text: str, start: int, removed: int, inserted: str, policy="
 @pytest.mark.parametrize("policy", ["all", "none"])  # "none": no special-token margin either
 def test_edit_cases(builtin, text, start, removed, inserted, policy):
     check_edit(builtin, text, start, removed, inserted, policy)
+
+
+def test_a_normalised_token_that_loses_text_is_changed():
+    """Qwen reads U+0340 as U+0300 (NFC): its "0" token covered "0\u0340"; deleting the U+0340
+    leaves the same id at the same start, covering less (found by test_properties)."""
+    from tokexplorer.core.registry import get_builtin
+
+    check_edit(get_builtin("qwen2.5"), "00\u0340", 2, 1, "")
 
 
 def test_refused_special_token_raises_and_keeps_state(builtin):

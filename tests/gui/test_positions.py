@@ -4,7 +4,7 @@ no widgets needed."""
 from __future__ import annotations
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, strategies as st
 
 from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
 from tokexplorer.gui.positions import (Edit, SourceMap, TextMirror, astral_prefix, editor_text, longest_line,
@@ -31,9 +31,9 @@ def test_editor_text_keeps_what_qt_cannot_hold_in_its_source():
     assert plain.notes == () and plain.text == "plain\n" and plain.map is None
 
 
-@settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ab😀\r\n\u2029", max_size=30), st.lists(
     st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(alphabet="x😀\n", max_size=3)), max_size=6))
+@example("\n\r", [(0.0, 0, "")])  # an empty edit at 0 of a text ending in "\r" removed the "\n"
 def test_source_map_follows_edits(text, edits):
     """The worker's copy (TextMirror, fed source positions) equals the map's source after edits."""
     t = editor_text(text)
@@ -66,7 +66,6 @@ def test_edit_mapping_moves_tokens_with_their_text(pos, removed, added, s, lengt
     assert e.back(e.start(s)) <= max(s, pos + removed)
 
 
-@settings(max_examples=200)
 @given(st.lists(st.integers(0, 40), max_size=60), st.data())
 def test_update_colours_equals_recomputing(ids, data):
     old = colour_indices(np.array(ids, dtype=np.int64))
@@ -82,7 +81,6 @@ def test_update_colours_equals_recomputing(ids, data):
     assert all(0 <= c < 2 * N_COLOURS for c in got.tolist())
 
 
-@settings(max_examples=300, deadline=None)
 @given(text=st.text(alphabet="ab\n", max_size=80), at_least=st.integers(1, 12))
 def test_longest_line_equals_splitting(text, at_least):
     lengths = [len(line) for line in text.split("\n") if len(line) >= at_least]

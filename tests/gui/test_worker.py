@@ -25,7 +25,7 @@ def texts(max_size: int):
 
 
 @pytest.mark.parametrize("name", BUILTINS)
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(start=texts(40), edits=st.lists(
     st.tuples(st.floats(0, 1), st.integers(0, 3), texts(4)), min_size=1, max_size=6))
 def test_retokenizer_equals_full_encode(name, start, edits):

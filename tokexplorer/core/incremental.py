@@ -317,7 +317,10 @@ def _differing(
     old_ids, new_ids = np.asarray(old_ids, dtype=np.int64), np.asarray(new_ids, dtype=np.int64)
     n = min(len(old_ids), len(new_ids))
     same = (old_ids[:n] == new_ids[:n]) & (old_starts[:n] == new_starts[:n])
-    same &= new_ends[:n] <= edit_start
+    # subtle: compare ends too: a normalising tokenizer's token covers text of its own length
+    # (Qwen's "0" covered "0\u0340" until the U+0340 was deleted), so the same id at the same
+    # start can end elsewhere.
+    same &= (old_ends[:n] == new_ends[:n]) & (new_ends[:n] <= edit_start)
     i = n if same.all() else int(np.argmin(same))
     m = n - i  # the suffix may not overlap the prefix
     tail_o, tail_n = slice(len(old_ids) - m, len(old_ids)), slice(len(new_ids) - m, len(new_ids))
