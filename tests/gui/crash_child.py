@@ -18,7 +18,6 @@ from pathlib import Path
 
 
 def main(mode: str, args: list[str]) -> int:
-    from PySide6.QtCore import QTimer
     from PySide6.QtGui import QTextCursor
 
     from tokexplorer import cli
