@@ -16,13 +16,11 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from PySide6.QtCore import QEvent, Qt
-from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
 
 from .app import settled
 from .main_window import MainWindow
-from .typing_bench import KEYS, EventLoop
+from .typing_bench import EventLoop, press, typed_key
 
 
 @dataclass
@@ -75,15 +73,10 @@ def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> Compare
     cpu0 = time.process_time()
     for k in range(n_keys):
         loop.run(rng.uniform(0.03, 0.08))  # a human pace: 12 to 30 keys a second
-        if k % 7 == 6:
-            key, text = Qt.Key.Key_Backspace, ""
-        else:
-            text = rng.choice(KEYS)
-            key = Qt.Key.Key_Return if text == "\n" else Qt.Key.Key_unknown
+        key, text = typed_key(rng, k)
         t_key = time.perf_counter()
         marks = [p.edit_count + 1 for p in view.panes]  # this keystroke's edit, in each pane
-        for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-            app.postEvent(target, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text))
+        press(app, target, key, text)
         if loop.run(10, lambda: all(p.painted_mark >= m for p, m in zip(view.panes, marks))):
             for i, p in enumerate(view.panes):
                 run.latencies_s[i].append(p.painted_at - t_key)

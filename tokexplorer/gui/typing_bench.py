@@ -23,6 +23,20 @@ from .app import settled
 from .main_window import MainWindow
 
 KEYS = "etaoin shrdlu\n"  # typed text: letters, spaces, newlines; every 7th key is a backspace
+
+
+def typed_key(rng: random.Random, k: int) -> tuple[Qt.Key, str]:
+    """The k-th key the benchmarks type: a letter, space or newline, a Backspace every 7th."""
+    if k % 7 == 6:
+        return Qt.Key.Key_Backspace, ""
+    text = rng.choice(KEYS)
+    return (Qt.Key.Key_Return if text == "\n" else Qt.Key.Key_unknown), text
+
+
+def press(app: QApplication, target, key: Qt.Key, text: str) -> None:
+    """Post a key's press and release to a widget, with its text (works for any Unicode)."""
+    for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
+        app.postEvent(target, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text))
 STALL_TICK_MS = 5
 POLL_MS = 4
 
@@ -125,15 +139,10 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
         loop.start_meter()
         for k in range(n_keys):
             loop.run(rng.uniform(0.03, 0.08))  # a human pace: 12 to 30 keys a second
-            if k % 7 == 6:
-                key, text = Qt.Key.Key_Backspace, ""
-            else:
-                text = rng.choice(KEYS)
-                key = Qt.Key.Key_Return if text == "\n" else Qt.Key.Key_unknown
+            key, text = typed_key(rng, k)
             t_key = time.perf_counter()
             mark = editor.edit_count + 1  # this keystroke's edit
-            for kind in (QEvent.Type.KeyPress, QEvent.Type.KeyRelease):
-                app.postEvent(editor, QKeyEvent(kind, key, Qt.KeyboardModifier.NoModifier, text))
+            press(app, editor, key, text)
             if loop.run(10, lambda: editor.painted_mark >= mark):
                 run.latencies_s.append(editor.painted_at - t_key)
         loop.run(0.1)
