@@ -263,11 +263,6 @@ class MainWindow(QMainWindow):
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
         self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
-        self.training_service = TrainingService(self)
-        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
-        self.training_dock = self._dock("Training", "training_dock", self.training_panel, "Ctrl+Shift+R",
-                                        view="training")
-        self.tabifyDockWidget(self.vocab_dock, self.training_dock)
         self.token_dock.raise_()
         # Below the editor, one tab group: the inspector shown, the others opened from the View
         # menu (so the editor keeps its height).
@@ -281,7 +276,10 @@ class MainWindow(QMainWindow):
         self.trace = TracePanel(self.state)
         self.chat = ChatView(self.state)
         self.plots = PlotsPanel(self.state, self.dialogs)
+        self.training_service = TrainingService(self)
+        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
         for title, name, widget, shortcut, view in (
+                ("Training", "training_dock", self.training_panel, "Ctrl+Shift+R", "training"),
                 ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),
                 ("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E", "trace"),
                 ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
@@ -291,6 +289,7 @@ class MainWindow(QMainWindow):
             dock.hide()
         self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
         self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]
+        self.training_dock = self.views["training"]
         self.inspector_dock.raise_()
         self.views["compare"] = lambda: self.compare.set_active(True)
 
