@@ -38,6 +38,7 @@ from .panels.inspector import InspectorPanel
 from .panels.merge_tree import MergeTreePanel
 from .panels.plots import PlotsPanel
 from .panels.selection_counts import SelectionCountsLabel
+from .panels.status_counts import BusyLabel, CountsLabel
 from .panels.trace import TracePanel
 from .panels.vocab import VocabPanel
 from .positions import EditorText, editor_text, utf16_len
@@ -234,10 +235,8 @@ class MainWindow(QMainWindow):
         self._fill_tokenizers()
 
     def _create_status_bar(self) -> None:
-        self.counts_label = QLabel("")
-        self.counts_label.setObjectName("counts")
-        self.busy_label = QLabel("")
-        self.busy_label.setObjectName("busy")
+        self.counts_label = CountsLabel(self.state)
+        self.busy_label = BusyLabel(self.state)
         self.progress_bar = QProgressBar()
         self.progress_bar.setMaximumWidth(200)
         self.progress_bar.hide()
@@ -331,12 +330,10 @@ class MainWindow(QMainWindow):
         s.tokenizer_changed.connect(self._on_tokenizer_changed)
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
-        s.tokenized.connect(self._show_counts)
+        # A new result answers an earlier error (a bad file, a refused text): it has gone.
+        s.tokenized.connect(lambda r: r is not None and self.banner.kind == "error" and self.banner.clear())
         s.tokenized.connect(lambda r: r is not None and setattr(self, "_last_good", r.tokenizer))
-        s.tokenized.connect(self._show_busy)
-        s.tokenizer_changed.connect(self._show_busy)
         s.refusal_changed.connect(self._on_refusal)
-        s.busy_changed.connect(self._show_busy)
         s.dark_changed.connect(self._on_dark)
         s.dark_changed.connect(self.banner.set_dark)
         s.show_whitespace_changed.connect(self.whitespace_action.setChecked)
@@ -442,27 +439,6 @@ class MainWindow(QMainWindow):
         self.policy_box.setCurrentIndex(self.policy_box.findData(policy))
         self.policy_box.blockSignals(False)
         self.service.submit()
-
-    def _show_counts(self, result) -> None:
-        if result is None:
-            self.counts_label.setText("")
-            return
-        st = result.stats
-        ratios = (f" · {st['bytes_per_token']:.2f} bytes/token · {st['chars_per_token']:.2f} chars/token"
-                  if st["tokens"] else "")  # no ratio of nothing
-        self.counts_label.setText(f"{st['tokens']:,} tokens · {st['chars']:,} characters · "
-                                  f"{st['bytes']:,} bytes{ratios}")
-        where = ("the whole text" if result.changed is None
-                 else f"characters {result.changed[0]:,}–{result.changed[1]:,} again")
-        self.counts_label.setToolTip(f"{result.tokenizer}: encoded {where} in {result.seconds * 1000:.0f} ms")
-        if self.banner.kind == "error":
-            self.banner.clear()
-
-    def _show_busy(self, *_) -> None:
-        """What the worker does, or whether the current tokenizer is ready."""
-        name = self.state.tokenizer
-        ready = self.state.catalog.is_loaded(name)
-        self.busy_label.setText(self.state.busy or (f"{name} ✓" if ready else f"{name} (not loaded yet)"))
 
     def _on_refusal(self, refusal: DisallowedSpecialError | None) -> None:
         if refusal is None:
