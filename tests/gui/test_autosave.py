@@ -43,7 +43,7 @@ def edited_window(make_window, qtbot, tmp_path, isolated_settings):
     path = tmp_path / "notes.txt"
     path.write_bytes(ORIGINAL.encode("utf-8"))
     window = make_window()
-    window.open_text(path, asked=True)
+    window.documents.open_text(path, asked=True)
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly())
     wait_settled(qtbot, window)
     window.editor.moveCursor(window.editor.textCursor().MoveOperation.End)
@@ -106,7 +106,7 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
     qtbot.waitUntil(lambda: [p.name for p in recovery_files(isolated_settings)]
                     == [second.autosave.session.recovery_path.name])
     # ...until it is saved, which writes the file exactly and removes the recovery file.
-    assert second.save()
+    assert second.documents.save()
     second.autosave.flush()
     assert read_text_file(path) == EXPECTED and recovery_files(isolated_settings) == []
     type_text(second.editor, "x")  # an unsaved text again after the save is kept again
@@ -161,7 +161,7 @@ def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window,
     tok_file = tmp_path / "trained.tiktoken"
     tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    first.open_tokenizer(tok_file)
+    first.documents.open_tokenizer(tok_file)
     qtbot.waitUntil(lambda: first.state.tokenizer == "trained.tiktoken")
     type_text(first.editor, " ab")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
@@ -227,7 +227,7 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
     tok_file = tmp_path / "mine.tiktoken"
     tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    first.open_tokenizer(tok_file)
+    first.documents.open_tokenizer(tok_file)
     qtbot.waitUntil(lambda: first.state.tokenizer == "mine.tiktoken")
     type_text(first.editor, " ab")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer)
@@ -275,7 +275,7 @@ def test_a_file_opened_at_start_asks_about_the_restored_text_first(make_window, 
     second = make_window(dialogs=dialogs)
     assert second.autosave.recover()
     # as run_gui does with `tokexplorer other.txt`
-    second.autosave.after_restore(lambda: second.open_text(other))
+    second.autosave.after_restore(lambda: second.documents.open_text(other))
     wait_settled(qtbot, second)
     assert [q for q, _ in dialogs.asked] == ["ask_restore", "ask_unsaved"]
     assert second.editor.source_text() == EXPECTED and second.state.modified

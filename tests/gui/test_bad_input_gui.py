@@ -33,7 +33,7 @@ def bad_tiktoken(tmp_path):
 
 def test_a_bad_file_opened_is_refused_and_the_picker_stays(qtbot, window, bad_tiktoken):
     before = window.state.tokenizer
-    window.open_tokenizer(bad_tiktoken)
+    window.documents.open_tokenizer(bad_tiktoken)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "byte 0x00 is not a token" in window.banner.label.text()
     assert "one-line.tiktoken" not in window.state.catalog.names()
@@ -229,10 +229,10 @@ def test_saving_keeps_the_mode_and_writes_through_a_symlink(qtbot, window, tmp_p
     real.chmod(0o755)
     link = tmp_path / "link.txt"
     link.symlink_to(real)
-    window.open_text(link)
+    window.documents.open_text(link)
     qtbot.waitUntil(lambda: window.state.path == link and window.editor.plain_text() == "old\n", timeout=10_000)
     type_text(window.editor, "new ")
-    assert window.save()
+    assert window.documents.save()
     assert link.is_symlink() and real.read_text("utf-8") == "new old\n"
     assert real.stat().st_mode & 0o777 == 0o755
 
@@ -245,6 +245,6 @@ def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, m
     window.state.set_document(target)
     type_text(window.editor, "lost")
     monkeypatch.setattr(textfile.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
-    assert not window.save()
+    assert not window.documents.save()
     assert window.banner.kind == "error" and "No space left on device" in window.banner.label.text()
     assert target.read_text("utf-8") == "kept" and window.state.modified

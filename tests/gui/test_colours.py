@@ -90,7 +90,7 @@ def test_palettes_keep_text_readable_and_colours_apart(scheme, dark):
 
 def test_token_colours_are_painted_and_kept(qtbot, make_window):
     window = make_window()
-    window.set_text("hello world, tokens everywhere")
+    window.documents.set_text("hello world, tokens everywhere")
     wait_settled(qtbot, window)
     editor = window.editor
     menu = window.findChild(type(window.menuBar().actions()[0].menu()), "token_colours_menu")
@@ -106,6 +106,6 @@ def test_token_colours_are_painted_and_kept(qtbot, make_window):
     pixels = {image.pixelColor(x, y).name() for x in range(0, image.width(), 2) for y in range(0, 40)}
     assert soft_colour.name() not in pixels  # no backgrounds
     assert editor._palette.boundary.name() in pixels  # but a line at each boundary
-    window.write_settings()
+    window.window_settings.save()
     again = make_window()
     assert again.state.token_colours == "boundaries"

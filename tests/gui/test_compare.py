@@ -38,7 +38,7 @@ def wait_compared(qtbot, window) -> None:
 
 
 def compare(qtbot, window, text: str, names: list[str]):
-    window.set_text(text)
+    window.documents.set_text(text)
     window.compare.set_tokenizers(names)
     window.compare.set_active(True)
     wait_compared(qtbot, window)
@@ -66,7 +66,7 @@ def test_hello_world_gpt2_vs_cl100k(window, qtbot, tmp_path):
 
 def test_python_indentation_sample_opens_in_compare(window, qtbot, tmp_path):
     q = quirk("python-indentation")
-    window.open_sample(q)
+    window.documents.open_sample(q)
     wait_compared(qtbot, window)
     view = window.compare
     assert view.active and view.names == ["gpt2", "cl100k_base"]
@@ -74,14 +74,14 @@ def test_python_indentation_sample_opens_in_compare(window, qtbot, tmp_path):
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(code)) for n in view.names]
     assert token_counts(view)[1] < token_counts(view)[0] - 10
     # An editor sample turns the compare view off and shows the tokenizer it names.
-    window.open_sample(quirk("long-token"))
+    window.documents.open_sample(quirk("long-token"))
     wait_compared(qtbot, window)
     assert not view.active and window.state.tokenizer == "cl100k_base"
     assert not view.columns[1].isVisible() and not window.compare_action.isChecked()
 
 
 def test_json_vs_yaml_counts_each_part(window, qtbot):
-    window.open_sample(quirk("json-vs-yaml"))
+    window.documents.open_sample(quirk("json-vs-yaml"))
     wait_compared(qtbot, window)
     view = window.compare
     assert view.names == ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
@@ -260,13 +260,13 @@ def test_edits_made_in_editor_mode_reach_the_panes_when_compare_returns(window, 
 def test_the_compare_view_comes_back_as_it_was_left(make_window, qtbot):
     first = make_window()
     compare(qtbot, first, HELLO, ["gpt2", "cl100k_base", "llama-sp"])
-    first.write_settings()
+    first.window_settings.save()
     second = make_window()
     wait_compared(qtbot, second)
     assert second.compare.active and second.compare_action.isChecked()
     assert second.compare.names == ["gpt2", "cl100k_base", "llama-sp"]
     second.compare.set_active(False)
-    second.write_settings()
+    second.window_settings.save()
     assert not make_window().compare.active
 
 
@@ -276,7 +276,7 @@ def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_pat
     path.write_bytes(source.encode("utf-8"))
     window.compare.set_tokenizers(["gpt2", "cl100k_base"])
     window.compare.set_active(True)
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
     wait_compared(qtbot, window)
     view = window.compare

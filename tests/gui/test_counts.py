@@ -23,7 +23,7 @@ FILES = sorted(p for p in CORPORA.rglob("*") if p.is_file())
 
 
 def open_file(qtbot, window, path) -> None:
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=60_000)
     wait_settled(qtbot, window, timeout=60_000)
 
@@ -88,7 +88,7 @@ def test_what_qt_cannot_hold_is_tokenized_saved_and_marked(qtbot, window, tmp_pa
     type_at_end.insertText("!")
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == text + "!"  # edits keep the file's characters
-    window.save()
+    window.documents.save()
     assert path.read_bytes() == (text + "!").encode("utf-8")
     assert window.editor._source.src == marked
     window.editor.viewport().grab()  # painted with the markers

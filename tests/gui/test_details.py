@@ -22,7 +22,7 @@ PACKAGE = Path(tokexplorer.__file__).parent
 def test_recent_files_are_absolute(qtbot, window, tmp_path, monkeypatch):
     (tmp_path / "notes.txt").write_text("hello", encoding="utf-8")
     monkeypatch.chdir(tmp_path)
-    window.open_text(Path("notes.txt"))  # as `tokexplorer --open notes.txt` does
+    window.documents.open_text(Path("notes.txt"))  # as `tokexplorer --open notes.txt` does
     qtbot.waitUntil(lambda: window.state.path is not None)
     wait_settled(qtbot, window)
     assert keys.read_list(window.settings, keys.RECENT_FILES)[0] == str(tmp_path / "notes.txt")

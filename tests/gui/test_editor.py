@@ -83,7 +83,7 @@ def test_colours_survive_an_insertion(qtbot, window):
 @pytest.mark.parametrize("name", BUILTINS)
 def test_switching_tokenizers(qtbot, window, name):
     text = "    hello world!!!\n"
-    window.set_text(text)
+    window.documents.set_text(text)
     window.state.set_tokenizer(name)
     wait_settled(qtbot, window)
     assert window.state.result.tokenizer == name
@@ -111,7 +111,7 @@ def test_highlight_positions_after_astral_characters(qtbot, window, name):
 
 def test_whitespace_markers_do_not_change_the_text(qtbot, window):
     text = "a b\tc  \nnext line\n"
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     spans = painted_spans(window.editor)
     flags = QTextOption.Flag.ShowTabsAndSpaces | QTextOption.Flag.ShowLineAndParagraphSeparators
@@ -152,7 +152,7 @@ def test_special_token_refusal_keeps_the_picture(qtbot, window, tmp_path):
     assert not any(f & REFUSED for _, _, _, f in window.editor.drawn_tokens())
     path = tmp_path / "other.txt"  # another document: the global policy again
     path.write_text(text)
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path == path)
     wait_settled(qtbot, window)
     assert window.state.effective_policy == "refuse" and window.banner.kind == "refusal"
@@ -175,7 +175,7 @@ def test_legend_is_one_glance_away(qtbot, make_window):
     assert not legend.isVisible()
     window.show_about()
     assert "Wavy" not in window.dialogs.asked[-1][1]  # the legend is no longer hidden in About
-    window.write_settings()
+    window.window_settings.save()
     assert not make_window().legend.isVisible()
 
 
@@ -221,10 +221,10 @@ def test_the_theme_follows_the_system_until_chosen(qtbot, make_window):
     first = make_window()
     system_dark = QApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
     assert first.state.dark == system_dark
-    first.write_settings()
+    first.window_settings.save()
     assert first.settings.value(keys.DARK) is None  # nothing chosen, nothing stored
     first.dark_action.trigger()
-    first.write_settings()
+    first.window_settings.save()
     assert keys.read_bool(first.settings, keys.DARK, system_dark) == (not system_dark)
 
 
@@ -259,7 +259,7 @@ def test_zoom_and_monospace_change_the_font_not_the_text(qtbot, window):
 def test_non_utf8_file_offers_other_decodings(qtbot, window, tmp_path):
     path = tmp_path / "latin.txt"
     path.write_bytes(b"caf\xe9 cr\xe8me\n")
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.editor.plain_text() == "café crème\n", timeout=10_000)
     kind, error = window.dialogs.asked[-1]
     assert kind == "choose_encoding" and (error.offset, error.byte) == (3, 0xE9)
@@ -274,7 +274,7 @@ def test_non_utf8_file_declined_leaves_the_text(qtbot, window, tmp_path):
     path = tmp_path / "bad.txt"
     path.write_bytes(b"\xff\xfe\xfd" * 3 + b"\x80")
     path.write_bytes(b"ok \x80")
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: any(k == "choose_encoding" for k, _ in window.dialogs.asked), timeout=10_000)
     assert window.editor.plain_text() == "keep me"
 
@@ -287,7 +287,7 @@ def test_non_utf8_file_declined_leaves_the_text(qtbot, window, tmp_path):
 def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     path = tmp_path / "in.txt"
     path.write_bytes(data)
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
     wait_settled(qtbot, window)
     assert window.editor.plain_text() == text
@@ -296,7 +296,7 @@ def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     assert path.read_bytes() == data
     type_text(window.editor, "x")
     assert window.state.modified and window.isWindowModified()
-    assert window.save()
+    assert window.documents.save()
     assert path.read_bytes() == ("x" + text).replace("\n", newline).encode("utf-8")
     assert not window.state.modified
 
@@ -316,7 +316,7 @@ def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
     path.write_text(line * 30_000, encoding="utf-8")  # 1.4 M characters: several slices
     seen = []
     window.editor.load_progress.connect(lambda done, total: seen.append((done, total)))
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.result is not None and len(window.state.result.encoding.text) == len(line) * 30_000,
                     timeout=30_000)
     assert len(seen) > 1 and seen[-1][0] == seen[-1][1]
@@ -375,9 +375,9 @@ def test_panels_smoke(qtbot, window):
 def test_stale_results_are_dropped(qtbot, window):
     results = []
     window.service.result.connect(results.append)
-    window.set_text("first")
+    window.documents.set_text("first")
     g1 = window.service.submit()
-    window.set_text("second text")
+    window.documents.set_text("second text")
     g2 = window.service.submit()
     wait_settled(qtbot, window)
     assert [r.generation for r in results][-1] == g2 and g1 not in [r.generation for r in results]
@@ -387,13 +387,13 @@ def test_stale_results_are_dropped(qtbot, window):
 def test_open_tokenizer_file(qtbot, window, tmp_path):
     bad = tmp_path / "broken.tiktoken"
     bad.write_bytes(b"not a tokenizer\n")
-    window.open_tokenizer(bad)
+    window.documents.open_tokenizer(bad)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "broken.tiktoken" not in window.state.catalog.names()
 
     good = tmp_path / "tiny.tiktoken"
     good.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
-    window.open_tokenizer(good)
+    window.documents.open_tokenizer(good)
     qtbot.waitUntil(lambda: window.state.tokenizer == "tiny.tiktoken", timeout=10_000)
     type_text(window.editor, "abc")
     wait_settled(qtbot, window)
@@ -405,7 +405,7 @@ def test_open_tokenizer_file(qtbot, window, tmp_path):
 def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
     window.resize(window.width(), 1400)  # every line on screen, below docks too: all are formatted
     window.state.set_tokenizer(name)
-    window.set_text("".join(f"line {i}: the quick brown fox 😀 jumps\n" for i in range(30)))
+    window.documents.set_text("".join(f"line {i}: the quick brown fox 😀 jumps\n" for i in range(30)))
     wait_settled(qtbot, window)
     editor = window.editor
     cursor = editor.textCursor()
@@ -430,7 +430,7 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
     editor = window.editor
     rng = random.Random(7)
     pieces = ["a", " ", "\n", "😀", "𝕏x", "\xa0", "\u2028", "é", "tab\t", "\n\n"]
-    window.set_text("start 😀 text\nsecond line\n")
+    window.documents.set_text("start 😀 text\nsecond line\n")
     wait_settled(qtbot, window)
     for step in range(60):
         n = editor.document().characterCount() - 1
@@ -473,7 +473,7 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
 
 def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
     words = " ".join(f"word{i}" for i in range(6000))  # one line of ~50,000 characters
-    window.set_text(words)
+    window.documents.set_text(words)
     wait_settled(qtbot, window)
     spans = painted_spans(window.editor)
     assert spans and spans[0][0] == 0
@@ -489,7 +489,7 @@ def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
     first, second = tmp_path / "one.txt", tmp_path / "two.txt"
     first.write_text("first file\n", encoding="utf-8")
     second.write_text("second file\n", encoding="utf-8")
-    window.open_text(first)
+    window.documents.open_text(first)
     qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
     # drop the second file on the window
     mime = QMimeData()
@@ -498,7 +498,7 @@ def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
                       Qt.KeyboardModifier.NoModifier)
     window.dropEvent(drop)
     qtbot.waitUntil(lambda: window.editor.plain_text() == "second file\n", timeout=10_000)
-    actions = window.recent_menu.actions()
+    actions = window.documents.recent_menu.actions()
     assert [a.statusTip() for a in actions] == [str(second), str(first)]
     actions[1].trigger()
     qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
@@ -586,7 +586,7 @@ def test_huge_texts_wait_for_a_pause_in_the_typing(window):
 
 def test_find_bar_finds_wraps_and_leaves_the_tokens(qtbot, window):
     text = "😀 Hello world\nhello again 𝕏 hello\n"
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     ids = window.state.result.encoding.ids
     window.find_action.trigger()
@@ -620,7 +620,7 @@ def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
     import json
 
     window.state.set_tokenizer("cl100k_base")
-    window.set_text("👋 hello world!!!")
+    window.documents.set_text("👋 hello world!!!")
     wait_settled(qtbot, window)
     window.copy_ids_action.trigger()
     assert json.loads(QApplication.clipboard().text()) == get_builtin("cl100k_base").encode("👋 hello world!!!").ids
@@ -641,7 +641,7 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
 
     type_text(window.editor, "draft")
     window.dialogs.unsaved_answer = "cancel"
-    window.open_sample(quirk("endoftext"))
+    window.documents.open_sample(quirk("endoftext"))
     assert window.editor.plain_text() == "draft"  # asked first, and the answer was cancel
     window.dialogs.unsaved_answer = "discard"
     labels = [a.text() for a in window.menuBar().actions()]

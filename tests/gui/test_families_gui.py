@@ -38,7 +38,7 @@ def test_open_tokenizer_json_and_gguf(qtbot, window, bpe_files, which):
     from tokenizers import Tokenizer
 
     path = bpe_files[which]
-    window.open_tokenizer(path)
+    window.documents.open_tokenizer(path)
     qtbot.waitUntil(lambda: window.state.tokenizer == path.name, timeout=20_000)
     type_text(window.editor, TEXT)
     wait_settled(qtbot, window)
@@ -52,6 +52,6 @@ def test_open_tokenizer_json_and_gguf(qtbot, window, bpe_files, which):
 def test_a_bad_tokenizer_json_is_reported(qtbot, window, tmp_path):
     bad = tmp_path / "tokenizer.json"
     bad.write_text('{"version": "1.0", "normalizer": null, "model": {"type": "Magic"}}')
-    window.open_tokenizer(bad)
+    window.documents.open_tokenizer(bad)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "tokenizer.json" not in window.state.catalog.names()

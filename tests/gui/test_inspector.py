@@ -23,7 +23,7 @@ def inspect(window, qtbot):
 
     def run(name, text, start, end=None):
         window.state.set_tokenizer(name)
-        window.set_text(text)
+        window.documents.set_text(text)
         wait_settled(qtbot, window)
         assert select_code_points(window, start, start if end is None else end)
         qtbot.waitUntil(lambda: panel.up_to_date and panel.info is not None)
@@ -166,7 +166,7 @@ def test_copy_json_and_text(inspect, qtbot):
 
 def test_a_hidden_inspector_does_no_work(window, qtbot):
     window.inspector_dock.hide()
-    window.set_text("abc")
+    window.documents.set_text("abc")
     wait_settled(qtbot, window)
     select_code_points(window, 0, 2)
     qtbot.wait(20)

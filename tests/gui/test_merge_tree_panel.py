@@ -12,7 +12,7 @@ from .helpers import wait_settled
 def open_text(qtbot, window, tokenizer: str, text: str) -> None:
     window.show_view("merges")
     window.state.set_tokenizer(tokenizer)
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
 
 
@@ -90,7 +90,7 @@ def test_hidden_panel_waits_until_shown(qtbot, window):
     """A closed dock does no work; opening it shows the caret's token."""
     window.merge_dock.hide()
     window.state.set_tokenizer("gpt2")
-    window.set_text("he said hello")
+    window.documents.set_text("he said hello")
     wait_settled(qtbot, window)
     put_caret(window, 10)
     assert window.merge_tree.tree is None and window.merge_tree.up_to_date

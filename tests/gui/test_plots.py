@@ -34,7 +34,7 @@ def corpus(corpora) -> str:
 
 
 def open_plots(qtbot, window, text: str, tab: str):
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     window.plots_dock.show()
     panel = window.plots
@@ -92,11 +92,11 @@ def test_sweep_exports_a_png_and_the_cores_csv(qtbot, window, corpus, tmp_path):
 def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):
     panel = open_plots(qtbot, window, corpus * 3, "sweep_tab")
     tab = panel.sweep_tab
-    window.set_text("")
+    window.documents.set_text("")
     wait_settled(qtbot, window)
     tab.sizes_edit.setText("256")
     assert not tab.run() and tab.status.text().startswith("No text to train on")
-    window.set_text(corpus * 3)
+    window.documents.set_text(corpus * 3)
     wait_settled(qtbot, window)
     tab.sizes_edit.setText("256, lots")
     assert not tab.run() and "integers" in tab.status.text()
@@ -166,7 +166,7 @@ def test_token_lengths_of_the_current_text_per_tokenizer(qtbot, window, corpora,
         lengths, heights = tab.figure.series(i)
         assert lengths == list(range(len(core.counts))) and heights == list(core.counts), name
     # An edit recomputes them.
-    window.set_text("hello world")
+    window.documents.set_text("hello world")
     qtbot.waitUntil(lambda: tab.figure.histograms and tab.figure.histograms[0].tokens == 2, timeout=30_000)
     window.dialogs.paths["export"] = str(tmp_path / "lengths.csv")
     tab.export_csv()

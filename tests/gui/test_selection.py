@@ -15,7 +15,7 @@ TEXT = "a😀b 𝕏𝕏 e\u0301 🇺🇳 한 👨\u200d👩\u200d👧 end"
 
 
 def test_code_point_at16_matches_decoding_the_prefix(window, qtbot):
-    window.set_text(TEXT)
+    window.documents.set_text(TEXT)
     wait_settled(qtbot, window)
     result = window.state.result
     units = TEXT.encode("utf-16-le")
@@ -26,7 +26,7 @@ def test_code_point_at16_matches_decoding_the_prefix(window, qtbot):
 
 
 def test_the_state_follows_the_selection_in_code_points(window, qtbot):
-    window.set_text(TEXT)
+    window.documents.set_text(TEXT)
     wait_settled(qtbot, window)
     select_code_points(window, 5, 7)  # 𝕏𝕏, after two astral characters
     assert window.state.selection == (5, 7)
@@ -39,7 +39,7 @@ def test_the_state_follows_the_selection_in_code_points(window, qtbot):
 def test_selection_counts_in_the_status_bar(window, qtbot):
     parts = dict(quirk("json-vs-yaml").samples)
     window.state.set_tokenizer("cl100k_base")
-    window.set_text(parts["JSON"] + parts["YAML"])
+    window.documents.set_text(parts["JSON"] + parts["YAML"])
     wait_settled(qtbot, window)
     label = window.selection_counts
     assert label.text() == ""
@@ -53,7 +53,7 @@ def test_selection_counts_in_the_status_bar(window, qtbot):
 
 
 def test_selection_counts_follow_the_tokenizer(window, qtbot):
-    window.set_text("hi 👋 there")
+    window.documents.set_text("hi 👋 there")
     wait_settled(qtbot, window)
     select_code_points(window, 3, 4)
     window.state.set_tokenizer("gpt2")

@@ -85,7 +85,7 @@ def test_colouring_keeps_glyphs_and_pixels(qtbot, window, script):
     editor = window.editor
     editor.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
     editor.setCursorWidth(0)  # no blinking caret in the pictures
-    window.set_text(text)
+    window.documents.set_text(text)
     for name in builtin_names():
         window.state.set_tokenizer(name)
         wait_settled(qtbot, window)

@@ -21,7 +21,7 @@ def traced(window, chunk: bytes) -> bool:
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "o200k_base", "llama-sp"])
 def test_trace_of_each_chunk_ends_with_the_encoders_ids(qtbot, window, name):
     window.state.set_tokenizer(name)
-    window.set_text(TEXT)
+    window.documents.set_text(TEXT)
     wait_settled(qtbot, window)
     window.show_view("trace")
     tok = get_builtin(name)
@@ -45,7 +45,7 @@ def test_trace_of_each_chunk_ends_with_the_encoders_ids(qtbot, window, name):
 
 def test_slider_walks_the_steps(qtbot, window):
     window.state.set_tokenizer("gpt2")
-    window.set_text("he said hello")
+    window.documents.set_text("he said hello")
     wait_settled(qtbot, window)
     window.show_view("trace")
     cursor = window.editor.textCursor()

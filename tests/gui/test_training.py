@@ -57,7 +57,7 @@ def test_small_corpus_trains_joins_the_picker_and_colours_the_editor(qtbot, wind
 
     panel.use_button.click()
     sample = "Taylor Swift's songs, all of them."
-    window.set_text(sample)
+    window.documents.set_text(sample)
     wait_settled(qtbot, window)
     assert window.state.tokenizer == panel.result_name
     assert window.state.result.tokenizer == panel.result_name
@@ -138,7 +138,7 @@ def test_empty_corpus_is_refused_with_a_message(qtbot, window, tmp_path):
 
 def test_current_text_is_a_corpus(qtbot, window):
     text = "low lower lowest newer newest wider " * 30
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     panel = window.training_panel
     panel.text_radio.setChecked(True)
@@ -240,7 +240,7 @@ def test_training_feeds_the_compression_plot(qtbot, window):
     curves = []
     window.state.training_curve.connect(curves.append)
     text = "the cat sat on the mat; the cat ate the rat. " * 40
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     panel = window.training_panel
     panel.text_radio.setChecked(True)

@@ -30,7 +30,7 @@ def test_an_unknown_view_names_the_known_ones(window):
 
 
 def test_select_takes_code_points_past_astral_characters(window, qtbot):
-    window.set_text("a😀bc 𝕏yz")
+    window.documents.set_text("a😀bc 𝕏yz")
     wait_settled(qtbot, window)
     assert select_code_points(window, 2, 4)
     assert window.editor.textCursor().selectedText() == "bc"

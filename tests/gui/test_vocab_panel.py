@@ -14,7 +14,7 @@ TEXT = "he said hello and hello, then ’hello’ again: hello"
 
 def ready(qtbot, window, tokenizer="o200k_base"):
     window.state.set_tokenizer(tokenizer)
-    window.set_text(TEXT)
+    window.documents.set_text(TEXT)
     wait_settled(qtbot, window)
     window.show_view("vocab")
     window.show_view("merges")

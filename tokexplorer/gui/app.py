@@ -177,9 +177,9 @@ def run_gui(argv: list[str]) -> int:
             print(f"tokexplorer: error: no such file: {args.open}", file=sys.stderr)
             return 1
         window.autosave.after_restore(  # a restored text first: opening asks about saving it
-            lambda: window.open_text(Path(args.open), encoding=args.encoding, asked=not restored))
+            lambda: window.documents.open_text(Path(args.open), encoding=args.encoding, asked=not restored))
     elif window.first_run and not args.probe_startup and not restored:
-        window.show_welcome()
+        window.documents.show_welcome()
     if args.view is not None and args.view not in window.views:
         print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",
               file=sys.stderr)

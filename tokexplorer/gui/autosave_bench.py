@@ -46,7 +46,7 @@ def measure_autosave(path: Path, runs: int = 9) -> dict:
     app = QApplication.instance() or QApplication([])
     window = MainWindow(dialogs=_NoDialogs())
     window.show()
-    window.open_text(path, asked=True)
+    window.documents.open_text(path, asked=True)
     _wait(lambda: window.state.path == path and settled(window))
     done: list[float] = []
     window.autosave.written.connect(lambda p: p and done.append(time.perf_counter()))

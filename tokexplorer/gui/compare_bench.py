@@ -46,7 +46,7 @@ def measure_compare_typing(path: Path, n_keys: int, names: list[str]) -> Compare
     window.show()
     loop = EventLoop()
     t0 = time.perf_counter()
-    window.open_text(Path(path))
+    window.documents.open_text(Path(path))
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
     open_s = time.perf_counter() - t0

@@ -1,8 +1,8 @@
-"""The main window: menus, tool bar (tokenizer picker, special-token policy), status bar counts,
-dock panels, files in and out, and the settings that persist between runs.
+"""The main window: menus, tool bar (tokenizer picker, special-token policy), status bar and dock
+panels, created and wired to the one `AppState` and the `TokenizeService`.
 
-It wires the panels to the one `AppState` and the `TokenizeService`; it holds no token logic of its
-own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
+Files in and out live in `documents.py`, what persists between runs in `window_settings.py`, each
+view in its own module; the window holds no token logic of its own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
 reaches `_report` and is shown in the window, never as a traceback.
 """
 
@@ -12,16 +12,14 @@ import json
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QByteArray, Qt, QTimer, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
-from ..core.quirks import QUIRKS, Quirk, sample_text
+from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
-from ..core.resources import resource_path
-from ..core.textfile import NotUtf8Error, decode_text, write_atomic
-from ..core.tokenizer import DisallowedSpecialError, TokexplorerError
+from ..core.tokenizer import DisallowedSpecialError
 from . import crash, settings as keys
 from .about import about_html
 from .autosave import Autosave
@@ -29,6 +27,7 @@ from .banner import Banner
 from .chunks import ChunkView
 from .colours import application_palette
 from .dialogs import Dialogs, display_name
+from .documents import Documents
 from .editor import TokenEditor
 from .find_bar import FindBar
 from .legend import Legend, token_colours_menu
@@ -41,16 +40,13 @@ from .panels.selection_counts import SelectionCountsLabel
 from .panels.status_counts import BusyLabel, CountsLabel
 from .panels.trace import TracePanel
 from .panels.vocab import VocabPanel
-from .positions import EditorText, editor_text, utf16_len
 from .selection import SelectionTracker
 from .state import AppState
 from .panels.training import TrainingPanel
 from .token_ids import TokenTable
 from .training_service import TrainingService
-from .worker import POLICIES, TokenizeService, run_job
-
-TOKENIZER_SUFFIXES = (".tiktoken", ".model", ".gguf")
-READ_BLOCK = 1 << 20  # bytes read per progress report
+from .worker import POLICIES, TokenizeService
+from .window_settings import WindowSettings
 
 SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
@@ -60,21 +56,6 @@ SHORTCUTS = [
     ("Find next", QKeySequence.StandardKey.FindNext),
     ("Find previous", QKeySequence.StandardKey.FindPrevious),
 ]
-
-
-def read_text(path: Path, encoding: str | None, progress) -> EditorText:
-    """Read and decode a file in a worker, reporting bytes read; raises NotUtf8Error and friends."""
-    try:
-        total = path.stat().st_size
-        parts, done = [], 0
-        with open(path, "rb") as f:
-            while block := f.read(READ_BLOCK):
-                parts.append(block)
-                done += len(block)
-                progress(done, total)
-    except OSError as exc:
-        raise TokexplorerError(f"cannot read {path}: {exc.strerror or exc}") from None
-    return editor_text(decode_text(b"".join(parts), source=str(path), encoding=encoding))
 
 
 class MainWindow(QMainWindow):
@@ -103,6 +84,11 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
                                        lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
+        self.documents = Documents(self.state, self.editor, self.compare, self.service, self.dialogs, self.banner,
+                                   self.settings, report=self._report, progress=self._progress,
+                                   status=lambda message: self.statusBar().showMessage(message, 4000), parent=self)
+        self.window_settings = WindowSettings(self, self.settings)
+        self.first_run = self.window_settings.first_run
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
@@ -111,7 +97,7 @@ class MainWindow(QMainWindow):
         self._connect()
         self._last_good = self.state.tokenizer  # what the picker falls back to from a bad file
         crash.reporter().crashed.connect(self._on_crash)
-        self._read_settings()
+        self.window_settings.restore()
         self.autosave = Autosave(self.state, self.editor, self.service, self.dialogs, self.banner,
                                  keys.settings_folder(self.settings) / "recovery", parent=self)
         self.setAcceptDrops(True)
@@ -133,12 +119,12 @@ class MainWindow(QMainWindow):
 
     def _create_actions(self) -> None:
         S = QKeySequence.StandardKey
-        self.open_action = self._action("&Open Text…", self.open_text_dialog, S.Open, "Open a text file")
+        self.open_action = self._action("&Open Text…", self.documents.open_text_dialog, S.Open, "Open a text file")
         self.open_tokenizer_action = self._action(
-            "Open &Tokenizer File…", self.open_tokenizer_dialog, "Ctrl+Shift+O",
+            "Open &Tokenizer File…", self.documents.open_tokenizer_dialog, "Ctrl+Shift+O",
             "Open a .tiktoken, SentencePiece .model, minbpe .model or GPT-2 encoder.json file")
-        self.save_action = self._action("&Save", self.save, S.Save, "Save the text")
-        self.save_as_action = self._action("Save &As…", self.save_as, S.SaveAs, "Save the text under a new name")
+        self.save_action = self._action("&Save", self.documents.save, S.Save, "Save the text")
+        self.save_as_action = self._action("Save &As…", self.documents.save_as, S.SaveAs, "Save the text under a new name")
         self.quit_action = self._action("&Quit", self.close, S.Quit, "Quit tokexplorer")
         e = self.editor
         self.undo_action = self._action("&Undo", e.undo, S.Undo)
@@ -164,7 +150,7 @@ class MainWindow(QMainWindow):
         self.dark_action = self._action("&Dark Theme", self.state.set_dark, "Ctrl+Shift+D",
                                         "Switch between the light and the dark theme (else the "
                                         "system's is followed)", checkable=True)
-        self.dark_action.triggered.connect(lambda: setattr(self, "_dark_chosen", True))
+        self.dark_action.triggered.connect(self.window_settings.choose_dark)
         self.monospace_action = self._action("&Monospace Font", lambda on: self.state.set_font(monospace=on),
                                              "Ctrl+Shift+M", "Show the text in a fixed-width font",
                                              checkable=True)
@@ -174,7 +160,7 @@ class MainWindow(QMainWindow):
                                               "The default text size")
         self.shortcuts_action = self._action("&Keyboard Shortcuts", self.show_shortcuts, S.HelpContents)
         self.about_action = self._action("&About tokexplorer", self.show_about)
-        self.welcome_action = self._action("&Welcome Text", self.show_welcome,
+        self.welcome_action = self._action("&Welcome Text", self.documents.show_welcome,
                                            tip="Open the welcome text again (numbers, code, languages, emoji)")
         self.compare_action = self._action("&Compare Tokenizers", self.compare.set_active, "Ctrl+2",
                                            "The text in 2 to 4 tokenizers side by side", checkable=True)
@@ -184,7 +170,7 @@ class MainWindow(QMainWindow):
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
         file_menu.addActions([self.open_action, self.open_tokenizer_action])
-        self.recent_menu = file_menu.addMenu("Open &Recent")
+        file_menu.addMenu(self.documents.recent_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
         file_menu.addSeparator()
@@ -207,7 +193,7 @@ class MainWindow(QMainWindow):
         for q in QUIRKS:
             action = samples_menu.addAction(q.question)
             action.setStatusTip(q.observation)
-            action.triggered.connect(lambda checked=False, q=q: self.open_sample(q))
+            action.triggered.connect(lambda checked=False, q=q: self.documents.open_sample(q))
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.welcome_action, self.shortcuts_action, self.about_action])
 
@@ -322,7 +308,6 @@ class MainWindow(QMainWindow):
             lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)
         self.editor.load_progress.connect(lambda done, total: self._progress("inserting text", done, total))
-        self.editor.loaded.connect(self._on_loaded)
         self.service.result.connect(s.set_result)
         self.service.refused.connect(s.set_refusal)
         self.service.failed.connect(self._on_failed)
@@ -342,77 +327,6 @@ class MainWindow(QMainWindow):
         self.tokenizer_box.currentIndexChanged.connect(
             lambda i: i >= 0 and s.set_tokenizer(self.tokenizer_box.itemText(i)))
         self.policy_box.currentIndexChanged.connect(lambda i: s.set_policy(self.policy_box.itemData(i)))
-
-    # --- settings ------------------------------------------------------------------------
-
-    def _read_settings(self) -> None:
-        st = self.settings
-        self.first_run = st.value(keys.GEOMETRY) is None  # never closed before: app.py welcomes
-        geometry = st.value(keys.GEOMETRY)
-        if isinstance(geometry, QByteArray) and not geometry.isEmpty():
-            self.restoreGeometry(geometry)
-        else:
-            self.resize(1100, 720)
-            self.resizeDocks([self.token_dock], [340], Qt.Orientation.Horizontal)
-            self.resizeDocks([self.inspector_dock], [300], Qt.Orientation.Vertical)
-        window_state = st.value(keys.WINDOW_STATE)
-        if isinstance(window_state, QByteArray) and not window_state.isEmpty():
-            self.restoreState(window_state)
-        name = str(st.value(keys.TOKENIZER, self.state.tokenizer))
-        if name in self.state.catalog.names():
-            self.state.set_tokenizer(name)
-        policy = str(st.value(keys.POLICY, "refuse"))
-        if policy in POLICIES:
-            self.state.set_policy(policy)
-        self.state.set_show_whitespace(keys.read_bool(st, keys.SHOW_WHITESPACE, False))
-        # The theme follows the system's until the user picks one (View > Dark Theme).
-        self._dark_chosen = st.value(keys.DARK) is not None
-        self.state.set_dark(keys.read_bool(st, keys.DARK, False) if self._dark_chosen else self._system_dark())
-        QApplication.styleHints().colorSchemeChanged.connect(
-            lambda: self._dark_chosen or self.state.set_dark(self._system_dark()))
-        self.state.set_token_colours(str(st.value(keys.TOKEN_COLOURS, self.state.token_colours)))
-        self.legend_action.setChecked(keys.read_bool(st, keys.LEGEND, True))
-        self.legend.setVisible(self.legend_action.isChecked())
-        self.state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
-                            size=keys.read_int(st, keys.FONT_SIZE, 0))
-        self.compare.restore(keys.read_list(st, keys.COMPARE_PANES), keys.read_bool(st, keys.COMPARE, False))
-        self._fill_recent()
-
-    def write_settings(self) -> None:
-        st = self.settings
-        st.setValue(keys.GEOMETRY, self.saveGeometry())
-        st.setValue(keys.WINDOW_STATE, self.saveState())
-        if self.state.catalog.is_builtin(self.state.tokenizer):  # others may be gone next time
-            st.setValue(keys.TOKENIZER, self.state.tokenizer)
-        st.setValue(keys.POLICY, self.state.policy)
-        st.setValue(keys.SHOW_WHITESPACE, self.state.show_whitespace)
-        if self._dark_chosen:
-            st.setValue(keys.DARK, self.state.dark)
-        st.setValue(keys.TOKEN_COLOURS, self.state.token_colours)
-        st.setValue(keys.LEGEND, self.legend_action.isChecked())
-        st.setValue(keys.MONOSPACE, self.state.monospace)
-        st.setValue(keys.FONT_SIZE, self.state.font_size)
-        st.setValue(keys.COMPARE, self.compare.active)
-        st.setValue(keys.COMPARE_PANES, [n for n in self.compare.names[1:] if self.state.catalog.is_builtin(n)])
-        st.sync()
-
-    def _recent(self) -> list[str]:
-        return keys.read_list(self.settings, keys.RECENT_FILES)
-
-    def _remember(self, path: Path) -> None:
-        path = path.absolute()  # the list must work wherever the app is started next
-        paths = [str(path)] + [p for p in self._recent() if p != str(path)]
-        self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
-        self._fill_recent()
-
-    def _fill_recent(self) -> None:
-        self.recent_menu.clear()
-        paths = self._recent()
-        for i, p in enumerate(paths):
-            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {Path(p).name}")
-            action.setStatusTip(p)
-            action.triggered.connect(lambda checked=False, p=p: self.open_text(Path(p)))
-        self.recent_menu.setEnabled(bool(paths))
 
     # --- state -> widgets ----------------------------------------------------------------
 
@@ -490,10 +404,6 @@ class MainWindow(QMainWindow):
     def _zoom(self, step: int) -> None:
         self.state.set_font(size=self.editor.font_size() + step)
 
-    @staticmethod
-    def _system_dark() -> bool:
-        return QApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
-
     def _on_dark(self, dark: bool) -> None:
         self.dark_action.setChecked(dark)
         app = QApplication.instance()
@@ -515,138 +425,6 @@ class MainWindow(QMainWindow):
         self.banner.show_message("error", f"{title}: {message}")
         self.reported.emit(f"{title}: {message}")
 
-    # --- files ---------------------------------------------------------------------------
-
-    def _folder(self) -> str:
-        return str(self.state.path.parent) if self.state.path else str(Path.cwd())
-
-    def maybe_save(self) -> bool:
-        """True when it is fine to drop the current text (saved, discarded, or unchanged)."""
-        if not self.state.modified:
-            return True
-        answer = self.dialogs.ask_unsaved(display_name(self.state.path))
-        if answer == "save":
-            return self.save()
-        return answer == "discard"
-
-    def open_text_dialog(self) -> None:
-        if not self.maybe_save():
-            return
-        path = self.dialogs.open_text_path(self._folder())
-        if path:
-            self.open_text(Path(path), asked=True)
-
-    def open_text(self, path: Path, *, encoding: str | None = None, asked: bool = False) -> None:
-        """Read a file in a worker; a file that is not UTF-8 leads to the decoding dialog."""
-        if not asked and not self.maybe_save():
-            return
-        self.state.set_busy(f"reading {path.name}…")
-        run_job(lambda progress: read_text(path, encoding, progress),
-                on_result=lambda text: self._on_read(path, text),
-                on_error=lambda exc: self._on_read_error(path, exc),
-                on_progress=lambda done, total: self._progress("reading", done, total))
-
-    def _on_read(self, path: Path, text: EditorText) -> None:
-        self.state.set_busy("")
-        self._remember(path)
-        self.state.set_document(path, newline=text.newline, notes=text.notes)
-        self.state.set_document_policy(None)
-        if text.notes:
-            self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
-        else:
-            self.banner.clear()
-        self.editor.load_text(text)
-
-    def _on_read_error(self, path: Path, exc: Exception) -> None:
-        self.state.set_busy("")
-        self.progress_bar.hide()
-        if isinstance(exc, NotUtf8Error):
-            encoding = self.dialogs.choose_encoding(exc)
-            if encoding:
-                self.open_text(path, encoding=encoding, asked=True)
-            return
-        self._report("Cannot open", str(exc) if isinstance(exc, TokexplorerError) else repr(exc))
-
-    def _on_loaded(self) -> None:
-        self.progress_bar.hide()
-        self.state.set_modified(False)
-        self.service.submit()
-
-    def open_sample(self, quirk: Quirk) -> None:
-        """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
-        if not self.maybe_save():
-            return
-        self.state.set_document(None)
-        self.state.set_document_policy(quirk.allowed_special)
-        self.editor.load_text(editor_text(sample_text(quirk)).text)
-        if quirk.view == "compare":
-            self.compare.open_sample(quirk)
-        else:
-            self.compare.set_active(False)
-            self.state.set_tokenizer(quirk.tokenizers[0])
-        self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
-
-    def show_welcome(self) -> None:
-        """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
-        differences at a glance, and where to go next."""
-        if not self.maybe_save():
-            return
-        self.state.set_document(None)
-        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")).text)
-        self.banner.clear()
-
-    def set_text(self, text: str) -> None:
-        """Put text in the editor as if typed (for tests and the benchmark)."""
-        self.editor.setPlainText(editor_text(text).text)
-
-    def save(self) -> bool:
-        if self.state.path is None:
-            return self.save_as()
-        return self._write(self.state.path)
-
-    def save_as(self) -> bool:
-        path = self.dialogs.save_path(str(self.state.path or Path(self._folder()) / "untitled.txt"))
-        return bool(path) and self._write(Path(path))
-
-    def _write(self, path: Path) -> bool:
-        text = self.editor.source_text()
-        try:
-            write_atomic(path, text.encode("utf-8"))
-        except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink
-            self._report("Cannot save", str(exc))
-            return False
-        self.editor.document().setModified(False)
-        self.state.set_document(path, newline=self.state.newline)
-        self._remember(path)
-        self.statusBar().showMessage(f"saved {path} ({utf16_len(text):,} UTF-16 units)", 4000)
-        return True
-
-    def open_tokenizer_dialog(self) -> None:
-        path = self.dialogs.open_tokenizer_path(self._folder())
-        if path:
-            self.open_tokenizer(Path(path))
-
-    def open_tokenizer(self, path: Path) -> None:
-        """Add a tokenizer file to the picker and switch to it; a bad file is reported, not kept."""
-        self.state.set_busy(f"loading {path.name}…")
-
-        def load(progress) -> str:
-            name = self.state.catalog.add_file(path)
-            self.state.catalog.get(name)  # read it now, so a bad file fails here
-            return name
-
-        def loaded(name: str) -> None:
-            self.state.set_busy("")
-            self.state.tokenizers_changed.emit()
-            self.state.set_tokenizer(name)
-
-        def failed(exc: Exception) -> None:
-            self.state.set_busy("")
-            self.state.catalog.remove(path)
-            self._report("Cannot open tokenizer", str(exc))
-
-        run_job(load, on_result=loaded, on_error=failed)
-
     # --- drag and drop -------------------------------------------------------------------
 
     def dragEnterEvent(self, event) -> None:
@@ -654,12 +432,7 @@ class MainWindow(QMainWindow):
             event.acceptProposedAction()
 
     def dropEvent(self, event) -> None:
-        for url in event.mimeData().urls():
-            path = Path(url.toLocalFile())
-            if path.suffix in TOKENIZER_SUFFIXES or path.name in ("encoder.json", "tokenizer.json"):
-                self.open_tokenizer(path)
-            else:
-                self.open_text(path)
+        self.documents.open_paths([Path(url.toLocalFile()) for url in event.mimeData().urls()])
         event.acceptProposedAction()
 
     # --- help ----------------------------------------------------------------------------
@@ -683,10 +456,10 @@ class MainWindow(QMainWindow):
     # --- closing -------------------------------------------------------------------------
 
     def closeEvent(self, event) -> None:
-        if not self.maybe_save():
+        if not self.documents.maybe_save():
             event.ignore()
             return
-        self.write_settings()
+        self.window_settings.save()
         self.autosave.close()  # a clean exit keeps no unsaved text
         self.service.wait_for_done(3000)
         self.compare.wait_for_done(3000)

@@ -44,7 +44,7 @@ def measure_selection(path: Path, n: int, names: list[str]) -> tuple[str, int, l
         dock.resize(700, 400)
         dock.show()
     loop = EventLoop()
-    window.open_text(Path(path))
+    window.documents.open_text(Path(path))
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
 

@@ -44,7 +44,7 @@ def measure_selection(path: Path, n_tokens: int, names: list[str] | None = None,
     window.show()
     window.show_view("inspector")
     loop = EventLoop()
-    window.open_text(Path(path))
+    window.documents.open_text(Path(path))
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
     editor, panel = window.editor, window.inspector

@@ -119,7 +119,7 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
     loop = EventLoop()
     t0 = time.perf_counter()
     loop.start_meter()
-    window.open_text(Path(path))
+    window.documents.open_text(Path(path))
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
     report = TypingReport(app.platformName(), time.perf_counter() - t0, loop.stop_meter(), [])
