@@ -211,27 +211,34 @@ class TokenEditor(QPlainTextEdit):
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         doc = self.document()
-        source_position, source_removed = position, removed
-        if not self._source.identity:  # where the edit falls in the source, and what it removes
-            added_breaks = 0
-            if added:
-                cursor = QTextCursor(doc)
-                cursor.setPosition(position)
-                cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-                added_breaks = cursor.selectedText().count("\u2029")
-            removed_breaks = self._blocks - doc.blockCount() + added_breaks
-            source_position += self._source.extra(position, doc.findBlock(position).blockNumber())
-            source_removed = self._source.removed(position, removed, removed_breaks)
-            self._source.edit(position, removed, added)
+        source_edit = None
+        if not self._source.identity:  # where the edit falls in the source, and what it spells
+            inserted = self._text16(position, position + added).replace("\u2029", "\n")
+            end = position + added
+            following = "" if end >= doc.characterCount() - 1 else doc.characterAt(end).replace("\u2029", "\n")
+            source_edit = self._source.follow(
+                position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
+                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
         self._blocks = doc.blockCount()
-        self._post_edit(position, removed, added, source_position, source_removed)
+        self._post_edit(position, removed, added, source_edit)
         self.text_edited.emit()
 
-    def _post_edit(self, position: int, removed: int, added: int, source_position: int,
-                   source_removed: int) -> None:
+    def _text16(self, start: int, end: int) -> str:
+        """The editor's text in UTF-16 range [start, end), Qt's block separators as U+2029 (the
+        document's final one, which no cursor can select, left out)."""
+        end = min(end, self.document().characterCount() - 1)
+        if end <= start:
+            return ""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor.selectedText()
+
+    def _post_edit(self, position: int, removed: int, added: int,
+                   source_edit: tuple[int, int, str] | None) -> None:
         """Queue the edit for the worker's copy of the source, or ask for the whole text: the
-        source's UTF-16 units at source_position replaced by the inserted text, its line breaks
-        the document's.
+        source's edit (position, units removed, text inserted) from the SourceMap, or None when
+        the source is the editor's text.
 
         subtle: Qt counts the document's final block separator in some changes (setPlainText
         reports removing 1 character from an empty document); an edit that reaches it is not a
@@ -243,13 +250,9 @@ class TokenEditor(QPlainTextEdit):
         if position + added > count - 1 or position + removed > count - added + removed - 1:
             self._outbox = None
             return
-        inserted = ""
-        if added:
-            cursor = QTextCursor(self.document())
-            cursor.setPosition(position)
-            cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-            inserted = cursor.selectedText().replace("\u2029", self._source.newline)
-        self._outbox.append((source_position, source_removed, inserted))
+        if source_edit is None:
+            source_edit = (position, removed, self._text16(position, position + added).replace("\u2029", "\n"))
+        self._outbox.append(source_edit)
 
     def set_result(self, result: Tokenized | None) -> None:
         """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed

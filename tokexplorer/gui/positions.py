@@ -133,7 +133,16 @@ class SourceMap:
     """What the editor's line breaks stand for in the text that is tokenized and saved (the
     "source"): the document's `newline`, except at the UTF-16 positions `pos16`, where each
     stands for its string in `src` (a lone "\\r" in a file of "\\n", a U+2029...). Follows the
-    editor's edits; a typed or pasted line break stands for `newline`.
+    editor's edits (`follow`); a typed or pasted line break stands for `newline`, except one
+    right after a lone CR, which stands for a CRLF.
+
+    The source, read back as a file (`editor_text`), always gives the editor's text again: one
+    line break for each of the editor's.
+
+    subtle: a "\\n" right after a lone "\\r" would spell "\\r\\n", which reads back as ONE line
+    break, not two: the source would lose a line (and the worker's copy would tokenize a CRLF
+    where the editor shows two lines). Spelling that break "\\r\\n" keeps both, and changes no
+    other break (a "\\r" would join the next "\\n" in turn).
 
     >>> m = SourceMap("\\r\\n", [5], ["\\u2029"])
     >>> m.source("ab\\ncd\\ne"), m.extra(4, 1), m.extra(7, 2)
@@ -177,6 +186,42 @@ class SourceMap:
             self.pos16 = self.pos16[keep]
             self._index()
         self.pos16[self.pos16 >= position16 + removed] += added - removed
+
+    def follow(self, position16: int, removed: int, inserted: str, *, breaks_before: int,
+               removed_breaks: int, following: str) -> tuple[int, int, str]:
+        """Follow an edit of the editor's text, and return it as an edit of the source: (UTF-16
+        position, units removed, text inserted).
+
+        `inserted`: the editor's new text there, line breaks as "\\n"; `breaks_before`: the line
+        breaks before position16; `removed_breaks`: those in the removed text; `following`: the
+        editor's character after the edit ("\\n" for a line break, "" at the end).
+
+        >>> m = SourceMap("\\n", [1], ["\\r"])  # the editor's "a\\nb" is "a\\rb"
+        >>> m.follow(2, 0, "\\n", breaks_before=1, removed_breaks=0, following="b")
+        (2, 0, '\\r\\n')
+        >>> m.source("a\\n\\nb")  # the typed break stands for a CRLF: two line breaks
+        'a\\r\\r\\nb'
+        """
+        start = position16 + self.extra(position16, breaks_before)
+        units = self.removed(position16, removed, removed_breaks)
+        self.edit(position16, removed, utf16_len(inserted))
+        text = inserted.replace("\n", self.newline)
+        if self._joins(position16, (inserted or following)[:1] == "\n"):
+            k = int(np.searchsorted(self.pos16, position16))
+            self.pos16 = np.insert(self.pos16, k, position16)
+            self.src.insert(k, "\r\n")
+            self._index()
+            # The break there (inserted, or the file's own after a deletion) gains a CR.
+            text = "\r" + text
+        return start, units, text
+
+    def _joins(self, position16: int, is_break: bool) -> bool:
+        """The line break at position16 stands for "\\n" right after a lone CR's."""
+        if not is_break or self.newline != "\n" or not self.src:
+            return False
+        k = int(np.searchsorted(self.pos16, position16 - 1))
+        return (k < len(self.src) and self.pos16[k] == position16 - 1 and self.src[k] == "\r"
+                and (k + 1 == len(self.src) or self.pos16[k + 1] != position16))
 
     def source(self, text: str) -> str:
         """The source of the editor's text `text`."""
