@@ -38,7 +38,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, utf16_len
+from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import Tokenized
@@ -48,6 +48,12 @@ LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a b
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 MARK_MARGIN = 20_000  # UTF-16 units beyond the screen in which a marked token's occurrences are shown
+# UTF-16 units: a longer line makes the editor wrap anywhere, not at word boundaries.
+# subtle: Qt's default wrapping (at a word boundary, else anywhere) looks for a word boundary from
+# each wrapped line's start to the paragraph's end, so a line without one costs the square of its
+# length: 3.7 s to lay out 200,000 "a" and 1.9 s again per keystroke, minutes at a million;
+# wrapping anywhere lays it out in one pass (0.2 s, then 0.14 s a key; measured offscreen).
+WRAP_ANYWHERE_LINE = 10_000
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -156,6 +162,10 @@ class TokenEditor(QPlainTextEdit):
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
+        anywhere = longest_line(text, WRAP_ANYWHERE_LINE) > 0
+        if anywhere != self.wraps_anywhere():
+            self.clear()  # subtle: else Qt lays the old text out again in the new mode
+            self._wrap_anywhere(anywhere)  # before Qt lays the new text out
         if len(text) <= LOAD_SLICE:
             self.setPlainText(text)
             self._finish_load()
@@ -220,6 +230,12 @@ class TokenEditor(QPlainTextEdit):
                 position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
                 removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
         self._blocks = doc.blockCount()
+        if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
+            block, end = doc.findBlock(position), doc.findBlock(position + added)
+            while block.isValid() and block.length() <= WRAP_ANYWHERE_LINE and block != end:
+                block = block.next()
+            if block.isValid() and block.length() > WRAP_ANYWHERE_LINE:
+                self._wrap_anywhere(True)
         self._post_edit(position, removed, added, source_edit)
         self.text_edited.emit()
 
@@ -314,6 +330,20 @@ class TokenEditor(QPlainTextEdit):
     def font_size(self) -> int:
         """The editor's font size in points."""
         return self.font().pointSize()
+
+    def wraps_anywhere(self) -> bool:
+        """Whether lines wrap anywhere (the document has held a line of WRAP_ANYWHERE_LINE units
+        since it was loaded) rather than at word boundaries."""
+        return self.document().defaultTextOption().wrapMode() == QTextOption.WrapMode.WrapAnywhere
+
+    def _wrap_anywhere(self, on: bool) -> None:
+        """Wrap lines anywhere, or at word boundaries where there are some (Qt's default).
+
+        subtle: the option is the document's, so views sharing it wrap alike; QPlainTextEdit puts
+        its own word-wrap mode back when its line-wrap mode or document is set."""
+        option = self.document().defaultTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAnywhere if on else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.document().setDefaultTextOption(option)
 
     def _on_show_whitespace(self, on: bool) -> None:
         option = self.document().defaultTextOption()
