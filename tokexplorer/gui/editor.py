@@ -105,6 +105,9 @@ class TokenEditor(QPlainTextEdit):
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
+        # The last edit seen and the source's edit for it (position, removed, added, source edit),
+        # for views sharing the document and its map.
+        self.last_source_edit: tuple[int, int, int, tuple[int, int, str] | None] | None = None
         self._blocks = self.document().blockCount()  # after the last change seen
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
@@ -229,6 +232,9 @@ class TokenEditor(QPlainTextEdit):
             source_edit = self._source.follow(
                 position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
                 removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
+            if source_edit is None:  # a view on a shared document that cannot tell: send it all
+                self._outbox = None
+        self.last_source_edit = (position, removed, added, source_edit)
         self._blocks = doc.blockCount()
         if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
             block, end = doc.findBlock(position), doc.findBlock(position + added)
