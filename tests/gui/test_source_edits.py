@@ -46,6 +46,7 @@ def test_editor_source_follows_random_edits(qapp, text, edits):
             source = editor.source_text()
             assert source == "".join(items)
             assert mirror.text == source and mirror.len16 == delta.length16
+            assert mirror.agrees(delta.probes)  # the worker's check finds nothing wrong
             assert editor_text(source).text == editor.plain_text()
     finally:
         editor.deleteLater()

@@ -48,6 +48,9 @@ LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a b
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 MARK_MARGIN = 20_000  # UTF-16 units beyond the screen in which a marked token's occurrences are shown
+PROBE_UNITS = 32  # UTF-16 units each side of an edit that a request sends to check the worker's copy
+PROBE_EDITS = 4  # the last edits of a request probed around
+PROBE_WALK = 4096  # UTF-16 units of one more probe per request, that walks through the text
 # UTF-16 units: a longer line makes the editor wrap anywhere, not at word boundaries.
 # subtle: Qt's default wrapping (at a word boundary, else anywhere) looks for a word boundary from
 # each wrapped line's start to the paragraph's end, so a line without one costs the square of its
@@ -108,6 +111,8 @@ class TokenEditor(QPlainTextEdit):
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
         # for views sharing the document and its map.
         self.last_source_edit: tuple[int, int, int, tuple[int, int, str] | None] | None = None
+        self._unsent: list[Edit] = []  # the last PROBE_EDITS edits since the last snapshot
+        self._walk = 0  # where the next walking probe starts
         self._blocks = self.document().blockCount()  # after the last change seen
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
@@ -154,7 +159,7 @@ class TokenEditor(QPlainTextEdit):
         self._loading = True
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
-        self._result, self._edits, self._outbox = None, [], None
+        self._result, self._edits, self._outbox, self._unsent = None, [], None, []
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text = text.source or text.text
@@ -210,10 +215,46 @@ class TokenEditor(QPlainTextEdit):
         if not self._source.identity:  # the source's length
             length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
+        edits, self._unsent = self._unsent, []
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
             text = loaded if loaded is not None and not outbox else self.source_text()
             return TextDelta(text, None, self.edit_count, length16)
-        return TextDelta(None, outbox, self.edit_count, length16)
+        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits))
+
+    def _probes(self, edits: list[Edit]) -> tuple[tuple[int, str], ...]:
+        """Bits of the source, as (source UTF-16 position, text), for the worker to find in its
+        copy: around each of `edits` (where they lie now), and one window that walks through the
+        text a step per request, so that a copy gone wrong anywhere is found in the end. Costs
+        a few short reads of the document, whatever its size."""
+        doc = self.document()
+        end = doc.characterCount() - 1
+        spans = []
+        for k, e in enumerate(edits):
+            lo, hi = e.position, e.position + e.added
+            for later in edits[k + 1:]:
+                lo, hi = later.start(lo), later.end(hi)
+            spans.append((lo - PROBE_UNITS, max(lo, hi) + PROBE_UNITS))
+        if self._walk >= end:
+            self._walk = 0
+        spans.append((self._walk, self._walk + PROBE_WALK))
+        self._walk += PROBE_WALK
+        probes = []
+        for lo, hi in spans:
+            lo, hi = max(0, lo), min(end, hi)
+            # subtle: never half an astral character (PySide drops a lone surrogate it reads).
+            if 0 < lo < end and 0xDC00 <= ord(doc.characterAt(lo)) <= 0xDFFF:
+                lo -= 1
+            if 0 < hi < end and 0xDC00 <= ord(doc.characterAt(hi)) <= 0xDFFF:
+                hi += 1
+            if hi <= lo:
+                continue
+            text = self._text16(lo, hi).replace("\u2029", "\n")
+            if self._source.identity:
+                probes.append((lo, text))
+            else:
+                probes.append((lo + self._source.extra(lo, doc.findBlock(lo).blockNumber()),
+                               self._source.source(text, lo)))
+        return tuple(probes)
 
     # --- edits and results ----------------------------------------------------------------
 
@@ -223,6 +264,7 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
+        self._unsent = self._unsent[1 - PROBE_EDITS:] + [Edit(position, removed, added)]
         doc = self.document()
         source_edit = None
         if not self._source.identity:  # where the edit falls in the source, and what it spells

@@ -124,6 +124,18 @@ class TextMirror:
         self.len16 += added16 - removed16
         self._astral = self._astral or added16 != len(inserted)
 
+    def agrees(self, probes) -> bool:
+        """Whether the copy holds each probe's text at its UTF-16 position: (position16, text).
+
+        >>> TextMirror("a😀c").agrees([(1, "😀"), (3, "c")]), TextMirror("abc").agrees([(1, "x")])
+        (True, False)
+        """
+        if not self._astral:
+            return all(self.text[p:p + len(t)] == t for p, t in probes)
+        units = self.text.encode("utf-16-le", "surrogatepass")
+        return all(units[2 * p:2 * p + len(t.encode("utf-16-le", "surrogatepass"))]
+                   == t.encode("utf-16-le", "surrogatepass") for p, t in probes)
+
 
 # What a line break of the editor may stand for, as its marker says it.
 BREAK_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR", "\u2029": "PS", "\ufdd0": "FDD0", "\ufdd1": "FDD1"}
@@ -223,15 +235,23 @@ class SourceMap:
         return (k < len(self.src) and self.pos16[k] == position16 - 1 and self.src[k] == "\r"
                 and (k + 1 == len(self.src) or self.pos16[k + 1] != position16))
 
-    def source(self, text: str) -> str:
-        """The source of the editor's text `text`."""
+    def source(self, text: str, start16: int = 0) -> str:
+        """The source of the editor's text `text`, found at editor position start16.
+
+        >>> SourceMap("\\n", [1, 3], ["\\r", "\\u2029"]).source("b\\nc", 2)
+        'b\\u2029c'
+        """
         if not self.src:
             return text if self.newline == "\n" else text.replace("\n", self.newline)
-        cps = self.pos16
+        pos16, src = self.pos16, self.src
+        if start16:
+            k0, k1 = np.searchsorted(pos16, [start16, start16 + utf16_len(text)]).tolist()
+            pos16, src = pos16[k0:k1] - start16, src[k0:k1]
+        cps = pos16
         if len(text) != utf16_len(text):  # UTF-16 positions to code points
-            cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), self.pos16)
+            cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), pos16)
         parts, last = [], 0
-        for cp, s in zip(cps.tolist(), self.src):
+        for cp, s in zip(cps.tolist(), src):
             parts += [text[last:cp].replace("\n", self.newline), s]
             last = cp + 1
         parts.append(text[last:].replace("\n", self.newline))
