@@ -41,7 +41,7 @@ from .colours import CLUSTER_SPLIT, TokenPalette
 from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
-from .tokenized import Tokenized
+from .tokenized import DROPPED, Tokenized
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
@@ -544,6 +544,16 @@ class TokenEditor(QPlainTextEdit):
             s, t = max(s, lo), min(t, hi)
             if t > s:
                 ranges.append((s, t, int(colours[i]), int(flags[i])))
+        dropped = result.dropped16
+        if dropped is not None:  # text the split pattern left out: a piece of its own, no colour
+            k0 = int(np.searchsorted(dropped[:, 1], old_lo, side="right"))
+            k1 = int(np.searchsorted(dropped[:, 0], old_hi, side="left"))
+            for s, t in dropped[k0:k1].tolist():
+                for e in edits:
+                    s, t = e.start(s), e.end(t)
+                s, t = max(s, lo), min(t, hi)
+                if t > s:
+                    ranges.append((s, t, 0, DROPPED))
         return self._snap_to_clusters(lo, text, ranges)
 
     def _snap_to_clusters(self, lo: int, text: str, ranges: list) -> list:

@@ -12,7 +12,7 @@ from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
 from .state import AppState
 from .token_paint import Piece, paint_backgrounds, paint_markers
-from .tokenized import REFUSED
+from .tokenized import DROPPED, REFUSED
 
 
 def token_colours_menu(state: AppState, parent) -> QMenu:
@@ -55,6 +55,9 @@ ENTRIES = [
      "Blue overline: the tokenizer changed this text before splitting it (Qwen's NFC, a lowercasing or "
      "accent-stripping tokenizer.json, or an unknown character): the token's bytes are not the text "
      "under it, and decoding gives the changed text back."),
+    ("dropped", (", ",), ((0, DROPPED),),
+     "Struck through, uncoloured: text the tokenizer's split pattern does not match (a custom pattern "
+     "such as [a-z]+). minbpe and tiktoken give it no token at all: the ids skip it."),
     ("refused", ("<|e|>",), ((6, REFUSED),),
      "Red bars: text that spells a special token, which the “refuse” policy will not encode. It is "
      "shown tokenized as plain text; the banner offers to encode it as special or as text."),
