@@ -76,6 +76,11 @@ def describe_token(result: Tokenized, index: int) -> str:
     return f"<table>{body}</table>"
 
 
+def _low_surrogate(unit: str) -> bool:
+    """Whether a UTF-16 unit read from the document is the second half of an astral character."""
+    return len(unit) == 1 and 0xDC00 <= ord(unit) <= 0xDFFF
+
+
 class TokenEditor(QPlainTextEdit):
     """Plain-text editor with token colours, whitespace markers, token tooltips and hover."""
 
@@ -242,9 +247,9 @@ class TokenEditor(QPlainTextEdit):
         for lo, hi in spans:
             lo, hi = max(0, lo), min(end, hi)
             # subtle: never half an astral character (PySide drops a lone surrogate it reads).
-            if 0 < lo < end and 0xDC00 <= ord(doc.characterAt(lo)) <= 0xDFFF:
+            if 0 < lo < end and _low_surrogate(doc.characterAt(lo)):
                 lo -= 1
-            if 0 < hi < end and 0xDC00 <= ord(doc.characterAt(hi)) <= 0xDFFF:
+            if 0 < hi < end and _low_surrogate(doc.characterAt(hi)):
                 hi += 1
             if hi <= lo:
                 continue
