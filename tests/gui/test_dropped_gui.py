@@ -25,3 +25,8 @@ def test_dropped_text_is_painted_as_dropped_and_tokens_over_their_text(qtbot, wi
     tokens = [(s, t) for s, t, _, f in drawn if not f & DROPPED]
     assert "".join(text[s:t] for s, t in tokens) == "hithere"  # "there" painted at 4:9, not 2:7
     window.editor.viewport().grab()  # painted with the dropped marks
+    dropped_entry = next(e for e in window.legend.entries if e.label == "dropped")
+    assert dropped_entry.isVisible()  # the legend says what the strike means while it is shown
+    window.state.set_tokenizer("cl100k_base")
+    wait_settled(qtbot, window)
+    assert not dropped_entry.isVisible()

@@ -148,6 +148,8 @@ class FlowLayout(QLayout):
         left, right = rect.x() + m.left(), rect.right() - m.right()
         x, y, line = left, rect.y() + m.top(), 0
         for item in self._items:
+            if item.isEmpty():  # a hidden entry takes no room
+                continue
             size = item.sizeHint()
             if x > left and x + size.width() > right:
                 x, y, line = left, y + line + 2, 0
@@ -175,8 +177,18 @@ class Legend(QWidget):
         self.entries = [LegendEntry(label, sample, tokens, tip, palette) for label, sample, tokens, tip in ENTRIES]
         for entry in self.entries:
             layout.addWidget(entry)
+        # Only some tokenizers leave text out (a custom split pattern): said while it happens.
+        self._dropped = next(e for e in self.entries if e.label == "dropped")
+        self._dropped.setVisible(False)
+        state.tokenized.connect(self._on_result)
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
+
+    def _on_result(self, result) -> None:
+        shown = result is not None and result.dropped16 is not None
+        if shown != self._dropped.isVisibleTo(self):
+            self._dropped.setVisible(shown)
+            self.layout().invalidate()
 
     def _on_palette(self, *_) -> None:
         palette = TokenPalette(self.state.dark, self.state.token_colours)
