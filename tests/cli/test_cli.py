@@ -42,8 +42,8 @@ def test_encode_json_shape(capsys, name):
     code, out, _ = run(capsys, "encode", "-t", name, "--json", "hi 👋")
     data = json.loads(out)
     assert code == 0
-    assert set(data) == {"tokenizer", "ids", "tokens", "stats"}
-    assert data["ids"] == [t["id"] for t in data["tokens"]]
+    assert set(data) == {"tokenizer", "ids", "tokens", "dropped", "stats"}
+    assert data["ids"] == [t["id"] for t in data["tokens"]] and data["dropped"] == []
     assert set(data["tokens"][0]) == {"index", "id", "bytes", "text", "start", "end", "flags"}
     assert bytes.fromhex("".join(t["bytes"] for t in data["tokens"])).lstrip(b" ") == "hi 👋".encode()
     assert data["stats"]["chars"] == 4 and data["stats"]["bytes"] == 7

@@ -170,3 +170,24 @@ def test_sentencepiece_errors_speak_our_options(tmp_path, capsys, corpora, args,
     code, out, err = run(capsys, "train", str(corpus), "--algorithm", "sentencepiece", *args,
                          "-o", str(tmp_path / "sp"))
     assert code == 1 and re.search(says, err.strip().splitlines()[-1]), err
+
+
+def test_a_pattern_that_skips_text_warns_and_encode_shows_it_dropped(tmp_path, capsys):
+    """Train with --pattern '[a-z]+' and encode "hi, there!": the warning counts the corpus bytes
+    the pattern leaves out (11 of every 43); the table and the JSON put "there" at 4:9 and show ", " and "!" as
+    dropped (no id), while the ids stay what minbpe's encoder gives."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("hi there, the other thing there. hi there! " * 20, encoding="utf-8")
+    code, out, err = run(capsys, "train", corpus, "--vocab-size", 270, "--pattern", "[a-z]+", "-o", tmp_path / "az")
+    assert code == 0 and "the pattern leaves out 220 of the corpus's 860 bytes" in err
+    model = tmp_path / "az.model"
+    code, out, err = run(capsys, "encode", "-t", model, "--json", "hi, there!")
+    data = json.loads(out)
+    tok = load_tokenizer(str(model))
+    assert data["ids"] == tok.encode_chunk(b"hi") + tok.encode_chunk(b"there")
+    assert [(t["start"], t["end"]) for t in data["tokens"]][-1][1] == 9
+    assert "".join(t["text"] for t in data["tokens"]) == "hithere"
+    assert data["dropped"] == [{"start": 2, "end": 4, "text": ", "}, {"start": 9, "end": 10, "text": "!"}]
+    code, out, err = run(capsys, "encode", "-t", model, "hi, there!")
+    rows = [line.split() for line in out.splitlines() if line.rstrip().endswith("dropped")]
+    assert [row[-2:] for row in rows] == [["2:4", "dropped"], ["9:10", "dropped"]]

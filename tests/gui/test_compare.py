@@ -288,3 +288,27 @@ def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_pat
     prefix = editor_prefix(source)
     for pane, m in zip(view.panes, boundary_marks(encodings)):
         assert view._visible_marks(pane).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
+
+
+def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, capfd):
+    """Deleting a CRLF and a lone CR of a mixed file with the panes shown: each pane takes the
+    window editor's source edit (the map is followed once, not once per view), so every pane
+    tokenizes the file's own text without resending it."""
+    source = "ab\r\ncd\ref\ngh\r\n"
+    path = tmp_path / "mixed.txt"
+    path.write_bytes(source.encode("utf-8"))
+    window.compare.set_tokenizers(["gpt2", "cl100k_base"])
+    window.compare.set_active(True)
+    window.open_text(path)
+    qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
+    wait_compared(qtbot, window)
+    cursor = QTextCursor(window.editor.document())
+    for start, end, text in [(1, 4, "X"), (3, 5, ""), (0, 0, "\n")]:  # "b\r\nc", "\re", a typed break
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        cursor.insertText(text)
+        wait_compared(qtbot, window)
+        expected = window.editor.source_text()
+        assert window.compare.panes[1].result.encoding.text == expected == window.state.result.encoding.text
+    assert window.editor.source_text() == "\naXdf\ngh\r\n"
+    assert "out of step" not in capfd.readouterr().err

@@ -95,8 +95,9 @@ def test_what_qt_cannot_hold_is_tokenized_saved_and_marked(qtbot, window, tmp_pa
 
 
 def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, capfd):
-    """A typed line break right after a lone CR spells "\\r\\n" in the source: deleting the CR's
-    break must delete only the CR (the worker is told source units, not editor ones)."""
+    """A typed line break right after a lone CR stands for a CRLF (a plain LF would join the CR
+    into one line break): deleting the CR's break must delete only the CR (the worker is told
+    source units, not editor ones), and the source keeps one line break per line shown."""
     path = tmp_path / "mixed.txt"
     path.write_bytes(b"aa\n\ra")
     open_file(qtbot, window, path)
@@ -108,5 +109,5 @@ def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, ca
         cursor.insertText(text)
         wait_settled(qtbot, window)
         assert window.state.result.encoding.text == editor.source_text()
-    assert editor.source_text() == "\na"
+    assert editor.source_text() == "\r\na" and editor.plain_text() == "\na"
     assert "out of step" not in capfd.readouterr().err

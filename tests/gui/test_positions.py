@@ -3,6 +3,8 @@ no widgets needed."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from hypothesis import example, given, strategies as st
 
@@ -31,26 +33,76 @@ def test_editor_text_keeps_what_qt_cannot_hold_in_its_source():
     assert plain.notes == () and plain.text == "plain\n" and plain.map is None
 
 
-@given(st.text(alphabet="ab😀\r\n\u2029", max_size=30), st.lists(
-    st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(alphabet="x😀\n", max_size=3)), max_size=6))
+def _follow(smap: SourceMap, shown: str, i: int, j: int, inserted: str) -> tuple[str, tuple[int, int, str]]:
+    """Apply the edit shown[i:j] = inserted (code points) as the editor does: the new editor text
+    and the source edit the map returns."""
+    bounds = to_utf16(shown, np.arange(len(shown) + 1)).tolist()
+    after = shown[:i] + inserted + shown[j:]
+    following = after[i + len(inserted):i + len(inserted) + 1]
+    edit = smap.follow(bounds[i], bounds[j] - bounds[i], inserted, breaks_before=shown[:i].count("\n"),
+                       removed_breaks=shown[i:j].count("\n"), following=following)
+    return after, edit
+
+
+def _reference_follow(items: list[str], newline: str, i: int, j: int, inserted: str) -> None:
+    """The slow model: one source string per editor character; a typed break is `newline`, or a
+    CRLF right after a lone CR's break (a "\\r\\n" there would read back as one break)."""
+    items[i:j] = [newline if c == "\n" else c for c in inserted]
+    if 0 < i < len(items) and items[i - 1] == "\r" and items[i] == "\n":
+        items[i] = "\r\n"
+
+
+def _reference_items(text: str) -> tuple[list[str], str]:
+    t = editor_text(text)
+    items = [m.group() for m in re.finditer(r"\r\n|[\s\S]", t.source)]  # a CRLF is one break
+    assert len(items) == len(t.text)
+    return items, t.newline
+
+
+def test_a_break_typed_after_a_lone_cr_keeps_its_line():
+    """Found by hypothesis: "aaaa\\n\\raaaaa", a line break typed right after the lone CR, then
+    the line break before the CR deleted: the source spelled "\\r\\n" (one line break) where the
+    editor shows two."""
+    t = editor_text("aaaa\n\raaaaa")
+    smap, shown = t.map, t.text
+    shown, edit = _follow(smap, shown, 6, 6, "\n")
+    assert edit == (6, 0, "\r\n") and smap.source(shown) == "aaaa\n\r\r\naaaaa"
+    shown, edit = _follow(smap, shown, 4, 5, "")
+    assert smap.source(shown) == "aaaa\r\r\naaaaa" and editor_text(smap.source(shown)).text == shown
+    # Deleting the text between a lone CR's break and a LF's joins them: the LF gains a CR.
+    t = editor_text("a\rb\nc")
+    smap, shown = t.map, t.text
+    shown, edit = _follow(smap, shown, 2, 3, "")
+    assert edit == (2, 1, "\r") and smap.source(shown) == "a\r\r\nc"
+    assert editor_text(smap.source(shown)).text == shown == "a\n\nc"
+
+
+LINE_ENDS = "ab😀\r\n\u2028\u2029\x85\ufdd0"
+
+
+@given(st.text(alphabet=LINE_ENDS, max_size=30), st.lists(
+    st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(alphabet="x😀\n\u2028\x85", max_size=3)),
+    max_size=8))
 @example("\n\r", [(0.0, 0, "")])  # an empty edit at 0 of a text ending in "\r" removed the "\n"
+@example("aaaa\n\raaaaa", [(0.5, 0, "\n"), (4 / 13, 1, "")])  # a typed break after a lone CR
 def test_source_map_follows_edits(text, edits):
-    """The worker's copy (TextMirror, fed source positions) equals the map's source after edits."""
+    """Random edits on mixed line endings: the map's source equals a slow model's, the worker's
+    copy (TextMirror, fed the source edits) equals it, and read back as a file it gives the
+    editor's text (one line break for each of the editor's)."""
     t = editor_text(text)
     smap = t.map or SourceMap(t.newline)
     shown, mirror = t.text, TextMirror(t.source)
+    items, newline = _reference_items(text)
     for where, removed, inserted in edits:
-        bounds = to_utf16(shown, np.arange(len(shown) + 1)).tolist()
-        i = int(where * (len(bounds) - 1))
-        j = min(len(bounds) - 1, i + removed)
-        p16, q16 = bounds[i], bounds[j]
-        extra = smap.extra(p16, shown[:i].count("\n"))
-        removed = smap.removed(p16, q16 - p16, shown[i:j].count("\n"))
-        smap.edit(p16, q16 - p16, utf16_len(inserted))
-        shown = shown[:i] + inserted + shown[j:]
-        mirror.apply(p16 + extra, removed, inserted.replace("\n", smap.newline))
-        assert mirror.text == smap.source(shown)
-        assert mirror.len16 == utf16_len(mirror.text)
+        i = int(where * len(shown))
+        j = min(len(shown), i + removed)
+        shown, edit = _follow(smap, shown, i, j, inserted)
+        _reference_follow(items, newline, i, j, inserted)
+        mirror.apply(*edit)
+        source = smap.source(shown)
+        assert source == "".join(items)
+        assert mirror.text == source and mirror.len16 == utf16_len(source)
+        assert editor_text(source).text == shown
 
 
 @given(st.integers(0, 20), st.integers(0, 5), st.integers(0, 5), st.integers(0, 30), st.integers(1, 30))

@@ -121,11 +121,17 @@ def run_encode(args: argparse.Namespace) -> int:
         def batches():
             base = 0
             for piece in pieces:
-                off = piece.offset
-                yield [[base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes), f"{off + t.start}:{off + t.end}",
-                        ",".join(flag_names(t.flags))] for t in piece.encoding]
-                base += len(piece.encoding)
-                totals.add(piece.encoding)
+                off, enc = piece.offset, piece.encoding
+                rows = [[base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes), f"{off + t.start}:{off + t.end}",
+                         ",".join(flag_names(t.flags))] for t in enc]
+                # Text the split pattern did not match has no token: a row of its own, in its place.
+                for s, e in reversed(enc.dropped):
+                    data = enc.text[s:e].encode("utf-8", "surrogatepass")
+                    at = int(np.searchsorted(enc.starts, s))
+                    rows.insert(at, ["", "-", data.hex(" "), token_label(data), f"{off + s}:{off + e}", "dropped"])
+                yield rows
+                base += len(enc)
+                totals.add(enc)
 
         print_table_stream(["#", "id", "bytes", "text", "span", "flags"], batches(), right={0, 1})
         _print_stats(tok.name, totals.stats())
@@ -133,10 +139,10 @@ def run_encode(args: argparse.Namespace) -> int:
 
 
 def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
-    """{"tokenizer", "tokens", "ids", "stats"}, written a piece at a time."""
+    """{"tokenizer", "tokens", "ids", "dropped", "stats"}, written a piece at a time."""
     out = sys.stdout
     out.write('{\n "tokenizer": ' + json.dumps(name) + ',\n "tokens": [')
-    base, sep, ids = 0, "\n  ", []
+    base, sep, ids, dropped = 0, "\n  ", [], []
     for piece in pieces:
         for t in piece.encoding:
             row = token_json(t._replace(index=base + t.index, start=piece.offset + t.start,
@@ -144,6 +150,8 @@ def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
             out.write(sep + json.dumps(row, ensure_ascii=False))
             sep = ",\n  "
         ids.append(piece.encoding.id_array.astype(np.int32))
+        dropped += [{"start": piece.offset + s, "end": piece.offset + e, "text": piece.encoding.text[s:e]}
+                    for s, e in piece.encoding.dropped]
         base += len(piece.encoding)
         totals.add(piece.encoding)
     out.write('\n ],\n "ids": [')
@@ -152,7 +160,9 @@ def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
         if len(part):
             out.write(sep + ", ".join(map(str, part.tolist())))
             sep = ", "
-    out.write('],\n "stats": ' + json.dumps(totals.stats()) + "\n}\n")
+    # Text the split pattern did not match, so no token covers (the ids skip it, as minbpe's do).
+    out.write('],\n "dropped": ' + json.dumps(dropped, ensure_ascii=False))
+    out.write(',\n "stats": ' + json.dumps(totals.stats()) + "\n}\n")
 
 
 def _print_stats(name: str, s: dict) -> None:

@@ -223,7 +223,7 @@ def run_train(args: argparse.Namespace) -> int:
     # in a thread meanwhile (the user waits for the whole process).
     preload = threading.Thread(target=_preload, daemon=True)
     preload.start()
-    from ..core.bpe_training import check_vocab_size, count_chunks, iter_train, iter_train_chunks
+    from ..core.bpe_training import check_vocab_size, chunk_bytes, count_chunks, iter_train, iter_train_chunks
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
@@ -232,6 +232,11 @@ def run_train(args: argparse.Namespace) -> int:
     n_bytes = len(text.encode("utf-8"))
     started = time.perf_counter()
     chunks = count_chunks(text, pattern) if pattern is not None and text else None
+    kept = n_bytes if chunks is None else chunk_bytes(chunks)  # what the pattern matches
+    if kept < n_bytes:
+        print(f"tokexplorer: warning: the pattern leaves out {n_bytes - kept:,} of the corpus's {n_bytes:,} "
+              "bytes (text it does not match): they are not trained on, and encoding drops such text "
+              "(minbpe does too)", file=sys.stderr)
     preload.join()
     from ..core.bpe_tokenizer import BPETokenizer
     from ..core.minbpe_files import gpt2_files, minbpe_files, model_text, tiktoken_file
@@ -260,13 +265,13 @@ def run_train(args: argparse.Namespace) -> int:
     if args.gpt2:
         files.update(gpt2_files(tok, f"{args.output}-gpt2"))
     written, moved = _write_outputs(files, args.output, interrupted)
-    tokens = n_bytes - merged
+    tokens = kept - merged
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
         "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
         "special_tokens": tok.special_tokens, "seconds": round(seconds, 3),
-        "corpus_bytes": n_bytes, "corpus_tokens": tokens,
-        "compression": round(n_bytes / tokens, 4) if tokens else None,
+        "corpus_bytes": n_bytes, "dropped_bytes": n_bytes - kept, "corpus_tokens": tokens,
+        "compression": round(kept / tokens, 4) if tokens else None,
         "stopped": "interrupted" if interrupted else "no pair left" if len(merges) < total else None,
         "files": [str(p) for p in written],
     }
@@ -281,8 +286,9 @@ def run_train(args: argparse.Namespace) -> int:
         elif len(merges) < total:
             print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
                   f"(asked for {args.vocab_size})")
-        print(f"corpus: {n_bytes} bytes -> {tokens} tokens, compression ratio "
-              f"{n_bytes / max(tokens, 1):.2f}X")
+        left_out = f" ({n_bytes - kept} more left out by the pattern)" if kept < n_bytes else ""
+        print(f"corpus: {kept} bytes{left_out} -> {tokens} tokens, compression ratio "
+              f"{kept / max(tokens, 1):.2f}X")
         print("wrote " + ", ".join(str(p) for p in written))
     return 130 if interrupted else 0
 

@@ -150,13 +150,14 @@ class BPETokenizer:
         special_mask = None
         if allowed:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), [self._special[t] for t in allowed])
-        from .tiktoken_backend import _ChunkFinder
+        from .tiktoken_backend import _ChunkFinder, _with_chunks
 
-        return Encoding.from_byte_lengths(
-            text, ids, [self.vocab[i] for i in ids], special_mask=special_mask,
-            chunk_finder=None if self.split_pattern is None
-            else _ChunkFinder(self.split_pattern, frozenset(allowed)),
-        )
+        finder = None if self.split_pattern is None else _ChunkFinder(self.split_pattern, frozenset(allowed))
+        chunks, dropped = finder.dropped(text) if finder else (None, [])
+        return _with_chunks(Encoding.from_byte_lengths(
+            text, ids, [self.vocab[i] for i in ids], special_mask=special_mask, chunk_finder=finder,
+            dropped=dropped,
+        ), chunks)
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         vocab = self.vocab

@@ -148,6 +148,40 @@ class LazyTokenBytes(Sequence[bytes]):
         return f"LazyTokenBytes({len(self)} tokens)"
 
 
+def uncovered(chunks: Sequence[tuple[int, int]], n: int) -> list[tuple[int, int]]:
+    """The spans of [0, n) that no chunk covers (chunks sorted and not overlapping).
+
+    >>> uncovered([(0, 2), (4, 9)], 10)
+    [(2, 4), (9, 10)]
+    """
+    gaps, pos = [], 0
+    for a, b in chunks:
+        if a > pos:
+            gaps.append((pos, a))
+        pos = max(pos, b)
+    if pos < n:
+        gaps.append((pos, n))
+    return gaps
+
+
+def _around(text: str, dropped: Sequence[tuple[int, int]], starts: np.ndarray,
+            ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Byte offsets in the stream of kept text (`starts`, `ends`) as offsets in the whole text's
+    UTF-8, past the dropped code-point spans: a token starting where a gap was starts after it, one
+    ending there ends before it."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    width = 1 + (cps >= 0x80).astype(np.int64) + (cps >= 0x800) + (cps >= 0x10000)
+    at = np.zeros(len(cps) + 1, dtype=np.int64)  # byte offset of each code point
+    np.cumsum(width, out=at[1:])
+    gaps = np.asarray(dropped, dtype=np.int64).reshape(-1, 2)
+    gap_bytes = at[gaps[:, 1]] - at[gaps[:, 0]]
+    before = np.zeros(len(gaps) + 1, dtype=np.int64)  # dropped bytes before each gap
+    np.cumsum(gap_bytes, out=before[1:])
+    kept_at = at[gaps[:, 0]] - before[:-1]  # where each gap falls in the kept stream
+    return (starts + before[np.searchsorted(kept_at, starts, side="right")],
+            ends + before[np.searchsorted(kept_at, ends, side="left")])
+
+
 @dataclass(frozen=True, eq=False)
 class Encoding:
     """Ids of a text and everything needed to show them.
@@ -168,6 +202,9 @@ class Encoding:
     byte_fallback_mask: np.ndarray = field(default=None)  # bool [n] or None
     chunk_finder: ChunkFinder | None = field(default=None, repr=False)
     normalized_mask: np.ndarray = field(default=None)  # bool [n] or None
+    # Code-point spans of text no token covers: a split pattern that does not match everywhere
+    # leaves it out of the chunks, and so out of the ids (minbpe and tiktoken drop it).
+    dropped: tuple[tuple[int, int], ...] = ()
 
     @classmethod
     def from_byte_lengths(
@@ -182,12 +219,18 @@ class Encoding:
         chunk_finder: ChunkFinder | None = None,
         lead: int = 0,
         id_array: np.ndarray | None = None,
+        dropped: Sequence[tuple[int, int]] = (),
     ) -> "Encoding":
         """Build from tokens whose bytes concatenate to the text's UTF-8 (after `lead` extra bytes,
-        such as SentencePiece's dummy-prefix space, which belong to no character).
+        such as SentencePiece's dummy-prefix space, which belong to no character), except for the
+        code-point spans `dropped`, which no token covers.
 
         `lengths` (each token's byte length) saves reading `token_bytes` when it is lazy;
         `id_array`, the ids as an array when the backend has made one, saves converting them again.
+
+        >>> enc = Encoding.from_byte_lengths("hi, there!", [1, 2], [b"hi", b"there"], dropped=[(2, 4), (9, 10)])
+        >>> enc.spans, enc.dropped
+        ([(0, 2), (4, 9)], ((2, 4), (9, 10)))
         """
         if lengths is None:
             lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
@@ -195,6 +238,8 @@ class Encoding:
         starts = ends - lengths
         np.clip(starts, 0, None, out=starts)
         np.clip(ends, 0, None, out=ends)
+        if len(dropped):
+            starts, ends = _around(text, dropped, starts, ends)
         enc = cls(
             text,
             ids if isinstance(ids, list) else list(ids),
@@ -204,6 +249,7 @@ class Encoding:
             special_mask,
             byte_fallback_mask,
             chunk_finder,
+            dropped=tuple(dropped),
         )
         if id_array is not None:
             enc.__dict__["id_array"] = id_array

@@ -22,7 +22,7 @@ import numpy as np
 import regex
 import tiktoken
 
-from .encoding import Encoding, LazyTokenBytes
+from .encoding import Encoding, LazyTokenBytes, uncovered
 from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
@@ -168,10 +168,11 @@ class TiktokenTokenizer:
         chunk_finder = _ChunkFinder(self._enc._pat_str, frozenset(allowed))
         lengths = self._lengths[ids_array]
         if alignment is None:
-            return Encoding.from_byte_lengths(
+            chunks, dropped = chunk_finder.dropped(text)
+            return _with_chunks(Encoding.from_byte_lengths(
                 text, ids, token_bytes, lengths=lengths, special_mask=special_mask,
-                chunk_finder=chunk_finder, id_array=ids_array,
-            )
+                chunk_finder=chunk_finder, id_array=ids_array, dropped=dropped,
+            ), chunks)
         # Tokens were found on the NFC form: place them on the user's text. A token that covers
         # part of a run NFC changed covers all of it here, and is flagged NORMALIZED.
         # subtle: the chunks are the pattern's split of the user's text, not of the NFC form.
@@ -305,6 +306,21 @@ class _ChunkFinder:
         self.pattern = pattern
         self.allowed_special = allowed_special
 
+    def dropped(self, text: str) -> tuple[list[tuple[int, int]] | None, list[tuple[int, int]]]:
+        """(the chunks, or None when not computed; the spans of `text` no chunk covers).
+
+        subtle: a custom pattern need not match everywhere ("[a-z]+" skips spaces and
+        punctuation); minbpe and tiktoken encode only the matches, so that text has no token.
+        The named patterns match everywhere: no split is run for them.
+
+        >>> _ChunkFinder("[a-z]+", frozenset()).dropped("hi, there!")
+        ([(0, 2), (4, 9)], [(2, 4), (9, 10)])
+        """
+        if self.pattern in NAMED_PATTERNS.values():
+            return None, []
+        chunks = self(text)
+        return chunks, uncovered(chunks, len(text))
+
     def __call__(self, text: str) -> list[tuple[int, int]]:
         if not self.allowed_special:
             return split(text, self.pattern)
@@ -317,6 +333,14 @@ class _ChunkFinder:
             pos = m.end()
         chunks += [(a + pos, b + pos) for a, b in split(text[pos:], self.pattern)]
         return chunks
+
+
+def _with_chunks(enc: Encoding, chunks: list[tuple[int, int]] | None) -> Encoding:
+    """`enc`, keeping the chunks found already (the chunk view then runs no split again)."""
+    if chunks is not None:
+        spans = np.asarray(chunks, dtype=np.int64).reshape(-1, 2)
+        enc.__dict__["_chunk_spans"] = (spans[:, 0].copy(), spans[:, 1].copy())
+    return enc
 
 
 # --- files ------------------------------------------------------------------------------------

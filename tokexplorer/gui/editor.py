@@ -38,16 +38,25 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, utf16_len
+from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
-from .tokenized import Tokenized
+from .tokenized import DROPPED, Tokenized
 from .worker import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
 MAX_OUTBOX = 1 << 16  # inserted characters beyond which a snapshot sends the whole text
 MARK_MARGIN = 20_000  # UTF-16 units beyond the screen in which a marked token's occurrences are shown
+PROBE_UNITS = 32  # UTF-16 units each side of an edit that a request sends to check the worker's copy
+PROBE_EDITS = 4  # the last edits of a request probed around
+PROBE_WALK = 4096  # UTF-16 units of one more probe per request, that walks through the text
+# UTF-16 units: a longer line makes the editor wrap anywhere, not at word boundaries.
+# subtle: Qt's default wrapping (at a word boundary, else anywhere) looks for a word boundary from
+# each wrapped line's start to the paragraph's end, so a line without one costs the square of its
+# length: 3.7 s to lay out 200,000 "a" and 1.9 s again per keystroke, minutes at a million;
+# wrapping anywhere lays it out in one pass (0.2 s, then 0.14 s a key; measured offscreen).
+WRAP_ANYWHERE_LINE = 10_000
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -65,6 +74,11 @@ def describe_token(result: Tokenized, index: int) -> str:
         rows.append(("flags", ", ".join(flags)))
     body = "".join(f"<tr><td><b>{k}</b></td><td>{html.escape(v)}</td></tr>" for k, v in rows)
     return f"<table>{body}</table>"
+
+
+def _low_surrogate(unit: str) -> bool:
+    """Whether a UTF-16 unit read from the document is the second half of an astral character."""
+    return len(unit) == 1 and 0xDC00 <= ord(unit) <= 0xDFFF
 
 
 class TokenEditor(QPlainTextEdit):
@@ -99,6 +113,11 @@ class TokenEditor(QPlainTextEdit):
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
+        # The last edit seen and the source's edit for it (position, removed, added, source edit),
+        # for views sharing the document and its map.
+        self.last_source_edit: tuple[int, int, int, tuple[int, int, str] | None] | None = None
+        self._unsent: list[Edit] = []  # the last PROBE_EDITS edits since the last snapshot
+        self._walk = 0  # where the next walking probe starts
         self._blocks = self.document().blockCount()  # after the last change seen
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
@@ -145,7 +164,7 @@ class TokenEditor(QPlainTextEdit):
         self._loading = True
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
-        self._result, self._edits, self._outbox = None, [], None
+        self._result, self._edits, self._outbox, self._unsent = None, [], None, []
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text = text.source or text.text
@@ -156,6 +175,10 @@ class TokenEditor(QPlainTextEdit):
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
+        anywhere = longest_line(text, WRAP_ANYWHERE_LINE) > 0
+        if anywhere != self.wraps_anywhere():
+            self.clear()  # subtle: else Qt lays the old text out again in the new mode
+            self._wrap_anywhere(anywhere)  # before Qt lays the new text out
         if len(text) <= LOAD_SLICE:
             self.setPlainText(text)
             self._finish_load()
@@ -197,10 +220,46 @@ class TokenEditor(QPlainTextEdit):
         if not self._source.identity:  # the source's length
             length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
+        edits, self._unsent = self._unsent, []
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
             text = loaded if loaded is not None and not outbox else self.source_text()
             return TextDelta(text, None, self.edit_count, length16)
-        return TextDelta(None, outbox, self.edit_count, length16)
+        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits))
+
+    def _probes(self, edits: list[Edit]) -> tuple[tuple[int, str], ...]:
+        """Bits of the source, as (source UTF-16 position, text), for the worker to find in its
+        copy: around each of `edits` (where they lie now), and one window that walks through the
+        text a step per request, so that a copy gone wrong anywhere is found in the end. Costs
+        a few short reads of the document, whatever its size."""
+        doc = self.document()
+        end = doc.characterCount() - 1
+        spans = []
+        for k, e in enumerate(edits):
+            lo, hi = e.position, e.position + e.added
+            for later in edits[k + 1:]:
+                lo, hi = later.start(lo), later.end(hi)
+            spans.append((lo - PROBE_UNITS, max(lo, hi) + PROBE_UNITS))
+        if self._walk >= end:
+            self._walk = 0
+        spans.append((self._walk, self._walk + PROBE_WALK))
+        self._walk += PROBE_WALK
+        probes = []
+        for lo, hi in spans:
+            lo, hi = max(0, lo), min(end, hi)
+            # subtle: never half an astral character (PySide drops a lone surrogate it reads).
+            if 0 < lo < end and _low_surrogate(doc.characterAt(lo)):
+                lo -= 1
+            if 0 < hi < end and _low_surrogate(doc.characterAt(hi)):
+                hi += 1
+            if hi <= lo:
+                continue
+            text = self._text16(lo, hi).replace("\u2029", "\n")
+            if self._source.identity:
+                probes.append((lo, text))
+            else:
+                probes.append((lo + self._source.extra(lo, doc.findBlock(lo).blockNumber()),
+                               self._source.source(text, lo)))
+        return tuple(probes)
 
     # --- edits and results ----------------------------------------------------------------
 
@@ -210,28 +269,45 @@ class TokenEditor(QPlainTextEdit):
         self.edit_count += 1
         self._loaded_text = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
+        self._unsent = self._unsent[1 - PROBE_EDITS:] + [Edit(position, removed, added)]
         doc = self.document()
-        source_position, source_removed = position, removed
-        if not self._source.identity:  # where the edit falls in the source, and what it removes
-            added_breaks = 0
-            if added:
-                cursor = QTextCursor(doc)
-                cursor.setPosition(position)
-                cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-                added_breaks = cursor.selectedText().count("\u2029")
-            removed_breaks = self._blocks - doc.blockCount() + added_breaks
-            source_position += self._source.extra(position, doc.findBlock(position).blockNumber())
-            source_removed = self._source.removed(position, removed, removed_breaks)
-            self._source.edit(position, removed, added)
+        source_edit = None
+        if not self._source.identity:  # where the edit falls in the source, and what it spells
+            inserted = self._text16(position, position + added).replace("\u2029", "\n")
+            end = position + added
+            following = "" if end >= doc.characterCount() - 1 else doc.characterAt(end).replace("\u2029", "\n")
+            source_edit = self._source.follow(
+                position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
+                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
+            if source_edit is None:  # a view on a shared document that cannot tell: send it all
+                self._outbox = None
+        self.last_source_edit = (position, removed, added, source_edit)
         self._blocks = doc.blockCount()
-        self._post_edit(position, removed, added, source_position, source_removed)
+        if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
+            block, end = doc.findBlock(position), doc.findBlock(position + added)
+            while block.isValid() and block.length() <= WRAP_ANYWHERE_LINE and block != end:
+                block = block.next()
+            if block.isValid() and block.length() > WRAP_ANYWHERE_LINE:
+                self._wrap_anywhere(True)
+        self._post_edit(position, removed, added, source_edit)
         self.text_edited.emit()
 
-    def _post_edit(self, position: int, removed: int, added: int, source_position: int,
-                   source_removed: int) -> None:
+    def _text16(self, start: int, end: int) -> str:
+        """The editor's text in UTF-16 range [start, end), Qt's block separators as U+2029 (the
+        document's final one, which no cursor can select, left out)."""
+        end = min(end, self.document().characterCount() - 1)
+        if end <= start:
+            return ""
+        cursor = QTextCursor(self.document())
+        cursor.setPosition(start)
+        cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
+        return cursor.selectedText()
+
+    def _post_edit(self, position: int, removed: int, added: int,
+                   source_edit: tuple[int, int, str] | None) -> None:
         """Queue the edit for the worker's copy of the source, or ask for the whole text: the
-        source's UTF-16 units at source_position replaced by the inserted text, its line breaks
-        the document's.
+        source's edit (position, units removed, text inserted) from the SourceMap, or None when
+        the source is the editor's text.
 
         subtle: Qt counts the document's final block separator in some changes (setPlainText
         reports removing 1 character from an empty document); an edit that reaches it is not a
@@ -243,13 +319,9 @@ class TokenEditor(QPlainTextEdit):
         if position + added > count - 1 or position + removed > count - added + removed - 1:
             self._outbox = None
             return
-        inserted = ""
-        if added:
-            cursor = QTextCursor(self.document())
-            cursor.setPosition(position)
-            cursor.setPosition(position + added, QTextCursor.MoveMode.KeepAnchor)
-            inserted = cursor.selectedText().replace("\u2029", self._source.newline)
-        self._outbox.append((source_position, source_removed, inserted))
+        if source_edit is None:
+            source_edit = (position, removed, self._text16(position, position + added).replace("\u2029", "\n"))
+        self._outbox.append(source_edit)
 
     def set_result(self, result: Tokenized | None) -> None:
         """Show the tokens of `result` (None: no colours). Only the lines whose tokens changed
@@ -311,6 +383,20 @@ class TokenEditor(QPlainTextEdit):
     def font_size(self) -> int:
         """The editor's font size in points."""
         return self.font().pointSize()
+
+    def wraps_anywhere(self) -> bool:
+        """Whether lines wrap anywhere (the document has held a line of WRAP_ANYWHERE_LINE units
+        since it was loaded) rather than at word boundaries."""
+        return self.document().defaultTextOption().wrapMode() == QTextOption.WrapMode.WrapAnywhere
+
+    def _wrap_anywhere(self, on: bool) -> None:
+        """Wrap lines anywhere, or at word boundaries where there are some (Qt's default).
+
+        subtle: the option is the document's, so views sharing it wrap alike; QPlainTextEdit puts
+        its own word-wrap mode back when its line-wrap mode or document is set."""
+        option = self.document().defaultTextOption()
+        option.setWrapMode(QTextOption.WrapMode.WrapAnywhere if on else QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.document().setDefaultTextOption(option)
 
     def _on_show_whitespace(self, on: bool) -> None:
         option = self.document().defaultTextOption()
@@ -463,6 +549,16 @@ class TokenEditor(QPlainTextEdit):
             s, t = max(s, lo), min(t, hi)
             if t > s:
                 ranges.append((s, t, int(colours[i]), int(flags[i])))
+        dropped = result.dropped16
+        if dropped is not None:  # text the split pattern left out: a piece of its own, no colour
+            k0 = int(np.searchsorted(dropped[:, 1], old_lo, side="right"))
+            k1 = int(np.searchsorted(dropped[:, 0], old_hi, side="left"))
+            for s, t in dropped[k0:k1].tolist():
+                for e in edits:
+                    s, t = e.start(s), e.end(t)
+                s, t = max(s, lo), min(t, hi)
+                if t > s:
+                    ranges.append((s, t, 0, DROPPED))
         return self._snap_to_clusters(lo, text, ranges)
 
     def _snap_to_clusters(self, lo: int, text: str, ranges: list) -> list:

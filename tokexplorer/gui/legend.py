@@ -12,7 +12,7 @@ from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
 from .state import AppState
 from .token_paint import Piece, paint_backgrounds, paint_markers
-from .tokenized import REFUSED
+from .tokenized import DROPPED, REFUSED
 
 
 def token_colours_menu(state: AppState, parent) -> QMenu:
@@ -55,6 +55,9 @@ ENTRIES = [
      "Blue overline: the tokenizer changed this text before splitting it (Qwen's NFC, a lowercasing or "
      "accent-stripping tokenizer.json, or an unknown character): the token's bytes are not the text "
      "under it, and decoding gives the changed text back."),
+    ("dropped", (", ",), ((0, DROPPED),),
+     "Struck through, uncoloured: text the tokenizer's split pattern does not match (a custom pattern "
+     "such as [a-z]+). minbpe and tiktoken give it no token at all: the ids skip it."),
     ("refused", ("<|e|>",), ((6, REFUSED),),
      "Red bars: text that spells a special token, which the “refuse” policy will not encode. It is "
      "shown tokenized as plain text; the banner offers to encode it as special or as text."),
@@ -145,6 +148,8 @@ class FlowLayout(QLayout):
         left, right = rect.x() + m.left(), rect.right() - m.right()
         x, y, line = left, rect.y() + m.top(), 0
         for item in self._items:
+            if item.isEmpty():  # a hidden entry takes no room
+                continue
             size = item.sizeHint()
             if x > left and x + size.width() > right:
                 x, y, line = left, y + line + 2, 0
@@ -172,8 +177,18 @@ class Legend(QWidget):
         self.entries = [LegendEntry(label, sample, tokens, tip, palette) for label, sample, tokens, tip in ENTRIES]
         for entry in self.entries:
             layout.addWidget(entry)
+        # Only some tokenizers leave text out (a custom split pattern): said while it happens.
+        self._dropped = next(e for e in self.entries if e.label == "dropped")
+        self._dropped.setVisible(False)
+        state.tokenized.connect(self._on_result)
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
+
+    def _on_result(self, result) -> None:
+        shown = result is not None and result.dropped16 is not None
+        if shown != self._dropped.isVisibleTo(self):
+            self._dropped.setVisible(shown)
+            self.layout().invalidate()
 
     def _on_palette(self, *_) -> None:
         palette = TokenPalette(self.state.dark, self.state.token_colours)

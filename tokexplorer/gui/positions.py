@@ -124,6 +124,18 @@ class TextMirror:
         self.len16 += added16 - removed16
         self._astral = self._astral or added16 != len(inserted)
 
+    def agrees(self, probes) -> bool:
+        """Whether the copy holds each probe's text at its UTF-16 position: (position16, text).
+
+        >>> TextMirror("a😀c").agrees([(1, "😀"), (3, "c")]), TextMirror("abc").agrees([(1, "x")])
+        (True, False)
+        """
+        if not self._astral:
+            return all(self.text[p:p + len(t)] == t for p, t in probes)
+        units = self.text.encode("utf-16-le", "surrogatepass")
+        return all(units[2 * p:2 * p + len(t.encode("utf-16-le", "surrogatepass"))]
+                   == t.encode("utf-16-le", "surrogatepass") for p, t in probes)
+
 
 # What a line break of the editor may stand for, as its marker says it.
 BREAK_NAMES = {"\n": "LF", "\r\n": "CRLF", "\r": "CR", "\u2029": "PS", "\ufdd0": "FDD0", "\ufdd1": "FDD1"}
@@ -133,7 +145,16 @@ class SourceMap:
     """What the editor's line breaks stand for in the text that is tokenized and saved (the
     "source"): the document's `newline`, except at the UTF-16 positions `pos16`, where each
     stands for its string in `src` (a lone "\\r" in a file of "\\n", a U+2029...). Follows the
-    editor's edits; a typed or pasted line break stands for `newline`.
+    editor's edits (`follow`); a typed or pasted line break stands for `newline`, except one
+    right after a lone CR, which stands for a CRLF.
+
+    The source, read back as a file (`editor_text`), always gives the editor's text again: one
+    line break for each of the editor's.
+
+    subtle: a "\\n" right after a lone "\\r" would spell "\\r\\n", which reads back as ONE line
+    break, not two: the source would lose a line (and the worker's copy would tokenize a CRLF
+    where the editor shows two lines). Spelling that break "\\r\\n" keeps both, and changes no
+    other break (a "\\r" would join the next "\\n" in turn).
 
     >>> m = SourceMap("\\r\\n", [5], ["\\u2029"])
     >>> m.source("ab\\ncd\\ne"), m.extra(4, 1), m.extra(7, 2)
@@ -178,15 +199,59 @@ class SourceMap:
             self._index()
         self.pos16[self.pos16 >= position16 + removed] += added - removed
 
-    def source(self, text: str) -> str:
-        """The source of the editor's text `text`."""
+    def follow(self, position16: int, removed: int, inserted: str, *, breaks_before: int,
+               removed_breaks: int, following: str) -> tuple[int, int, str]:
+        """Follow an edit of the editor's text, and return it as an edit of the source: (UTF-16
+        position, units removed, text inserted).
+
+        `inserted`: the editor's new text there, line breaks as "\\n"; `breaks_before`: the line
+        breaks before position16; `removed_breaks`: those in the removed text; `following`: the
+        editor's character after the edit ("\\n" for a line break, "" at the end).
+
+        >>> m = SourceMap("\\n", [1], ["\\r"])  # the editor's "a\\nb" is "a\\rb"
+        >>> m.follow(2, 0, "\\n", breaks_before=1, removed_breaks=0, following="b")
+        (2, 0, '\\r\\n')
+        >>> m.source("a\\n\\nb")  # the typed break stands for a CRLF: two line breaks
+        'a\\r\\r\\nb'
+        """
+        start = position16 + self.extra(position16, breaks_before)
+        units = self.removed(position16, removed, removed_breaks)
+        self.edit(position16, removed, utf16_len(inserted))
+        text = inserted.replace("\n", self.newline)
+        if self._joins(position16, (inserted or following)[:1] == "\n"):
+            k = int(np.searchsorted(self.pos16, position16))
+            self.pos16 = np.insert(self.pos16, k, position16)
+            self.src.insert(k, "\r\n")
+            self._index()
+            # The break there (inserted, or the file's own after a deletion) gains a CR.
+            text = "\r" + text
+        return start, units, text
+
+    def _joins(self, position16: int, is_break: bool) -> bool:
+        """The line break at position16 stands for "\\n" right after a lone CR's."""
+        if not is_break or self.newline != "\n" or not self.src:
+            return False
+        k = int(np.searchsorted(self.pos16, position16 - 1))
+        return (k < len(self.src) and self.pos16[k] == position16 - 1 and self.src[k] == "\r"
+                and (k + 1 == len(self.src) or self.pos16[k + 1] != position16))
+
+    def source(self, text: str, start16: int = 0) -> str:
+        """The source of the editor's text `text`, found at editor position start16.
+
+        >>> SourceMap("\\n", [1, 3], ["\\r", "\\u2029"]).source("b\\nc", 2)
+        'b\\u2029c'
+        """
         if not self.src:
             return text if self.newline == "\n" else text.replace("\n", self.newline)
-        cps = self.pos16
+        pos16, src = self.pos16, self.src
+        if start16:
+            k0, k1 = np.searchsorted(pos16, [start16, start16 + utf16_len(text)]).tolist()
+            pos16, src = pos16[k0:k1] - start16, src[k0:k1]
+        cps = pos16
         if len(text) != utf16_len(text):  # UTF-16 positions to code points
-            cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), self.pos16)
+            cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), pos16)
         parts, last = [], 0
-        for cp, s in zip(cps.tolist(), self.src):
+        for cp, s in zip(cps.tolist(), src):
             parts += [text[last:cp].replace("\n", self.newline), s]
             last = cp + 1
         parts.append(text[last:].replace("\n", self.newline))
@@ -259,9 +324,10 @@ def editor_text(text: str) -> EditorText:
             "them): tokenized and saved as they are")
     longest = longest_line(text, SLOW_LINE)
     if longest:
-        notes.append(f"a line of {longest:,} characters: Qt lays out a whole line again on every edit, "
-                     "so typing in it is slow (about half a second a key at a million characters); "
-                     "its tokens are exact")
+        notes.append(f"a line of {longest:,} characters: lines wrap anywhere, not between words, and "
+                     "Qt lays out a whole line again on every edit, so typing in it is slow (about a "
+                     "tenth of a second a key at 200,000 characters, a second at a million); its "
+                     "tokens are exact")
     smap = SourceMap(newline, pos16, [s for _, s in found])
     return EditorText(text, newline, tuple(notes), source, None if smap.identity else smap)
 

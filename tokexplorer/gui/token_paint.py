@@ -15,7 +15,7 @@ from PySide6.QtGui import QPainter, QPainterPath, QPen
 
 from ..core.encoding import TokenFlag
 from .colours import CLUSTER_SPLIT, TokenPalette, drawn_colour
-from .tokenized import REFUSED
+from .tokenized import DROPPED, REFUSED
 
 # Characters that make a line bidirectional: Hebrew, Arabic, Syriac, Thaana, N'Ko and their
 # presentation forms, the right-to-left scripts beyond the BMP, and the explicit RTL controls.
@@ -46,7 +46,7 @@ def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPale
     # One call per colour: a screenful is a few hundred rectangles.
     by_colour: dict[int, list[QRectF]] = {}
     for p in pieces:
-        if p.x1 != p.x0:
+        if p.x1 != p.x0 and not p.flags & DROPPED:  # text no token covers stays uncoloured
             by_colour.setdefault(-1 if p.flags & TokenFlag.SPECIAL else drawn_colour(p.colour), []).append(p.rect())
     painter.setPen(Qt.PenStyle.NoPen)
     for colour, rects in by_colour.items():
@@ -63,7 +63,8 @@ def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPale
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
     """Draw the flag markers over the text: an outline round a special token, red bars over and
     under text that spells a refused special token, a blue overline where the tokenizer normalised
-    the text (NFC, lowercase, <unk>), and under a token a
+    the text (NFC, lowercase, <unk>), a line through text that no token covers (dropped), and
+    under a token a
     wavy line (it cuts a character's UTF-8 bytes), a dotted one (a token boundary inside a
     cluster, with a thin tick where it falls) or a dashed one (a byte-fallback piece)."""
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -76,6 +77,10 @@ def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette)
         if p.flags & TokenFlag.SPECIAL:
             painter.setPen(QPen(palette.special()[1], 1.5))
             painter.drawRect(p.rect().adjusted(0.75, 0.75, -0.75, -0.75))
+        if p.flags & DROPPED:  # struck through: the split pattern left this text out, no token has it
+            painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.2))
+            mid = p.top + p.height / 2
+            painter.drawLine(QPointF(left, mid), QPointF(right, mid))
         if p.flags & REFUSED:  # a red bar above and below: joined, they bracket the refused text
             painter.setPen(QPen(palette.refused(), 2.0))
             painter.drawLine(QPointF(left, p.top + 1), QPointF(right, p.top + 1))

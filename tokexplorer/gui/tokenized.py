@@ -18,6 +18,9 @@ from .positions import editor_prefix
 # A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
 # a special token, which the "refuse" policy refused (shown tokenized as plain text).
 REFUSED = 0x40
+# And one for text no token covers (a split pattern that did not match it: `Encoding.dropped`),
+# given to the painter as a piece of its own, never to a token.
+DROPPED = 0x20
 
 
 def special_spans(specials, text: str) -> tuple[tuple[int, int], ...]:
@@ -53,6 +56,7 @@ class Tokenized:
     changed: tuple[int, int] | None = None  # code-point range re-encoded, None: everything
     seconds: float = 0.0  # time spent in the worker
     stats: dict = field(default_factory=dict)
+    dropped16: np.ndarray | None = None  # int64 [k, 2]: UTF-16 spans of `encoding.dropped`, or None
 
     @classmethod
     def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
@@ -72,8 +76,13 @@ class Tokenized:
             flags = flags.copy()
             for s, e in refused:
                 flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
+        dropped16 = None
+        if encoding.dropped:
+            dropped16 = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1, 2)
+            if prefix is not None:
+                dropped16 = dropped16 + prefix[dropped16]
         return cls(generation, tokenizer, policy, encoding, starts16, ends16,
-                   colours, flags, mark, refused, changed, seconds, encoding.stats())
+                   colours, flags, mark, refused, changed, seconds, encoding.stats(), dropped16)
 
     @property
     def refusal(self) -> DisallowedSpecialError | None:

@@ -125,13 +125,16 @@ def report_bug(exc: BaseException, where: str, *, announce: bool = True) -> str:
 
 class TextDelta(NamedTuple):
     """What a request carries: the whole text, or the edits since the previous request (UTF-16
-    position, removed units, inserted text); `mark` counts the editor's edits so far and `length16`
-    is the text's length in UTF-16 units, to check the worker's copy."""
+    position, removed units, inserted text); `mark` counts the editor's edits so far. To check the
+    worker's copy: `length16`, the text's length in UTF-16 units, and `probes`, bits of the text
+    as (UTF-16 position, text) around the edits and elsewhere (an edit put in the wrong place
+    can leave the length right and the text wrong)."""
 
     text: str | None
     edits: list[tuple[int, int, str]] | None
     mark: int
     length16: int
+    probes: tuple[tuple[int, str], ...] = ()
 
 
 class TokenizeService(QObject):
@@ -215,13 +218,15 @@ class TokenizeService(QObject):
             else:
                 for position, removed, inserted in delta.edits:
                     self._mirror.apply(position, removed, inserted)
-            in_step = self._mirror.len16 == delta.length16
+            in_step = self._mirror.len16 == delta.length16 and self._mirror.agrees(delta.probes)
         except Exception:  # a bug, but one the user need not see: the whole text fixes it
             traceback.print_exc(file=sys.stderr)
             in_step = False
         if not in_step and (delta.text is None or self._mirror.len16 > delta.length16):
-            print(f"tokexplorer: the worker's copy of the text is out of step "
-                  f"({self._mirror.len16} != {delta.length16} UTF-16 units); resending it", file=sys.stderr)
+            what = (f"{self._mirror.len16} != {delta.length16} UTF-16 units" if self._mirror.len16 != delta.length16
+                    else "same length, other text")
+            print(f"tokexplorer: the worker's copy of the text is out of step ({what}); resending it",
+                  file=sys.stderr)
             self._resync.emit(gen)
             return
         if not in_step:

@@ -76,6 +76,14 @@ class SharedSource:
     def edit(self, position16: int, removed: int, added: int) -> None:
         pass  # the window's editor has moved it already
 
+    def follow(self, position16: int, removed: int, inserted: str, **_) -> tuple[int, int, str] | None:
+        """The source's edit the window's editor found for this same edit (its slot runs first:
+        it was connected first), without following it twice; None if it did not see this edit."""
+        last = self._editor.last_source_edit
+        if last is not None and last[:3] == (position16, removed, utf16_len(inserted)):
+            return last[3]
+        return None
+
 
 @dataclass
 class Marks16:
