@@ -299,7 +299,7 @@ def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, c
     path.write_bytes(source.encode("utf-8"))
     window.compare.set_tokenizers(["gpt2", "cl100k_base"])
     window.compare.set_active(True)
-    window.open_text(path)
+    window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
     wait_compared(qtbot, window)
     cursor = QTextCursor(window.editor.document())

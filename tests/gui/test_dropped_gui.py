@@ -13,9 +13,9 @@ from .helpers import wait_settled
 def test_dropped_text_is_painted_as_dropped_and_tokens_over_their_text(qtbot, window, tmp_path):
     tok = train("hi there, the other thing there. hi there! " * 20, 270, pattern="[a-z]+", name="az")
     save_minbpe(tok, tmp_path / "az")
-    window.open_tokenizer(tmp_path / "az.model")
+    window.documents.open_tokenizer(tmp_path / "az.model")
     qtbot.waitUntil(lambda: window.state.tokenizer.startswith("az"), timeout=10_000)
-    window.set_text("hi, there!")
+    window.documents.set_text("hi, there!")
     wait_settled(qtbot, window)
     result = window.state.result
     assert result.encoding.dropped == ((2, 4), (9, 10))

@@ -22,7 +22,7 @@ def test_a_same_length_drift_near_the_edit_is_repaired(qtbot, window, capfd):
 
 def test_a_same_length_drift_far_from_the_edits_is_found_by_the_walking_probe(qtbot, window, capfd):
     text = "word " * (PROBE_WALK // 2)  # 2.5 walking steps long
-    window.set_text(text)
+    window.documents.set_text(text)
     wait_settled(qtbot, window)
     far = 2 * PROBE_WALK + 100
     window.service._mirror.reset(text[:far] + "W" + text[far + 1:])  # the same length, other text

@@ -49,7 +49,7 @@ def measure(n: int, keys: int, kind: str) -> dict:
     loop.run(30, lambda: settled(window))
     t0 = time.perf_counter()
     loop.start_meter()
-    window.open_text(path)
+    window.documents.open_text(path)
     if not loop.run(1200, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"a line of {n:,} characters did not open within 1200 s")
     open_s, open_stall = time.perf_counter() - t0, loop.stop_meter()
