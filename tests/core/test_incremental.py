@@ -24,6 +24,7 @@ from tokexplorer.core.incremental import (
     text_edit,
 )
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
+from tokexplorer.core.registry import builtin_names
 from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
@@ -42,6 +43,15 @@ PIECES = [
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
 inserts = st.one_of(texts, st.lists(st.sampled_from(PIECES + ["\ud83d"]), max_size=3).map("".join))
+
+
+@pytest.fixture(scope="module", params=builtin_names())
+def builtin(request):
+    """Every built-in (the shared fixture's four, and Qwen, Tekken and DeepSeek): each family's
+    incremental path is checked against its own full encode."""
+    from tokexplorer.core.registry import get_builtin
+
+    return get_builtin(request.param)
 
 
 def tokens(enc: Encoding) -> list[tuple[int, tuple[int, int]]]:

@@ -28,6 +28,7 @@ Not thread-safe: one worker owns an encoder.
 from __future__ import annotations
 
 import threading
+import unicodedata
 import weakref
 from dataclasses import dataclass
 from typing import Callable, Iterator, Sequence
@@ -36,9 +37,12 @@ import numpy as np
 import regex
 
 from .encoding import Encoding, LazyTokenBytes
+from .gguf_backend import DEEPSEEK_V3_PATTERNS, LLAMA3_PATTERN, TEKKEN_PATTERN
+from .normalization import nfc_stable_window
 from .patterns import (
     GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern, piece_spans,
 )
+from .registry import QWEN3_6_PATTERN, QWEN_PATTERN
 from .sentencepiece_backend import SPACE_MARK
 from .tokenizer import (
     AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text, resolve_special,
@@ -54,8 +58,11 @@ MINBPE_GPT4_PATTERN = (
 # except across a whitespace run that starts in the match (scanned to its end by `\s+(?!\S)`,
 # `\s++$`, `\s*[\r\n]`). An arbitrary regex can look arbitrarily far (`a(?=.*z)`), so it gets no
 # fast path.
+# The Qwen, Tekken and Llama 3 patterns are of the same kind (one digit, or up to three, per chunk;
+# letters, punctuation runs with the newlines after them, whitespace runs).
 LOCAL_PATTERNS = frozenset(
-    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
+    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN,
+     QWEN_PATTERN, QWEN3_6_PATTERN, TEKKEN_PATTERN, LLAMA3_PATTERN}
 )
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
@@ -379,8 +386,12 @@ class _RegexRule:
         self._regex = compile_pattern(tokenizer.split_pattern)
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
+        # Qwen's encode NFC-normalises first: where that is the identity the chunks are the text's.
+        self._nfc = getattr(tokenizer, "normalizes", None) == "NFC"
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        if self._nfc and not unicodedata.is_normalized("NFC", enc.text):
+            return _State(enc)  # tokens found on another text than this: edits re-encode it whole
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
         text, starts, ends = enc.text, [], []
         pos = 0
@@ -425,6 +436,12 @@ class _RegexRule:
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
         enc, cs, ce, ct = state.enc, state.chunk_starts, state.chunk_ends, state.chunk_tokens
+        if cs is None:
+            return None
+        if self._nfc:  # the old text is NFC; the new one is where the edit leaves it so
+            lo, hi = nfc_stable_window(new, p, p + len(inserted))
+            if not unicodedata.is_normalized("NFC", new[lo:hi]):
+                return None
         old, n_tok, n_chunks = enc.text, len(enc.ids), len(cs)
         delta = len(inserted) - removed
         # Restart point. A match ending at e read characters up to e + LOOKAHEAD, or to the end of
