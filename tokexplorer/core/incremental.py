@@ -72,8 +72,13 @@ MAX_WINDOW_CHUNKS = 10_000
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
 _SPACES_BEFORE = regex.compile(" *", flags=regex.REVERSE)
 _WORD_END = regex.compile("(?<=[^ ]) ")  # a space after a non-space
+_NON_SPACE = regex.compile(r"\S")
 
 Changed = tuple[int, int]  # (start, end) code points of the new text whose tokens changed
+
+
+class _NotLocal(Exception):
+    """A window's split met what the rule does not model: encode the whole text instead."""
 
 
 class IncrementalEncoder:
@@ -448,46 +453,30 @@ class _RegexRule:
         # a whitespace run it started in; and whether a position ends a segment depends on the
         # special token starting there (longest L). So matches ending at or before `bound` read
         # nothing the edit changed: they stay, and the split restarts at the last such end.
-        longest = max(map(len, allowed), default=0)
+        longest = self._reach(allowed)
         q = max(p - longest, 0)
         bound = min(q - LOOKAHEAD - 1, _WS_RUN_BEFORE.match(old, 0, q).start())
         k = int(np.searchsorted(ce, bound, side="right"))  # chunks [0, k) are kept
         a = int(ce[k - 1]) if k else 0
         edit_end = p + len(inserted)  # new[edit_end:] == old[p + removed:]
 
-        window: list[tuple[int, int, str | None]] = []
-        j = n_chunks  # old chunks [j, m) are kept, shifted by delta
-        jj = -1
-        for s, e, special in self._chunks(new, a, sorted(allowed)):
-            if s >= edit_end:
-                # subtle: from here the text is the old text shifted; once a chunk equals an old one
-                # (same span, same kind) the split continues from the same place in the same text
-                # with the same segment end (the next special after it), so all later chunks agree.
-                if jj < 0:
-                    jj = int(np.searchsorted(cs, s - delta, side="left"))
-                while jj < n_chunks and cs[jj] < s - delta:
-                    jj += 1
-                if (
-                    jj < n_chunks and cs[jj] == s - delta and ce[jj] == e - delta
-                    and self._is_special(state, jj) == (special is not None)
-                ):
-                    j = jj
-                    break
-            window.append((s, e, special))
-            if len(window) > max(MAX_WINDOW_CHUNKS, n_chunks // 4):
-                return None  # a huge paste, or a digit run regrouped to its end: encode it all
+        try:
+            window, j = self._resplit(state, new, a, edit_end, delta, allowed)
+        except _NotLocal:
+            return None
+        if window is None:
+            return None  # a huge paste, or a digit run regrouped to its end: encode it all
         t0 = int(ct[k]) if k < n_chunks else n_tok
         t1 = int(ct[j]) if j < n_chunks else n_tok
         b = window[-1][1] if window else a
         byte_a = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
 
+        per_chunk = self._encode_window(new, window, allowed)
+        if per_chunk is None:
+            return None
         ids: list[int] = []
         counts = []
-        for s, e, special in window:
-            if special:
-                chunk_ids = [self._special_ids[special]]
-            else:
-                chunk_ids = self._encode_piece(new[s:e])
+        for chunk_ids in per_chunk:
             ids += chunk_ids
             counts.append(len(chunk_ids))
         token_bytes = self._bytes_of(ids)
@@ -511,10 +500,138 @@ class _RegexRule:
         )
         return _State(new_enc, cs_new, ce_new, ct_new), changed
 
+    def _resplit(self, state: _State, new: str, a: int, edit_end: int, delta: int, allowed: set[str]):
+        """The new chunks from `a` up to the first one after the edit that equals an old one, and
+        the index of that old chunk (the number of chunks if none); the chunks are None when the
+        window grows too large. Raises _NotLocal when the split cannot be proved local."""
+        cs, ce = state.chunk_starts, state.chunk_ends
+        n_chunks = len(cs)
+        window: list[tuple[int, int, str | None]] = []
+        j = n_chunks  # old chunks [j, m) are kept, shifted by delta
+        jj = -1
+        for s, e, special in self._chunks(new, a, sorted(allowed)):
+            if s >= edit_end:
+                # subtle: from here the text is the old text shifted; once a chunk equals an old one
+                # (same span, same kind) the split continues from the same place in the same text
+                # with the same segment end (the next special after it), so all later chunks agree.
+                if jj < 0:
+                    jj = int(np.searchsorted(cs, s - delta, side="left"))
+                while jj < n_chunks and cs[jj] < s - delta:
+                    jj += 1
+                if (
+                    jj < n_chunks and cs[jj] == s - delta and ce[jj] == e - delta
+                    and self._is_special(state, jj) == (special is not None)
+                ):
+                    j = jj
+                    break
+            window.append((s, e, special))
+            if len(window) > max(MAX_WINDOW_CHUNKS, n_chunks // 4):
+                return None, j
+        return window, j
+
+    def _reach(self, allowed: set[str]) -> int:
+        """How far before an edit a token matched before the split (a special) may start."""
+        return max(map(len, allowed), default=0)
+
+    def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
+        """Each window chunk's ids (None: not provably what a full encode gives)."""
+        return [[self._special_ids[special]] if special else self._encode_piece(new[s:e])
+                for s, e, special in window]
+
     def _is_special(self, state: _State, chunk: int) -> bool:
         """Whether an old chunk is an allowed special token (one token with a special id)."""
         t = int(state.chunk_tokens[chunk])
         return state.enc.ids[t] in self._special_id_set if t < len(state.enc.ids) else False
+
+
+class _SplitsRule(_RegexRule):
+    """DeepSeek's pre-tokenizer (a `tokenizers` Sequence of three Isolated splits, then byte-level
+    BPE per piece): digit groups of up to three, then runs of CJK characters, then a regex inside
+    each piece, the text between matches being pieces too.
+
+    Digits and the CJK ranges split the text into segments, and the last regex runs inside each
+    segment: its matches read up to LOOKAHEAD characters past their end or a whitespace run, as
+    the LOCAL_PATTERNS do, except that a segment's end is an end of text for them. So the same
+    restart and convergence hold, with segment ends found near the window only. Added tokens (the
+    library matches them before splitting) are not modelled: a window near one is encoded whole.
+    """
+
+    def __init__(self, tokenizer):
+        self._tokenizer = tokenizer
+        self._bytes_of = tokenizer.tokens_bytes
+        self._regex = compile_pattern(DEEPSEEK_V3_PATTERNS[2])
+        cjk = DEEPSEEK_V3_PATTERNS[1][:-1]  # the character class, without its "+"
+        self._hard_char = regex.compile(rf"[\p{{N}}{cjk[1:-1]}]")  # where a segment ends
+        self._hard_piece = regex.compile(rf"{DEEPSEEK_V3_PATTERNS[0]}|{DEEPSEEK_V3_PATTERNS[1]}")
+        added = [t.content for t in tokenizer.library_tokenizer.get_added_tokens_decoder().values()]
+        self._added = regex.compile("|".join(regex.escape(t) for t in sorted(added, key=len, reverse=True)))
+        self._added_first = sorted({t[0] for t in added})
+        self._added_reach = max(map(len, added), default=0)
+        self._special_ids = tokenizer.special_tokens
+        self._special_id_set = frozenset(self._special_ids.values())
+        self._nfc = False
+
+    def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        cs, ce = enc.chunk_finder.spans()
+        ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
+        return _State(enc, cs, ce, ct)
+
+    def _reach(self, allowed: set[str]) -> int:
+        return self._added_reach
+
+    def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
+        return self._tokenizer.encode_words([new[s:e] for s, e, _ in window], allowed)
+
+    def _has_added(self, text: str, lo: int, hi: int) -> bool:
+        """Whether an added token starts in text[lo:hi]."""
+        for first in self._added_first:
+            at = text.find(first, lo, hi)
+            while at >= 0:
+                if self._added.match(text, at):
+                    return True
+                at = text.find(first, at + 1, hi)
+        return False
+
+    def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
+        n = len(text)
+        step = 1024
+        while pos < n:
+            limit = min(n, pos + step)
+            if self._has_added(text, max(0, pos - self._added_reach), min(n, limit + self._added_reach)):
+                raise _NotLocal
+            hard = self._hard_char.search(text, pos, limit)
+            end = hard.start() if hard else limit
+            for s, e in self._segment(text, pos, end, final=hard is not None or limit == n):
+                yield s, e, None
+                pos = e
+            if pos < end:  # stopped short of a limit that is not a segment end: look further
+                step *= 4
+                continue
+            if hard is not None:  # a digit group, or a CJK run (the regex splits it further)
+                piece = self._hard_piece.match(text, pos)
+                for s, e in self._segment(text, pos, piece.end(), final=True):
+                    yield s, e, None
+                pos = piece.end()
+
+    def _segment(self, text: str, start: int, end: int, *, final: bool) -> Iterator[tuple[int, int]]:
+        """The regex's matches in text[start:end], and the text between them. Unless `end` is
+        the segment's true end (`final`), only chunks whose matches read nothing near `end`."""
+        at = start
+        for m in self._regex.finditer(text, start, end):
+            if not final and not self._far_from(text, m.end(), end):
+                return
+            if m.start() > at:
+                yield at, m.start()
+            yield m.start(), m.end()
+            at = m.end()
+        if final and end > at:
+            yield at, end
+
+    @staticmethod
+    def _far_from(text: str, e: int, end: int) -> bool:
+        """A match ending at e read nothing at or after `end`: a non-space ends any whitespace
+        run it was scanning well before `end`."""
+        return _NON_SPACE.search(text, e, end - 2 * LOOKAHEAD - 1) is not None
 
 
 class _LineRule:
@@ -666,6 +783,8 @@ def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
             tokenizer, lambda piece: tokenizer.encode_chunk(piece.encode("utf-8")),
             lambda ids: [vocab[i] for i in ids],
         )
+    if family == "tokenizers" and _is_deepseek_split(tokenizer):
+        return _SplitsRule(tokenizer)
     if family == "sentencepiece":
         with _line_rules_lock:
             try:
@@ -699,3 +818,27 @@ def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
     )
     normalizer.add_dummy_prefix = False
     return _LineRule(tokenizer, proto, model.SerializeToString(), space_boundaries)
+
+
+def _is_deepseek_split(tokenizer) -> bool:
+    """A byte-level BPE tokenizer.json with no normaliser and DeepSeek's three splits."""
+    import json
+
+    lib = tokenizer.library_tokenizer
+    if lib.pre_tokenizer is None or tokenizer.normalizes or not tokenizer.byte_level \
+            or tokenizer.model_type != "BPE" or getattr(tokenizer, "_prepends", True):
+        return False
+    if lib.normalizer is not None and json.loads(lib.normalizer.__getstate__()) != {"type": "Sequence", "normalizers": []}:
+        return False
+    spec = json.loads(lib.pre_tokenizer.__getstate__())
+    steps = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else []
+    splits = [st for st in steps if st.get("type") == "Split"]
+    last = steps[-1] if steps else {}
+    return (
+        len(steps) == 4 and steps[:3] == splits
+        # (the file spells \r and \n inside a character class as the characters themselves)
+        and [str(st.get("pattern", {}).get("Regex")).replace("\r", r"\r").replace("\n", r"\n")
+             for st in splits] == DEEPSEEK_V3_PATTERNS
+        and all(st.get("behavior") == "Isolated" and not st.get("invert") for st in splits)
+        and last.get("type") == "ByteLevel" and not last.get("add_prefix_space") and not last.get("use_regex")
+    )
