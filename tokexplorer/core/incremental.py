@@ -67,6 +67,10 @@ LOCAL_PATTERNS = frozenset(
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
 MAX_WINDOW_CHUNKS = 10_000
+# Characters a full split runs through in one regex call. subtle: a call holds the interpreter
+# lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
+# few milliseconds each, between which the UI thread gets it back.
+SPLIT_PIECE = 1 << 16
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
@@ -405,7 +409,7 @@ class _RegexRule:
             # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
             # so the lengths alone give the spans. A huge text goes in pieces, so that no single
             # findall holds the interpreter lock for seconds.
-            for a, b in piece_spans(text, pos, at) if at > pos else ():
+            for a, b in piece_spans(text, pos, at, size=SPLIT_PIECE) if at > pos else ():
                 lengths = np.fromiter(map(len, self._regex.findall(text, a, b)), dtype=np.int64)
                 ends.append(a + np.cumsum(lengths))
                 starts.append(ends[-1] - lengths)
@@ -574,6 +578,7 @@ class _SplitsRule(_RegexRule):
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
         cs, ce = enc.chunk_finder.spans()
         ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
+        enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
         return _State(enc, cs, ce, ct)
 
     def _reach(self, allowed: set[str]) -> int:
