@@ -319,6 +319,15 @@ def _splice(
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
 
+def _spliced(old: np.ndarray, i: int, j: int, mid: np.ndarray, shift: int) -> np.ndarray:
+    """old[:i], then mid, then old[j:] + shift, written once into a new array (concatenating
+    a shifted copy would write the tail twice)."""
+    out = np.empty(i + len(mid) + len(old) - j, dtype=old.dtype)
+    out[:i], out[i : i + len(mid)] = old[:i], mid
+    np.add(old[j:], shift, out=out[i + len(mid) :])
+    return out
+
+
 def _differing(
     old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edit: tuple[int, int, int]
 ) -> tuple[int, int]:
@@ -495,9 +504,9 @@ class _RegexRule:
 
         count_arr = np.asarray(counts, dtype=np.int64)
         tok_delta = len(ids) - (t1 - t0)
-        cs_new = np.concatenate([cs[:k], np.array([w[0] for w in window], dtype=np.int64), cs[j:] + delta])
-        ce_new = np.concatenate([ce[:k], np.array([w[1] for w in window], dtype=np.int64), ce[j:] + delta])
-        ct_new = np.concatenate([ct[:k], t0 + np.cumsum(count_arr) - count_arr, ct[j:] + tok_delta])
+        cs_new = _spliced(cs, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
+        ce_new = _spliced(ce, k, j, np.array([w[1] for w in window], dtype=np.int64), delta)
+        ct_new = _spliced(ct, k, j, t0 + np.cumsum(count_arr) - count_arr, tok_delta)
         lazy = lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of)  # noqa: E731
         new_enc, changed = _splice(
             enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
