@@ -6,22 +6,27 @@ the Encoding of the new text, exactly what a full encode gives (ids, token bytes
 chunks), and the code-point range of the new text whose tokens changed, so an editor repaints only
 that. The work is a small window around the edit plus numpy splicing of the per-token arrays.
 
-Two locality rules, each used only where it is provably exact:
+Three locality rules, each used only where it is provably exact:
 
-- Regex pre-split (the tiktoken and trained-BPE families, with one of `LOCAL_PATTERNS`):
-  chunks are BPE-encoded independently, and the pattern has no lookbehind, so the matches after a
-  chunk boundary depend only on the text after it. Re-splitting restarts at an old boundary far
-  enough before the edit that no earlier match looked at the edited text, and stops at the first
-  new chunk that equals an old one (shifted) after the edit: every later chunk is then unchanged.
+- Regex pre-split (the tiktoken and trained-BPE families, with one of `LOCAL_PATTERNS`: GPT-2,
+  cl100k, o200k, Qwen, Tekken, Llama 3): chunks are BPE-encoded independently, and the pattern has
+  no lookbehind, so the matches after a chunk boundary depend only on the text after it.
+  Re-splitting restarts at an old boundary far enough before the edit that no earlier match
+  looked at the edited text, and stops at the first new chunk that equals an old one (shifted)
+  after the edit: every later chunk is then unchanged. Qwen's NFC counts as the identity while
+  the text is NFC, checked on the edited window only.
+- DeepSeek's `tokenizer.json` splits (digit groups, CJK runs, then a regex in each piece): the
+  same restart and stop, with the pieces' ends found near the window (`_SplitsRule`); the library
+  itself encodes the window's chunks.
 - SentencePiece BPE with byte fallback and identity normalisation, when no piece contains "\\n":
   a newline is always its own byte piece, so no merge crosses it and each line is encoded on its
   own; a line after a newline is encoded without the dummy-prefix space (a second processor).
   When no piece has '▁' after another character (Llama's), no merge crosses from a word into the
   spaces after it either, so the window is the words around the edit, not the whole line.
 
-Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, families whose
-full encode has not been checked against these rules) is re-encoded whole on every edit: correct,
-not fast. Positions are code points (convert Qt's UTF-16 positions first, or use `update`).
+Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, other
+tokenizer.json pipelines, families whose full encode has not been checked against these rules) is
+re-encoded whole on every edit: correct, not fast. Positions are code points (convert Qt's UTF-16 positions first, or use `update`).
 Not thread-safe: one worker owns an encoder.
 """
 
@@ -31,7 +36,7 @@ import threading
 import unicodedata
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import regex
@@ -569,17 +574,14 @@ class _SplitsRule(_RegexRule):
     library matches them before splitting) are not modelled: a window near one is encoded whole.
     """
 
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer, added: "_AddedTokens"):
         self._tokenizer = tokenizer
         self._bytes_of = tokenizer.tokens_bytes
         self._regex = compile_pattern(DEEPSEEK_V3_PATTERNS[2])
         cjk = DEEPSEEK_V3_PATTERNS[1][:-1]  # the character class, without its "+"
         self._hard_char = regex.compile(rf"[\p{{N}}{cjk[1:-1]}]")  # where a segment ends
         self._hard_piece = regex.compile(rf"{DEEPSEEK_V3_PATTERNS[0]}|{DEEPSEEK_V3_PATTERNS[1]}")
-        added = [t.content for t in tokenizer.library_tokenizer.get_added_tokens_decoder().values()]
-        self._added = regex.compile("|".join(regex.escape(t) for t in sorted(added, key=len, reverse=True)))
-        self._added_first = sorted({t[0] for t in added})
-        self._added_reach = max(map(len, added), default=0)
+        self._added, self._added_first, self._added_reach = added
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
         self._nfc = False
@@ -772,13 +774,25 @@ class _LineRule:
 
 # --- which rule a tokenizer gets -----------------------------------------------------------------
 
-# SentencePiece rules load two processors, so they are built once per tokenizer. (Regex rules are
-# cheap, and the BPE one refers to its tokenizer, which a weak-keyed cache would then keep alive.)
-_line_rules: "weakref.WeakKeyDictionary[object, _LineRule | None]" = weakref.WeakKeyDictionary()
-_line_rules_lock = threading.Lock()
+# SentencePiece rules load two processors, and DeepSeek's regex of its 1,283 added tokens takes a
+# second to compile, so they are built once per tokenizer. (The other rules are cheap, and refer to
+# their tokenizer, which a weak-keyed cache would then keep alive.)
+_cached_rules: "weakref.WeakKeyDictionary[object, object]" = weakref.WeakKeyDictionary()
+_cached_rules_lock = threading.Lock()
 
 
-def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
+def _cached(tokenizer, build: Callable[[], object]):
+    """build(), once per tokenizer."""
+    with _cached_rules_lock:
+        try:
+            if tokenizer not in _cached_rules:
+                _cached_rules[tokenizer] = build()
+            return _cached_rules[tokenizer]
+        except TypeError:  # not hashable or not weakly referable: build it for this encoder
+            return build()
+
+
+def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     """A rule only for the families whose full encode the rules reproduce (ids, masks, chunks):
     tests/core/test_incremental.py checks each against it."""
     family = getattr(tokenizer, "family", None)
@@ -797,16 +811,11 @@ def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
             tokenizer, lambda piece: tokenizer.encode_chunk(piece.encode("utf-8")),
             lambda ids: [vocab[i] for i in ids],
         )
-    if family == "tokenizers" and _is_deepseek_split(tokenizer):
-        return _SplitsRule(tokenizer)
+    if family == "tokenizers":
+        added = _cached(tokenizer, lambda: _added_tokens(tokenizer) if _is_deepseek_split(tokenizer) else None)
+        return None if added is None else _SplitsRule(tokenizer, added)
     if family == "sentencepiece":
-        with _line_rules_lock:
-            try:
-                if tokenizer not in _line_rules:
-                    _line_rules[tokenizer] = _line_rule(tokenizer, tokenizer.model_proto)
-                return _line_rules[tokenizer]
-            except TypeError:  # not hashable or not weakly referable: build it for this encoder
-                return _line_rule(tokenizer, tokenizer.model_proto)
+        return _cached(tokenizer, lambda: _line_rule(tokenizer, tokenizer.model_proto))
     return None
 
 
@@ -832,6 +841,20 @@ def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
     )
     normalizer.add_dummy_prefix = False
     return _LineRule(tokenizer, proto, model.SerializeToString(), space_boundaries)
+
+
+class _AddedTokens(NamedTuple):
+    """A tokenizer.json's added tokens, as a window's split looks for them."""
+
+    regex: regex.Pattern  # any of them, the longest first
+    first: list[str]  # their first characters
+    reach: int  # the longest one's length
+
+
+def _added_tokens(tokenizer) -> _AddedTokens:
+    added = [t.content for t in tokenizer.library_tokenizer.get_added_tokens_decoder().values()]
+    found = regex.compile("|".join(regex.escape(t) for t in sorted(added, key=len, reverse=True)))
+    return _AddedTokens(found, sorted({t[0] for t in added}), max(map(len, added), default=0))
 
 
 def _is_deepseek_split(tokenizer) -> bool:
