@@ -24,13 +24,14 @@ from tokexplorer.core.incremental import (
     text_edit,
 )
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
+from tokexplorer.core.registry import builtin_names
 from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
 # Pieces that exercise the split patterns' alternatives and their lookahead: whitespace runs
 # before words and at the end (\s+(?!\S), \s++$), newlines, contractions, digit runs, punctuation,
-# combining marks, astral characters, CJK, special-token text and fragments of it, and
-# SentencePiece's own space mark.
+# combining marks, astral characters, CJK (with the kana punctuation DeepSeek's split sees), special
+# and added-token text and fragments of it, and SentencePiece's own space mark.
 PIECES = [
     " ", "  ", "   ", "\n", "\n\n", "\t", "\r\n", " \n", "\u00a0", "\u3000", "\x85", "\x1c", "\u2028", "\x0b",
     "      ", "\n    ",
@@ -38,10 +39,19 @@ PIECES = [
     "1", "12", "12345", ".", ",", "!?", "--", "/", "\"",
     "é", "e\u0301", "\u0301", "👋", "𝕏", "𠀀", "🇺🇳", "中文", "ｱｲｳ",
     "<|endoftext|>", "<|fim_prefix|>", "<s>", "</s>", "<unk>", "<|", "|>", "endoftext", "<",
-    "\u2581",
+    "\u2581", "ア・イ", "ー", "3中", "<｜User｜>", "<｜end▁of▁sentence｜>",
 ]
 texts = st.lists(st.sampled_from(PIECES), max_size=14).map("".join)
 inserts = st.one_of(texts, st.lists(st.sampled_from(PIECES + ["\ud83d"]), max_size=3).map("".join))
+
+
+@pytest.fixture(scope="module", params=builtin_names())
+def builtin(request):
+    """Every built-in (the shared fixture's four, and Qwen, Tekken and DeepSeek): each family's
+    incremental path is checked against its own full encode."""
+    from tokexplorer.core.registry import get_builtin
+
+    return get_builtin(request.param)
 
 
 def tokens(enc: Encoding) -> list[tuple[int, tuple[int, int]]]:
@@ -287,7 +297,7 @@ def test_a_window_too_large_is_encoded_whole(builtin):
 def test_chunks_are_precomputed(builtin):
     inc = IncrementalEncoder(builtin, "hello world")
     enc, _ = inc.edit(5, 0, ",")
-    if builtin.split_pattern is None:
+    if builtin.family == "sentencepiece":
         assert enc.chunks is None
     else:
         assert "_chunk_spans" in enc.__dict__ and enc.chunks == [(0, 5), (5, 6), (6, 12)]
@@ -308,3 +318,22 @@ def test_a_huge_text_is_split_in_pieces_as_a_whole(builtin, corpora, tricky_stri
         assert inc.encoding.chunks == expected.chunks == builtin.encode(text, allowed_special="all").chunks
     enc, _ = inc.edit(len(text) // 2, 1, "x\n")
     assert_same(enc, builtin.encode(enc.text, allowed_special="all"))
+
+
+@pytest.mark.parametrize(
+    "text, start, removed, inserted",
+    [
+        ("abc 123456 def", 6, 0, "7"),  # digit groups regroup after the edit
+        ("x中文y", 2, 0, "1"),  # a digit splits a CJK run
+        ("アイ・ウ", 2, 1, ""),  # the regex splits a kana run further
+        ("a" * 3000 + " " * 2000 + "b", 10, 0, "c"),  # no segment end near: the search looks further
+        ("a " + " " * 3000 + "\n" * 3 + "x", 1, 0, "b"),  # a whitespace run past the first look
+        ("hi <｜User｜> there", 1, 0, "!"),  # an added token near the edit: the whole text
+        ("hi <｜User｜" + " there" * 300, 1600, 0, "!"),  # far from one: a window
+    ],
+)
+def test_deepseek_edit_cases(text, start, removed, inserted):
+    from tokexplorer.core.registry import get_builtin
+
+    for policy in ("all", "none"):
+        check_edit(get_builtin("deepseek-v4"), text, start, removed, inserted, policy)

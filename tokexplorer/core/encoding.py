@@ -369,6 +369,23 @@ class Encoding:
             return None
         return self.chunk_finder(self.text)
 
+    def chunk_arrays(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The chunks' code-point starts and ends as int64 arrays, or None without a regex split:
+        for a view that lists a book's chunks without a Python tuple per chunk.
+
+        >>> enc = Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"], chunk_finder=lambda t: [(0, 2)])
+        >>> [a.tolist() for a in enc.chunk_arrays()]
+        [[0], [2]]
+        """
+        known = self.__dict__.get("_chunk_spans")
+        if known is not None:
+            return known
+        chunks = self.chunks
+        if chunks is None:
+            return None
+        spans = np.array(chunks, dtype=np.int64).reshape(-1, 2)
+        return spans[:, 0].copy(), spans[:, 1].copy()
+
     def chunk_span(self, position: int) -> tuple[int, int] | None:
         """The regex chunk covering code point `position` (the last one past the end), or None
         without a regex split; from the spans' arrays when the incremental encoder kept them, so a

@@ -6,39 +6,48 @@ the Encoding of the new text, exactly what a full encode gives (ids, token bytes
 chunks), and the code-point range of the new text whose tokens changed, so an editor repaints only
 that. The work is a small window around the edit plus numpy splicing of the per-token arrays.
 
-Two locality rules, each used only where it is provably exact:
+Three locality rules, each used only where it is provably exact:
 
-- Regex pre-split (the tiktoken and trained-BPE families, with one of `LOCAL_PATTERNS`):
-  chunks are BPE-encoded independently, and the pattern has no lookbehind, so the matches after a
-  chunk boundary depend only on the text after it. Re-splitting restarts at an old boundary far
-  enough before the edit that no earlier match looked at the edited text, and stops at the first
-  new chunk that equals an old one (shifted) after the edit: every later chunk is then unchanged.
+- Regex pre-split (the tiktoken and trained-BPE families, with one of `LOCAL_PATTERNS`: GPT-2,
+  cl100k, o200k, Qwen, Tekken, Llama 3): chunks are BPE-encoded independently, and the pattern has
+  no lookbehind, so the matches after a chunk boundary depend only on the text after it.
+  Re-splitting restarts at an old boundary far enough before the edit that no earlier match
+  looked at the edited text, and stops at the first new chunk that equals an old one (shifted)
+  after the edit: every later chunk is then unchanged. Qwen's NFC counts as the identity while
+  the text is NFC, checked on the edited window only.
+- DeepSeek's `tokenizer.json` splits (digit groups, CJK runs, then a regex in each piece): the
+  same restart and stop, with the pieces' ends found near the window (`_SplitsRule`); the library
+  itself encodes the window's chunks.
 - SentencePiece BPE with byte fallback and identity normalisation, when no piece contains "\\n":
   a newline is always its own byte piece, so no merge crosses it and each line is encoded on its
   own; a line after a newline is encoded without the dummy-prefix space (a second processor).
   When no piece has '▁' after another character (Llama's), no merge crosses from a word into the
   spaces after it either, so the window is the words around the edit, not the whole line.
 
-Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, families whose
-full encode has not been checked against these rules) is re-encoded whole on every edit: correct,
-not fast. Positions are code points (convert Qt's UTF-16 positions first, or use `update`).
+Any other tokenizer (custom patterns, unigram or normalising SentencePiece models, other
+tokenizer.json pipelines, families whose full encode has not been checked against these rules) is
+re-encoded whole on every edit: correct, not fast. Positions are code points (convert Qt's UTF-16 positions first, or use `update`).
 Not thread-safe: one worker owns an encoder.
 """
 
 from __future__ import annotations
 
 import threading
+import unicodedata
 import weakref
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 import regex
 
 from .encoding import Encoding, LazyTokenBytes
+from .gguf_backend import DEEPSEEK_V3_PATTERNS, LLAMA3_PATTERN, TEKKEN_PATTERN
+from .normalization import nfc_stable_window
 from .patterns import (
     GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern, piece_spans,
 )
+from .registry import QWEN3_6_PATTERN, QWEN_PATTERN
 from .sentencepiece_backend import SPACE_MARK
 from .tokenizer import (
     AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text, resolve_special,
@@ -54,19 +63,31 @@ MINBPE_GPT4_PATTERN = (
 # except across a whitespace run that starts in the match (scanned to its end by `\s+(?!\S)`,
 # `\s++$`, `\s*[\r\n]`). An arbitrary regex can look arbitrarily far (`a(?=.*z)`), so it gets no
 # fast path.
+# The Qwen, Tekken and Llama 3 patterns are of the same kind (one digit, or up to three, per chunk;
+# letters, punctuation runs with the newlines after them, whitespace runs).
 LOCAL_PATTERNS = frozenset(
-    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
+    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN,
+     QWEN_PATTERN, QWEN3_6_PATTERN, TEKKEN_PATTERN, LLAMA3_PATTERN}
 )
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
 MAX_WINDOW_CHUNKS = 10_000
+# Characters a full split runs through in one regex call. subtle: a call holds the interpreter
+# lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
+# few milliseconds each, between which the UI thread gets it back.
+SPLIT_PIECE = 1 << 16
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
 _SPACES_BEFORE = regex.compile(" *", flags=regex.REVERSE)
 _WORD_END = regex.compile("(?<=[^ ]) ")  # a space after a non-space
+_NON_SPACE = regex.compile(r"\S")
 
 Changed = tuple[int, int]  # (start, end) code points of the new text whose tokens changed
+
+
+class _NotLocal(Exception):
+    """A window's split met what the rule does not model: encode the whole text instead."""
 
 
 class IncrementalEncoder:
@@ -303,6 +324,15 @@ def _splice(
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
 
+def _spliced(old: np.ndarray, i: int, j: int, mid: np.ndarray, shift: int) -> np.ndarray:
+    """old[:i], then mid, then old[j:] + shift, written once into a new array (concatenating
+    a shifted copy would write the tail twice)."""
+    out = np.empty(i + len(mid) + len(old) - j, dtype=old.dtype)
+    out[:i], out[i : i + len(mid)] = old[:i], mid
+    np.add(old[j:], shift, out=out[i + len(mid) :])
+    return out
+
+
 def _differing(
     old_ids, old_starts, old_ends, new_ids, new_starts, new_ends, edit: tuple[int, int, int]
 ) -> tuple[int, int]:
@@ -379,8 +409,12 @@ class _RegexRule:
         self._regex = compile_pattern(tokenizer.split_pattern)
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
+        # Qwen's encode NFC-normalises first: where that is the identity the chunks are the text's.
+        self._nfc = getattr(tokenizer, "normalizes", None) == "NFC"
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        if self._nfc and not unicodedata.is_normalized("NFC", enc.text):
+            return _State(enc)  # tokens found on another text than this: edits re-encode it whole
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
         text, starts, ends = enc.text, [], []
         pos = 0
@@ -389,7 +423,7 @@ class _RegexRule:
             # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
             # so the lengths alone give the spans. A huge text goes in pieces, so that no single
             # findall holds the interpreter lock for seconds.
-            for a, b in piece_spans(text, pos, at) if at > pos else ():
+            for a, b in piece_spans(text, pos, at, size=SPLIT_PIECE) if at > pos else ():
                 lengths = np.fromiter(map(len, self._regex.findall(text, a, b)), dtype=np.int64)
                 ends.append(a + np.cumsum(lengths))
                 starts.append(ends[-1] - lengths)
@@ -425,19 +459,71 @@ class _RegexRule:
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
         enc, cs, ce, ct = state.enc, state.chunk_starts, state.chunk_ends, state.chunk_tokens
+        if cs is None:
+            return None
+        if self._nfc:  # the old text is NFC; the new one is where the edit leaves it so
+            lo, hi = nfc_stable_window(new, p, p + len(inserted))
+            if not unicodedata.is_normalized("NFC", new[lo:hi]):
+                return None
         old, n_tok, n_chunks = enc.text, len(enc.ids), len(cs)
         delta = len(inserted) - removed
         # Restart point. A match ending at e read characters up to e + LOOKAHEAD, or to the end of
         # a whitespace run it started in; and whether a position ends a segment depends on the
         # special token starting there (longest L). So matches ending at or before `bound` read
         # nothing the edit changed: they stay, and the split restarts at the last such end.
-        longest = max(map(len, allowed), default=0)
+        longest = self._reach(allowed)
         q = max(p - longest, 0)
         bound = min(q - LOOKAHEAD - 1, _WS_RUN_BEFORE.match(old, 0, q).start())
         k = int(np.searchsorted(ce, bound, side="right"))  # chunks [0, k) are kept
         a = int(ce[k - 1]) if k else 0
         edit_end = p + len(inserted)  # new[edit_end:] == old[p + removed:]
 
+        try:
+            window, j = self._resplit(state, new, a, edit_end, delta, allowed)
+        except _NotLocal:
+            return None
+        if window is None:
+            return None  # a huge paste, or a digit run regrouped to its end: encode it all
+        t0 = int(ct[k]) if k < n_chunks else n_tok
+        t1 = int(ct[j]) if j < n_chunks else n_tok
+        b = window[-1][1] if window else a
+        byte_a = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
+
+        per_chunk = self._encode_window(new, window, allowed)
+        if per_chunk is None:
+            return None
+        ids: list[int] = []
+        counts = []
+        for chunk_ids in per_chunk:
+            ids += chunk_ids
+            counts.append(len(chunk_ids))
+        token_bytes = self._bytes_of(ids)
+        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
+        byte_ends = byte_a + np.cumsum(lengths)
+        old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
+        byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
+        special_mask = None  # as the backend: a mask only when special tokens can occur
+        if allowed and self._special_id_set:
+            special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
+        win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
+
+        count_arr = np.asarray(counts, dtype=np.int64)
+        tok_delta = len(ids) - (t1 - t0)
+        cs_new = _spliced(cs, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
+        ce_new = _spliced(ce, k, j, np.array([w[1] for w in window], dtype=np.int64), delta)
+        ct_new = _spliced(ct, k, j, t0 + np.cumsum(count_arr) - count_arr, tok_delta)
+        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of)  # noqa: E731
+        new_enc, changed = _splice(
+            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
+        )
+        return _State(new_enc, cs_new, ce_new, ct_new), changed
+
+    def _resplit(self, state: _State, new: str, a: int, edit_end: int, delta: int, allowed: set[str]):
+        """The new chunks from `a` up to the first one after the edit that equals an old one, and
+        the index of that old chunk (the number of chunks if none); the chunks are None when the
+        window grows too large. Raises _NotLocal when the split cannot be proved local."""
+        cs, ce = state.chunk_starts, state.chunk_ends
+        n_chunks = len(cs)
         window: list[tuple[int, int, str | None]] = []
         j = n_chunks  # old chunks [j, m) are kept, shifted by delta
         jj = -1
@@ -458,46 +544,110 @@ class _RegexRule:
                     break
             window.append((s, e, special))
             if len(window) > max(MAX_WINDOW_CHUNKS, n_chunks // 4):
-                return None  # a huge paste, or a digit run regrouped to its end: encode it all
-        t0 = int(ct[k]) if k < n_chunks else n_tok
-        t1 = int(ct[j]) if j < n_chunks else n_tok
-        b = window[-1][1] if window else a
-        byte_a = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
+                return None, j
+        return window, j
 
-        ids: list[int] = []
-        counts = []
-        for s, e, special in window:
-            if special:
-                chunk_ids = [self._special_ids[special]]
-            else:
-                chunk_ids = self._encode_piece(new[s:e])
-            ids += chunk_ids
-            counts.append(len(chunk_ids))
-        token_bytes = self._bytes_of(ids)
-        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
-        byte_ends = byte_a + np.cumsum(lengths)
-        old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
-        byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
-        special_mask = None  # as the backend: a mask only when special tokens can occur
-        if allowed and self._special_id_set:
-            special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
-        win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
+    def _reach(self, allowed: set[str]) -> int:
+        """How far before an edit a token matched before the split (a special) may start."""
+        return max(map(len, allowed), default=0)
 
-        count_arr = np.asarray(counts, dtype=np.int64)
-        tok_delta = len(ids) - (t1 - t0)
-        cs_new = np.concatenate([cs[:k], np.array([w[0] for w in window], dtype=np.int64), cs[j:] + delta])
-        ce_new = np.concatenate([ce[:k], np.array([w[1] for w in window], dtype=np.int64), ce[j:] + delta])
-        ct_new = np.concatenate([ct[:k], t0 + np.cumsum(count_arr) - count_arr, ct[j:] + tok_delta])
-        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of)  # noqa: E731
-        new_enc, changed = _splice(
-            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
-        )
-        return _State(new_enc, cs_new, ce_new, ct_new), changed
+    def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
+        """Each window chunk's ids (None: not provably what a full encode gives)."""
+        return [[self._special_ids[special]] if special else self._encode_piece(new[s:e])
+                for s, e, special in window]
 
     def _is_special(self, state: _State, chunk: int) -> bool:
         """Whether an old chunk is an allowed special token (one token with a special id)."""
         t = int(state.chunk_tokens[chunk])
         return state.enc.ids[t] in self._special_id_set if t < len(state.enc.ids) else False
+
+
+class _SplitsRule(_RegexRule):
+    """DeepSeek's pre-tokenizer (a `tokenizers` Sequence of three Isolated splits, then byte-level
+    BPE per piece): digit groups of up to three, then runs of CJK characters, then a regex inside
+    each piece, the text between matches being pieces too.
+
+    Digits and the CJK ranges split the text into segments, and the last regex runs inside each
+    segment: its matches read up to LOOKAHEAD characters past their end or a whitespace run, as
+    the LOCAL_PATTERNS do, except that a segment's end is an end of text for them. So the same
+    restart and convergence hold, with segment ends found near the window only. Added tokens (the
+    library matches them before splitting) are not modelled: a window near one is encoded whole.
+    """
+
+    def __init__(self, tokenizer, added: "_AddedTokens"):
+        self._tokenizer = tokenizer
+        self._bytes_of = tokenizer.tokens_bytes
+        self._regex = compile_pattern(DEEPSEEK_V3_PATTERNS[2])
+        cjk = DEEPSEEK_V3_PATTERNS[1][:-1]  # the character class, without its "+"
+        self._hard_char = regex.compile(rf"[\p{{N}}{cjk[1:-1]}]")  # where a segment ends
+        self._hard_piece = regex.compile(rf"{DEEPSEEK_V3_PATTERNS[0]}|{DEEPSEEK_V3_PATTERNS[1]}")
+        self._added, self._added_first, self._added_reach = added
+        self._special_ids = tokenizer.special_tokens
+        self._special_id_set = frozenset(self._special_ids.values())
+        self._nfc = False
+
+    def full(self, enc: Encoding, allowed: set[str]) -> _State:
+        cs, ce = enc.chunk_finder.spans()
+        ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
+        enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
+        return _State(enc, cs, ce, ct)
+
+    def _reach(self, allowed: set[str]) -> int:
+        return self._added_reach
+
+    def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
+        return self._tokenizer.encode_words([new[s:e] for s, e, _ in window], allowed)
+
+    def _has_added(self, text: str, lo: int, hi: int) -> bool:
+        """Whether an added token starts in text[lo:hi]."""
+        for first in self._added_first:
+            at = text.find(first, lo, hi)
+            while at >= 0:
+                if self._added.match(text, at):
+                    return True
+                at = text.find(first, at + 1, hi)
+        return False
+
+    def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
+        n = len(text)
+        step = 1024
+        while pos < n:
+            limit = min(n, pos + step)
+            if self._has_added(text, max(0, pos - self._added_reach), min(n, limit + self._added_reach)):
+                raise _NotLocal
+            hard = self._hard_char.search(text, pos, limit)
+            end = hard.start() if hard else limit
+            for s, e in self._segment(text, pos, end, final=hard is not None or limit == n):
+                yield s, e, None
+                pos = e
+            if pos < end:  # stopped short of a limit that is not a segment end: look further
+                step *= 4
+                continue
+            if hard is not None:  # a digit group, or a CJK run (the regex splits it further)
+                piece = self._hard_piece.match(text, pos)
+                for s, e in self._segment(text, pos, piece.end(), final=True):
+                    yield s, e, None
+                pos = piece.end()
+
+    def _segment(self, text: str, start: int, end: int, *, final: bool) -> Iterator[tuple[int, int]]:
+        """The regex's matches in text[start:end], and the text between them. Unless `end` is
+        the segment's true end (`final`), only chunks whose matches read nothing near `end`."""
+        at = start
+        for m in self._regex.finditer(text, start, end):
+            if not final and not self._far_from(text, m.end(), end):
+                return
+            if m.start() > at:
+                yield at, m.start()
+            yield m.start(), m.end()
+            at = m.end()
+        if final and end > at:
+            yield at, end
+
+    @staticmethod
+    def _far_from(text: str, e: int, end: int) -> bool:
+        """A match ending at e read nothing at or after `end`: a non-space ends any whitespace
+        run it was scanning well before `end`."""
+        return _NON_SPACE.search(text, e, end - 2 * LOOKAHEAD - 1) is not None
 
 
 class _LineRule:
@@ -624,13 +774,25 @@ class _LineRule:
 
 # --- which rule a tokenizer gets -----------------------------------------------------------------
 
-# SentencePiece rules load two processors, so they are built once per tokenizer. (Regex rules are
-# cheap, and the BPE one refers to its tokenizer, which a weak-keyed cache would then keep alive.)
-_line_rules: "weakref.WeakKeyDictionary[object, _LineRule | None]" = weakref.WeakKeyDictionary()
-_line_rules_lock = threading.Lock()
+# SentencePiece rules load two processors, and DeepSeek's regex of its 1,283 added tokens takes a
+# second to compile, so they are built once per tokenizer. (The other rules are cheap, and refer to
+# their tokenizer, which a weak-keyed cache would then keep alive.)
+_cached_rules: "weakref.WeakKeyDictionary[object, object]" = weakref.WeakKeyDictionary()
+_cached_rules_lock = threading.Lock()
 
 
-def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
+def _cached(tokenizer, build: Callable[[], object]):
+    """build(), once per tokenizer."""
+    with _cached_rules_lock:
+        try:
+            if tokenizer not in _cached_rules:
+                _cached_rules[tokenizer] = build()
+            return _cached_rules[tokenizer]
+        except TypeError:  # not hashable or not weakly referable: build it for this encoder
+            return build()
+
+
+def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     """A rule only for the families whose full encode the rules reproduce (ids, masks, chunks):
     tests/core/test_incremental.py checks each against it."""
     family = getattr(tokenizer, "family", None)
@@ -649,14 +811,11 @@ def _local_rule(tokenizer) -> _RegexRule | _LineRule | None:
             tokenizer, lambda piece: tokenizer.encode_chunk(piece.encode("utf-8")),
             lambda ids: [vocab[i] for i in ids],
         )
+    if family == "tokenizers":
+        added = _cached(tokenizer, lambda: _added_tokens(tokenizer) if _is_deepseek_split(tokenizer) else None)
+        return None if added is None else _SplitsRule(tokenizer, added)
     if family == "sentencepiece":
-        with _line_rules_lock:
-            try:
-                if tokenizer not in _line_rules:
-                    _line_rules[tokenizer] = _line_rule(tokenizer, tokenizer.model_proto)
-                return _line_rules[tokenizer]
-            except TypeError:  # not hashable or not weakly referable: build it for this encoder
-                return _line_rule(tokenizer, tokenizer.model_proto)
+        return _cached(tokenizer, lambda: _line_rule(tokenizer, tokenizer.model_proto))
     return None
 
 
@@ -682,3 +841,41 @@ def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:
     )
     normalizer.add_dummy_prefix = False
     return _LineRule(tokenizer, proto, model.SerializeToString(), space_boundaries)
+
+
+class _AddedTokens(NamedTuple):
+    """A tokenizer.json's added tokens, as a window's split looks for them."""
+
+    regex: regex.Pattern  # any of them, the longest first
+    first: list[str]  # their first characters
+    reach: int  # the longest one's length
+
+
+def _added_tokens(tokenizer) -> _AddedTokens:
+    added = [t.content for t in tokenizer.library_tokenizer.get_added_tokens_decoder().values()]
+    found = regex.compile("|".join(regex.escape(t) for t in sorted(added, key=len, reverse=True)))
+    return _AddedTokens(found, sorted({t[0] for t in added}), max(map(len, added), default=0))
+
+
+def _is_deepseek_split(tokenizer) -> bool:
+    """A byte-level BPE tokenizer.json with no normaliser and DeepSeek's three splits."""
+    import json
+
+    lib = tokenizer.library_tokenizer
+    if lib.pre_tokenizer is None or tokenizer.normalizes or not tokenizer.byte_level \
+            or tokenizer.model_type != "BPE" or getattr(tokenizer, "_prepends", True):
+        return False
+    if lib.normalizer is not None and json.loads(lib.normalizer.__getstate__()) != {"type": "Sequence", "normalizers": []}:
+        return False
+    spec = json.loads(lib.pre_tokenizer.__getstate__())
+    steps = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else []
+    splits = [st for st in steps if st.get("type") == "Split"]
+    last = steps[-1] if steps else {}
+    return (
+        len(steps) == 4 and steps[:3] == splits
+        # (the file spells \r and \n inside a character class as the characters themselves)
+        and [str(st.get("pattern", {}).get("Regex")).replace("\r", r"\r").replace("\n", r"\n")
+             for st in splits] == DEEPSEEK_V3_PATTERNS
+        and all(st.get("behavior") == "Isolated" and not st.get("invert") for st in splits)
+        and last.get("type") == "ByteLevel" and not last.get("add_prefix_space") and not last.get("use_regex")
+    )

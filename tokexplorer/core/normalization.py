@@ -72,6 +72,23 @@ class Alignment:
         return (k >= 0) & (self.text_ends[kk] > starts) & (ends > starts)
 
 
+def nfc_stable_window(text: str, start: int, end: int) -> tuple[int, int]:
+    """The smallest [lo, hi) around text[start:end] that NFC normalises on its own: both ends lie
+    just before a stable character (or at an end of the text). If the text outside an edit was NFC,
+    the whole is NFC exactly when this window of the edited text is.
+
+    >>> nfc_stable_window("abe\u0301\u0301c", 3, 4)
+    (2, 5)
+    """
+    lo = min(start, len(text))
+    while lo > 0 and (lo == len(text) or not _stable(text[lo])):
+        lo -= 1
+    hi = max(end, lo)
+    while hi < len(text) and not _stable(text[hi]):
+        hi += 1
+    return lo, hi
+
+
 def nfc_alignment(text: str) -> Alignment | None:
     """None if `text` is already NFC; else its NFC form and the runs NFC changed.
 

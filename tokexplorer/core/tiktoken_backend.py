@@ -29,6 +29,11 @@ from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean
                         resolve_special)
 
 
+# Characters encoded per tiktoken call: building the ids' list (and the array) holds the
+# interpreter lock, about 10 ms per 256K characters, so a window's UI thread is never kept waiting long.
+ENCODE_PIECE = 1 << 18
+
+
 class TiktokenTokenizer:
     """A tiktoken `Encoding` behind the Tokenizer protocol.
 
@@ -194,7 +199,7 @@ class TiktokenTokenizer:
         """
         spans = [(0, len(text))]
         if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
-            spans = piece_spans(text)
+            spans = piece_spans(text, size=ENCODE_PIECE)
         if len(spans) == 1:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)

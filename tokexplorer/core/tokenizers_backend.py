@@ -246,9 +246,27 @@ class TokenizersTokenizer:
         # library's own matching of added tokens is exactly the policy.
         # subtle: Tokenizer.encode holds the interpreter lock for the whole call (a window whose
         # worker encodes 1 MB would not repaint for seconds); encode_batch releases it.
+        return self._run_batch([text], allowed)[0]
+
+    def encode_words(self, words: list[str], allowed: set[str]) -> list[list[int]] | None:
+        """Each of `words` encoded on its own (ids, as `encode` finds them), or None if the
+        pre-tokenizer splits one of them further: for re-encoding a few chunks of a text.
+        `allowed`: the special tokens the text may spell, as resolved for the whole text."""
+        out = []
+        for result in self._run_batch(words, allowed):
+            if len(set(result.word_ids)) > 1 or None in result.word_ids:
+                return None
+            out.append(result.ids)
+        return out
+
+    def tokens_bytes(self, ids: list[int]) -> list[bytes]:
+        """Each token's bytes (unchecked ids: for ids this tokenizer made)."""
+        return self._bytes_of(ids)
+
+    def _run_batch(self, texts: list[str], allowed: set[str]) -> list[tokenizers.Encoding]:
         with self._lock:
             self._tok.encode_special_tokens = not allowed
-            return self._tok.encode_batch([text], add_special_tokens=False)[0]
+            return self._tok.encode_batch(texts, add_special_tokens=False)
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at the library's speed."""
@@ -375,14 +393,19 @@ class _WordChunks:
         self.encoding: Encoding | None = None
 
     def __call__(self, text: str) -> list[tuple[int, int]]:
+        starts, ends = self.spans()
+        return list(zip(starts.tolist(), ends.tolist()))
+
+    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks' code-point starts and ends, as int64 arrays."""
         words, enc = self.words, self.encoding
         if not len(words):
-            return []
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         first = np.flatnonzero(np.concatenate([[True], (words[1:] != words[:-1]) | (words[1:] < 0)]))
         starts = enc.starts[first]
         ends = np.maximum.reduceat(enc.ends, first)
         keep = ends > starts
-        return list(zip(starts[keep].tolist(), ends[keep].tolist()))
+        return starts[keep].astype(np.int64), ends[keep].astype(np.int64)
 
 
 def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
