@@ -84,6 +84,7 @@ def test_a_long_chunk_is_traced_a_page_at_a_time(qtbot, window):
     panel = window.trace
     trace = panel.trace
     assert panel.verdict.text().startswith("✓") and trace.final == panel.expected
+    assert f"({len(trace.final):,} ids)" in panel.verdict.text() and len(panel.verdict.text()) < 400
     assert panel.steps.model().rowCount() == len(trace.steps) == panel.slider.maximum() > 4_000
     panel.slider.setValue(len(trace.steps) // 2)
     assert f"Step {len(trace.steps) // 2:,} of {len(trace.steps):,}" in panel.step_label.text()

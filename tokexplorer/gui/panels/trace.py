@@ -27,6 +27,15 @@ from ...core.unicode_info import token_label
 from ..worker import run_job
 
 PAGE_PARTS = 240  # parts of the sequence drawn at once (a long chunk's page around the new part)
+SHOWN_CHUNK_BYTES = 120  # of a long chunk, the title shows the start
+SHOWN_IDS = 24  # of a long list of ids, the verdict shows the start
+
+
+def _ids(ids: list[int]) -> str:
+    """A list of ids as Python writes it, or its start and how many there are."""
+    if len(ids) <= SHOWN_IDS:
+        return str(ids)
+    return f"[{', '.join(map(str, ids[:SHOWN_IDS]))}, … ({len(ids):,} ids)]"
 
 
 class StepsModel(QAbstractListModel):
@@ -192,7 +201,8 @@ class TracePanel(QWidget):
             self._show_problem(answer)
             return
         self.trace, self.expected = answer, expected
-        self.title.setText(f"Chunk <b>{html.escape(token_label(answer.chunk))}</b> "
+        label = token_label(answer.chunk[:SHOWN_CHUNK_BYTES]) + ("…" if len(answer.chunk) > SHOWN_CHUNK_BYTES else "")
+        self.title.setText(f"Chunk <b>{html.escape(label)}</b> "
                            f"(characters {answer.start:,}–{answer.end:,}, {len(answer.chunk):,} bytes, "
                            f"{len(answer.initial_ids):,} parts → {len(answer.final):,} tokens) · {answer.tokenizer}"
                            f"<br><span style='color:gray'>Each step: {html.escape(answer.how)}.</span>")
@@ -201,8 +211,8 @@ class TracePanel(QWidget):
         extra = (f" Then byte fallback: {', '.join(answer.fallback)} became byte pieces."
                  if answer.fallback else "")
         self.verdict.setText(
-            (f"✓ Final ids {answer.final} equal {answer.tokenizer}'s own." if agree else
-             f"✗ The trace ends with {answer.final}, but {answer.tokenizer} gave {expected}.") + extra)
+            (f"✓ Final ids {_ids(answer.final)} equal {answer.tokenizer}'s own." if agree else
+             f"✗ The trace ends with {_ids(answer.final)}, but {answer.tokenizer} gave {_ids(expected)}.") + extra)
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(answer.steps))
         self.slider.setValue(len(answer.steps))
