@@ -100,8 +100,8 @@ def _same_marks(a: Marks16 | None, b: Marks16 | None, lo: int, hi: int) -> bool:
 class ComparePane(TokenEditor):
     """A pane after the first: a TokenEditor on the shared document that shows its own tokens.
 
-    The window's hovered token index and "reveal token" requests refer to the first pane's
-    tokens, so this pane does not follow them; hovering here announces the hovered token's
+    The window's hovered token index, caret, marked token and "reveal token" requests refer to the
+    first pane's tokens, so this pane neither follows nor sets them; hovering here announces the hovered token's
     code-point span instead, which every pane (the first included) marks with its own tokens.
     """
 
@@ -114,9 +114,19 @@ class ComparePane(TokenEditor):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
         state.hovered_changed.disconnect(self._on_hovered)
         state.reveal_token.disconnect(self.show_token)
+        # subtle: the state's caret and marked token are an index into the window's tokens and an
+        # id of its tokenizer; this pane's would name other tokens (and the window's editor, kept
+        # in step with this caret, announces the right one).
+        self.cursorPositionChanged.disconnect(self._on_caret)
         self._on_font()
         self._hover = (-1, -1)
         self.following = False  # shown in the compare view: tokenize the text as it is edited
+
+    def _show_marks(self, *_) -> None:
+        """No marked occurrences here: the marked id is the window tokenizer's (see __init__);
+        like the editor's, it clears the hover."""
+        self._marks = []
+        self._select([])
 
     def _on_contents_change(self, position: int, removed: int, added: int) -> None:
         if self.following:
