@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tokexplorer.core.bpe_training import train
-from tokexplorer.core.encode_trace import MAX_TRACE_BYTES, chunk_at, trace_at, trace_bytes, trace_pieces
+from tokexplorer.core.encode_trace import MAX_TRACE_BYTES, Part, chunk_at, trace_at, trace_bytes, trace_pieces
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -81,3 +81,59 @@ def test_trace_json():
     data = json.loads(json.dumps(trace_bytes(get_builtin("gpt2"), b"ing").to_dict()))
     assert data["initial"] == [72, 77, 70] and data["final"] == [278]
     assert [s["ids"] for s in data["steps"]] == [[259, 70], [278]]
+
+
+def slow_trace(ranks: dict[bytes, int], chunk: bytes) -> list[tuple]:
+    """The reference: rescan every adjacent pair per step, take the lowest rank, leftmost on ties.
+    Returns (position, left bytes, right bytes, rank, sequence after the step) per step."""
+    parts, steps = [bytes([b]) for b in chunk], []
+    while True:
+        best = None
+        for i in range(len(parts) - 1):
+            rank = ranks.get(parts[i] + parts[i + 1])
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, i)
+        if best is None:
+            return steps
+        rank, i = best
+        left, right = parts[i], parts[i + 1]
+        parts[i : i + 2] = [left + right]
+        steps.append((i, left, right, rank, list(parts)))
+
+
+@pytest.mark.parametrize("text", ["aaaaaaaaaaa", "    hello world!!! hello hello", "1234567890" * 3,
+                                  "naïve 👋🏽 안녕", "\n\n\n    \t  x"])
+def test_heap_merging_equals_the_rescanning_reference(text):
+    """Every step (position, pair, rank) and the sequence after it, against the rescanning loop,
+    on ties (runs of one byte), digits, spaces and multi-byte characters."""
+    tok = get_builtin("cl100k_base")
+    chunk = text.encode("utf-8")
+    trace = trace_bytes(tok, chunk)
+    expected = slow_trace(tok.mergeable_ranks, chunk)
+    assert len(trace.steps) == len(expected)
+    for k, (step, (position, left, right, rank, after)) in enumerate(zip(trace.steps, expected), 1):
+        assert (step.position, step.left.bytes, step.right.bytes, step.rank) == (position, left, right, rank)
+        assert step.new_id == tok.mergeable_ranks[left + right]
+        assert [p.bytes for p in trace.sequence(k)] == after
+        assert [p.id for p in trace.sequence(k)] == [tok.mergeable_ranks[b] for b in after]
+    assert trace.sequence(0) == trace.initial == [Part(tok.mergeable_ranks[bytes([b])], bytes([b])) for b in chunk]
+
+
+def test_long_chunks_trace_within_the_bound():
+    """A chunk far over the old 2 KB limit: a Basic BPE's whole text, and a long run of spaces
+    under cl100k_base (ties everywhere); the final ids equal the encoder's, and a page of the
+    sequence is cheap to read."""
+    tok = get_builtin("cl100k_base")
+    spaces = b" " * 20_000
+    trace = trace_bytes(tok, spaces)
+    assert len(trace.steps) > 19_000 and trace.final == tok.encode_ids(" " * 20_000)
+    firsts, stops, ids = trace.parts(len(trace.steps) // 2)
+    page = trace.sequence(len(trace.steps) // 2, 100, 110)
+    assert [p.id for p in page] == ids[100:110].tolist() and len(page) == 10
+    text = "the quick brown fox jumps over the lazy dog. " * 200  # 9,000 bytes, one chunk for Basic
+    basic = train(text, 300, pattern=None)
+    enc = basic.encode(text)
+    assert chunk_at(basic, enc, 0) == (0, len(enc))
+    assert trace_at(basic, enc, 0).final == enc.ids
+    with pytest.raises(TokexplorerError, match="65,536 bytes"):
+        trace_bytes(tok, b"x" * (MAX_TRACE_BYTES + 1))

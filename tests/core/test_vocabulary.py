@@ -89,3 +89,22 @@ def test_bad_queries():
         vocab.search("50257", by="id")
     with pytest.raises(TokexplorerError, match="not a token id"):
         vocab.search("ten", by="id")
+
+
+def test_occurrences_index_agrees_with_a_scan(o200k):
+    """The index behind "find in text": each id's positions, counts and next occurrence (wrapping)
+    equal a plain scan of the ids, for ids that occur once, often, or never."""
+    from tokexplorer.core.vocabulary import Occurrences, next_occurrence
+
+    tok, vocab = o200k
+    encoding = tok.encode("the cat and the dog and the bird; the end " * 50)
+    ids = encoding.id_array
+    occ = vocab.occurrences(encoding)
+    assert occ.counts.tolist() == vocab.counts(encoding).tolist()
+    for token_id in sorted(set(ids.tolist())) + [0, 199_997]:
+        assert occ.where(token_id).tolist() == np.flatnonzero(ids == token_id).tolist()
+        for after in (-1, 0, 7, len(ids) // 2, len(ids) - 1, len(ids) + 5):
+            assert occ.next_after(token_id, after) == next_occurrence(ids, token_id, after)
+    assert occ.where(-1).tolist() == [] and occ.where(len(vocab)).tolist() == []
+    with pytest.raises(TokexplorerError):
+        Occurrences.of(np.array([3, 10]), 10)

@@ -312,3 +312,23 @@ def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, c
         assert window.compare.panes[1].result.encoding.text == expected == window.state.result.encoding.text
     assert window.editor.source_text() == "\naXdf\ngh\r\n"
     assert "out of step" not in capfd.readouterr().err
+
+
+def test_a_caret_in_another_pane_names_the_windows_token(window, qtbot):
+    """The state's caret (which the merge tree and the trace follow) is an index into the window's
+    tokens; a click in a pane of another tokenizer must not put that pane's index there, and the
+    window's marked token id is not marked in a pane whose ids mean other tokens."""
+    view = compare(qtbot, window, HELLO + " tokenization", ["gpt2", "llama-sp"])
+    llama = view.panes[1]
+    carets = []
+    window.state.caret_changed.connect(carets.append)
+    cursor = QTextCursor(llama.document())
+    cursor.setPosition(len(HELLO) + 3)  # inside " tokenization"
+    llama.setTextCursor(cursor)
+    qtbot.wait(50)
+    encoding = window.state.result.encoding
+    assert carets == [encoding.token_index_at(len(HELLO) + 3)]  # never llama's own index
+    # Mark an id of llama's first token: the window's gpt2 tokens do not have it, and the
+    # llama pane must not mark its own token of that number either.
+    window.state.set_marked(llama.result.encoding.ids[0])
+    assert not llama._marks

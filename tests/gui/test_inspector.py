@@ -194,3 +194,67 @@ def test_double_clicking_a_byte_goes_to_its_token(inspect, window, qtbot):
     qtbot.mouseDClick(panel.strip, Qt.MouseButton.LeftButton, pos=panel.strip._rects[k].center())
     qtbot.waitUntil(lambda: panel.up_to_date and panel.info.caret_token == 3)
     assert not window.editor.textCursor().hasSelection() and window.state.selection == (4, 4)
+
+
+def _move_mouse(editor, position16: int) -> None:
+    """A mouse move over the editor's viewport, onto UTF-16 position `position16`."""
+    from PySide6.QtCore import QEvent, QPoint, QPointF
+    from PySide6.QtGui import QMouseEvent, QTextCursor
+
+    cursor = QTextCursor(editor.document())
+    cursor.setPosition(position16)
+    point = editor.cursorRect(cursor).center() + QPoint(2, 0)
+    move = QMouseEvent(QEvent.Type.MouseMove, QPointF(point), QPointF(editor.viewport().mapToGlobal(point)),
+                       Qt.MouseButton.NoButton, Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(editor.viewport(), move)
+
+
+def test_the_inspector_follows_hover_after_a_rest(inspect, window, qtbot):
+    from PySide6.QtCore import QEvent
+
+    from tokexplorer.gui.panels.inspector import HOVER_MS
+
+    panel = inspect("gpt2", "hi 👋 there", 0)  # the caret on "hi"
+    assert [r.info.codepoint for r in panel.info.rows] == ["U+0068", "U+0069"]
+    editor = window.editor
+    # A mouse that only passes over the emoji changes nothing: no flicker.
+    _move_mouse(editor, 3)
+    QApplication.sendEvent(editor, QEvent(QEvent.Type.Leave))
+    qtbot.wait(HOVER_MS + 200)
+    assert panel.hover is None and panel.up_to_date
+    assert [r.info.codepoint for r in panel.info.rows] == ["U+0068", "U+0069"]
+    # Resting on it: GPT-2's token ' \xf0\x9f\x91' (#1) shows the space and the emoji, every
+    # byte in the colour of its token (the emoji's last byte is token #2's).
+    _move_mouse(editor, 3)
+    assert panel.hover is None  # not at once
+    qtbot.waitUntil(lambda: panel.hover is not None and panel.up_to_date, timeout=5000)
+    assert "under the mouse" in panel.summary.text()
+    assert "token #1 under the mouse" in panel.summary.text()
+    assert [r.info.codepoint for r in panel.info.rows] == ["U+0020", "U+1F44B"]
+    assert strip(panel) == [("20", 1), ("F0", 1), ("9F", 1), ("91", 1), ("8B", 2)]
+    # The mouse leaves the text: the caret's token again.
+    QApplication.sendEvent(editor, QEvent(QEvent.Type.Leave))
+    qtbot.waitUntil(lambda: panel.hover is None and panel.up_to_date, timeout=5000)
+    assert [r.info.codepoint for r in panel.info.rows] == ["U+0068", "U+0069"]
+    # A click (the caret moving) wins over a hover at once.
+    _move_mouse(editor, 3)
+    qtbot.waitUntil(lambda: panel.hover is not None and panel.up_to_date, timeout=5000)
+    select_code_points(window, 5, 5)
+    QApplication.processEvents()
+    assert panel.hover is None and panel.up_to_date and "under the caret" in panel.summary.text()
+    assert [r.info.codepoint for r in panel.info.rows][:2] == ["U+0020", "U+0074"]
+
+
+def test_hovering_a_compare_pane_shows_its_token(inspect, window, qtbot):
+    panel = inspect("gpt2", "    hello world!!!", 17)
+    view = window.compare
+    view.set_tokenizers(["gpt2", "cl100k_base"])
+    view.set_active(True)
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: view.up_to_date, timeout=60_000)
+    cl100k = view.panes[1]
+    _move_mouse(cl100k, 1)  # cl100k's first token is the three spaces '   ' (GPT-2: three tokens)
+    qtbot.waitUntil(lambda: panel.hover is not None and panel.up_to_date, timeout=5000)
+    assert panel.info.counts.chars == 3 and panel.info.counts.tokens == 3
+    assert [r.info.codepoint for r in panel.info.rows] == ["U+0020"] * 3
+    view.set_active(False)

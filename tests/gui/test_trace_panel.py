@@ -53,7 +53,7 @@ def test_slider_walks_the_steps(qtbot, window):
     window.editor.setTextCursor(cursor)
     qtbot.waitUntil(lambda: traced(window, b" hello"), timeout=10_000)
     panel = window.trace
-    assert panel.slider.maximum() == 5 and panel.steps.count() == 5
+    assert panel.slider.maximum() == 5 and panel.steps.model().rowCount() == 5
     panel.slider.setValue(0)
     assert "Before any merge: 6 parts" in panel.step_label.text()
     panel.slider.setValue(2)  # h+e, l+l
@@ -62,4 +62,40 @@ def test_slider_walks_the_steps(qtbot, window):
     assert plain.split() == ["␣", "he", "ll", "o"]
     assert "font-weight:bold;'>ll</span>" in shown  # the part just made
     assert "Step 2 of 5" in panel.step_label.text() and "id 297" in panel.step_label.text()
-    assert panel.steps.currentRow() == 1
+    assert panel.steps.currentIndex().row() == 1
+
+
+def test_a_long_chunk_is_traced_a_page_at_a_time(qtbot, window):
+    """A 6,000-letter word is one o200k_base chunk (the old 2 KB limit refused it): traced in a
+    worker, its merges listed, its sequence shown a page at a time; one over 64 KB is refused
+    with the bound named."""
+    from tokexplorer.core.encode_trace import MAX_TRACE_BYTES
+    from tokexplorer.gui.panels.trace import PAGE_PARTS
+
+    window.state.set_tokenizer("o200k_base")
+    word = "abcdefghij" * 600
+    window.documents.set_text(f"hi {word} there")
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    cursor = window.editor.textCursor()
+    cursor.setPosition(3000)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: traced(window, b" " + word.encode()) and window.trace.up_to_date, timeout=60_000)
+    panel = window.trace
+    trace = panel.trace
+    assert panel.verdict.text().startswith("✓") and trace.final == panel.expected
+    assert f"({len(trace.final):,} ids)" in panel.verdict.text() and len(panel.verdict.text()) < 400
+    assert panel.steps.model().rowCount() == len(trace.steps) == panel.slider.maximum() > 4_000
+    panel.slider.setValue(len(trace.steps) // 2)
+    assert f"Step {len(trace.steps) // 2:,} of {len(trace.steps):,}" in panel.step_label.text()
+    assert "Showing parts" in panel.step_label.text()
+    assert panel.sequence.text().count("background-color") == PAGE_PARTS
+    assert "font-weight:bold" in panel.sequence.text()  # the part just made is on the page
+    assert panel.steps.currentIndex().row() == len(trace.steps) // 2 - 1
+    window.documents.set_text("x" + "a" * (MAX_TRACE_BYTES + 10))
+    wait_settled(qtbot, window)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(100)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: "No trace" in panel.title.text(), timeout=60_000)
+    assert f"up to {MAX_TRACE_BYTES:,} bytes" in panel.title.text()

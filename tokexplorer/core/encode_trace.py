@@ -1,6 +1,8 @@
 """The step-by-step trace of how BPE encodes one chunk: which pair merged at which rank, and the
-sequence after each merge. A slow, plain reference (one merge per step, the lowest rank first,
-leftmost on ties), so its final ids are checked against the tokenizer's own encoder.
+sequence after each merge. A plain reference in Python (one merge per step, the lowest rank first,
+leftmost on ties; the next pair comes from a heap), so its final ids are checked against the
+tokenizer's own encoder. Chunks up to MAX_TRACE_BYTES; steps are kept as integers and the sequence
+at any step is rebuilt when asked for.
 
 - tiktoken encodings: parts start as single bytes; each step merges the adjacent pair whose joined
   bytes have the lowest rank (what tiktoken's core does).
@@ -17,13 +19,22 @@ there). It draws nothing; the trace view and `tokexplorer trace` render it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NamedTuple
+
+import numpy as np
 
 from .encoding import Encoding, TokenFlag
 from .tokenizer import Tokenizer, TokexplorerError
 
-MAX_TRACE_BYTES = 2048  # a step scans every pair: longer chunks take seconds in pure Python
+# A chunk longer than this is refused. Merging uses a heap (each step O(log n), not a rescan of
+# every pair) and a trace keeps a few integers per step: 16 KB of prose under GPT-2 is 11,700 steps
+# in about 0.5 s of pure Python (callers trace in a worker) and 1 MB, so this bound is a few seconds
+# and a few MB.
+MAX_TRACE_BYTES = 64 * 1024
 SPACE_MARK = "\u2581"  # ▁, SentencePiece's space
 
 
@@ -46,25 +57,67 @@ class TraceStep(NamedTuple):
 
 @dataclass(frozen=True)
 class EncodeTrace:
-    """The merges that encoded `chunk` (characters `start`..`end` of the text when known)."""
+    """The merges that encoded `chunk` (characters `start`..`end` of the text when known).
+
+    Stored compactly, as integers per initial part and per step; the parts after any step and each
+    step's pair are rebuilt on demand (`sequence`, `parts`, `steps`), so a long chunk's trace costs
+    a few arrays, not a copy of the sequence per step.
+    """
 
     tokenizer: str
     chunk: bytes
-    initial: list[Part]
-    steps: list[TraceStep]
+    offsets: np.ndarray  # int64 [n + 1]: initial part i is chunk[offsets[i]:offsets[i + 1]]
+    initial_ids: np.ndarray  # int64 [n]: each initial part's id, -1 where it is no token
+    lefts: np.ndarray  # int64 [steps]: step j joined the parts starting at initial parts lefts[j]
+    mids: np.ndarray  # ... and mids[j] (which stops being a part start),
+    ends: np.ndarray  # ... the right one ending before initial part ends[j]
+    new_ids: np.ndarray  # int64 [steps]: the token each step made
+    ranks: np.ndarray  # int64 [steps]: its merge rank
+    made_by: np.ndarray  # int64 [steps, 2]: the steps that made the left and right parts (-1: initial)
     final: list[int]  # the ids the trace ends with (after byte fallback, for SentencePiece)
     how: str  # one line: how the next merge is chosen
     start: int = -1
     end: int = -1
     fallback: list[str] = field(default_factory=list)  # SentencePiece parts that became byte pieces
 
-    def sequence(self, k: int) -> list[Part]:
-        """The parts after the first k steps (0: before any merge)."""
-        parts = list(self.initial)
-        for step in self.steps[:k]:
-            parts[step.position : step.position + 2] = [
-                Part(step.new_id, step.left.bytes + step.right.bytes)]
-        return parts
+    @property
+    def initial(self) -> list[Part]:
+        """The parts before any merge."""
+        return [self._part(i, i + 1, -1) for i in range(len(self.initial_ids))]
+
+    @cached_property
+    def steps(self) -> Steps:
+        """Each merge as a TraceStep (made when asked for)."""
+        return Steps(self)
+
+    def _part(self, first: int, stop: int, made_by: int) -> Part:
+        """The part spanning initial parts [first, stop), made by step `made_by` (-1: initial)."""
+        data = self.chunk[int(self.offsets[first]) : int(self.offsets[stop])]
+        if made_by >= 0:
+            return Part(int(self.new_ids[made_by]), data)
+        i = int(self.initial_ids[first])
+        return Part(None if i < 0 else i, data)
+
+    def parts(self, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The sequence after the first k steps as arrays: each part's first initial part, the
+        initial part after it, and its id (-1: no token); vectorised, O(parts + k)."""
+        n = len(self.initial_ids)
+        alive = np.ones(n, dtype=bool)
+        alive[self.mids[:k]] = False
+        firsts = np.flatnonzero(alive)
+        stops = np.append(firsts[1:], n)
+        last = np.full(n, -1, dtype=np.int64)
+        np.maximum.at(last, self.lefts[:k], np.arange(k, dtype=np.int64))  # the latest step per start
+        made = last[firsts]
+        ids = np.where(made >= 0, self.new_ids[np.maximum(made, 0)] if k else -1, self.initial_ids[firsts])
+        return firsts, stops, ids
+
+    def sequence(self, k: int, lo: int = 0, hi: int | None = None) -> list[Part]:
+        """The parts after the first k steps (0: before any merge), or only parts [lo, hi) of them."""
+        firsts, stops, ids = self.parts(k)
+        firsts, stops, ids = firsts[lo:hi], stops[lo:hi], ids[lo:hi]
+        return [Part(None if i < 0 else i, self.chunk[int(self.offsets[a]) : int(self.offsets[b])])
+                for a, b, i in zip(firsts.tolist(), stops.tolist(), ids.tolist())]
 
     def to_dict(self) -> dict:
         """For JSON: the chunk, each step's pair, rank and sequence, and the final ids."""
@@ -82,28 +135,116 @@ class EncodeTrace:
                 "initial": ids(self.initial), "steps": steps, "final": self.final}
 
 
-def _merge_loop(parts: list[Part], rank_of) -> list[TraceStep]:
-    """Merge the adjacent pair of lowest rank_of(left, right) (None: no merge) until none is left."""
-    steps = []
-    while len(parts) > 1:
-        best = None  # (rank, position, new id)
-        for i in range(len(parts) - 1):
-            found = rank_of(parts[i], parts[i + 1])
-            if found is not None and (best is None or found[0] < best[0]):
-                best = (found[0], i, found[1])
-        if best is None:
-            break
-        rank, i, new = best
-        steps.append(TraceStep(i, parts[i], parts[i + 1], new, rank))
-        parts[i : i + 2] = [Part(new, parts[i].bytes + parts[i + 1].bytes)]
-    return steps
+class Steps(Sequence):
+    """A trace's steps as TraceSteps, each made when asked for (a view pages through them)."""
+
+    def __init__(self, trace: EncodeTrace):
+        self._trace = trace
+
+    def __len__(self) -> int:
+        return len(self._trace.lefts)
+
+    def __getitem__(self, j):
+        if isinstance(j, slice):
+            return [self[i] for i in range(*j.indices(len(self)))]
+        t = self._trace
+        if j < 0:
+            j += len(self)
+        if not 0 <= j < len(self):
+            raise IndexError(j)
+        left, mid, end = int(t.lefts[j]), int(t.mids[j]), int(t.ends[j])
+        # Parts before the left one at step j: the initial starts before it that no earlier
+        # step removed.
+        position = left - int(np.count_nonzero(t.mids[:j] < left))
+        return TraceStep(position, t._part(left, mid, int(t.made_by[j, 0])), t._part(mid, end, int(t.made_by[j, 1])),
+                         int(t.new_ids[j]), int(t.ranks[j]))
+
+
+@dataclass
+class _Merged:
+    """What `_merge_loop` leaves: the steps as lists, and the parts at the end."""
+
+    lefts: list[int] = field(default_factory=list)
+    mids: list[int] = field(default_factory=list)
+    ends: list[int] = field(default_factory=list)
+    new_ids: list[int] = field(default_factory=list)
+    ranks: list = field(default_factory=list)
+    made_by: list[tuple[int, int]] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+
+
+def _merge_loop(chunk: bytes, offsets: list[int], ids: list[int | None], rank_of) -> _Merged:
+    """Merge the adjacent pair of lowest rank_of(left, right) (None: no merge; leftmost on ties)
+    until none is left.
+
+    A heap holds every adjacent pair with its rank, keyed (rank, start): the leftmost of the lowest
+    rank comes first, as a rescan of every pair would find it. An entry whose parts were merged
+    meanwhile is stale: a part is known by its span, so an entry is current while both spans are.
+    """
+    n = len(ids)
+    stop = list(range(1, n + 1))  # initial part i -> where the part starting there ends (when alive)
+    prev = list(range(-1, n - 1))  # the part start before each part start
+    alive = [True] * n
+    pid = list(ids)  # the id of the part starting at i
+    maker = [-1] * n  # the step that made the part starting at i
+    out = _Merged()
+    heap: list[tuple] = []
+
+    def consider(a: int) -> None:
+        b = stop[a]
+        if b >= n:
+            return
+        c = stop[b]
+        found = rank_of(Part(pid[a], chunk[offsets[a]:offsets[b]]), Part(pid[b], chunk[offsets[b]:offsets[c]]))
+        if found is not None:
+            heapq.heappush(heap, (found[0], a, b, c, found[1]))
+
+    for a in range(n - 1):
+        consider(a)
+    while heap:
+        rank, a, b, c, new = heapq.heappop(heap)
+        if not (alive[a] and alive[b] and stop[a] == b and stop[b] == c):
+            continue  # one of its parts was merged since
+        out.lefts.append(a)
+        out.mids.append(b)
+        out.ends.append(c)
+        out.new_ids.append(new)
+        out.ranks.append(rank)
+        out.made_by.append((maker[a], maker[b]))
+        alive[b] = False
+        stop[a] = c
+        pid[a] = new
+        maker[a] = len(out.lefts) - 1
+        if c < n:
+            prev[c] = a
+        if prev[a] >= 0:
+            consider(prev[a])
+        consider(a)
+    a = 0
+    while a < n:
+        out.parts.append(Part(pid[a], chunk[offsets[a]:offsets[stop[a]]]))
+        a = stop[a]
+    return out
+
+
+def _trace(name: str, chunk: bytes, offsets: list[int], ids: list[int | None], merged: _Merged,
+           final: list[int], how: str, fallback: list[str] | None = None) -> EncodeTrace:
+    k = len(merged.lefts)
+    return EncodeTrace(
+        name, chunk, np.asarray(offsets, dtype=np.int64),
+        np.asarray([-1 if i is None else i for i in ids], dtype=np.int64),
+        np.asarray(merged.lefts, dtype=np.int64), np.asarray(merged.mids, dtype=np.int64),
+        np.asarray(merged.ends, dtype=np.int64), np.asarray(merged.new_ids, dtype=np.int64),
+        np.rint(np.asarray(merged.ranks, dtype=np.float64)).astype(np.int64),
+        np.asarray(merged.made_by, dtype=np.int64).reshape(k, 2), final, how, fallback=fallback or [])
 
 
 def _check_length(chunk: bytes) -> None:
     if len(chunk) > MAX_TRACE_BYTES:
         raise TokexplorerError(
             f"this chunk is {len(chunk):,} bytes; the step-by-step trace covers chunks up to "
-            f"{MAX_TRACE_BYTES:,} bytes (each step rescans every pair)")
+            f"{MAX_TRACE_BYTES:,} bytes (put the caret in a shorter chunk, or trace a part of it with "
+            "`tokexplorer trace`)")
 
 
 def trace_bytes(tok: Tokenizer, chunk: bytes) -> EncodeTrace:
@@ -118,7 +259,7 @@ def trace_bytes(tok: Tokenizer, chunk: bytes) -> EncodeTrace:
     _check_length(chunk)
     merges = getattr(tok, "merges", None)
     if isinstance(merges, dict) and merges and isinstance(next(iter(merges)), tuple):
-        initial = [Part(b, bytes([b])) for b in chunk]
+        ids = list(chunk)
 
         def rank_of(a: Part, b: Part):
             new = merges.get((a.id, b.id))
@@ -130,7 +271,7 @@ def trace_bytes(tok: Tokenizer, chunk: bytes) -> EncodeTrace:
         if ranks is None:
             raise TokexplorerError(f"{tok.name} is not a byte-level BPE tokenizer; it has no merges to trace")
         try:
-            initial = [Part(ranks[bytes([b])], bytes([b])) for b in chunk]
+            ids = [ranks[bytes([b])] for b in chunk]
         except KeyError:
             raise TokexplorerError(f"{tok.name} has no token for some single byte of this chunk") from None
 
@@ -139,9 +280,9 @@ def trace_bytes(tok: Tokenizer, chunk: bytes) -> EncodeTrace:
             return None if rank is None else (rank, rank)
 
         how = "merge the adjacent pair whose joined bytes have the lowest rank (tiktoken)"
-    parts = list(initial)
-    steps = _merge_loop(parts, rank_of)
-    return EncodeTrace(tok.name, chunk, initial, steps, [p.id for p in parts], how)
+    offsets = list(range(len(chunk) + 1))
+    merged = _merge_loop(chunk, offsets, ids, rank_of)
+    return _trace(tok.name, chunk, offsets, ids, merged, [p.id for p in merged.parts], how)
 
 
 def trace_pieces(tok, text: str) -> EncodeTrace:
@@ -162,7 +303,10 @@ def trace_pieces(tok, text: str) -> EncodeTrace:
     _check_length(chunk)
     ids, order = piece_order(tok)
     specials = set(tok.special_tokens.values())
-    initial = [Part(ids.get(ch), ch.replace(SPACE_MARK, " ").encode("utf-8")) for ch in word]
+    offsets = [0]
+    for ch in word:
+        offsets.append(offsets[-1] + (1 if ch == SPACE_MARK else len(ch.encode("utf-8"))))  # ▁ is b" " 
+    first_ids = [ids.get(ch) for ch in word]
 
     def rank_of(a: Part, b: Part):
         piece = (a.bytes + b.bytes).decode("utf-8").replace(" ", SPACE_MARK)
@@ -171,13 +315,11 @@ def trace_pieces(tok, text: str) -> EncodeTrace:
             return None
         return (order[piece], new)
 
-    parts = list(initial)
-    steps = _merge_loop(parts, rank_of)
-    steps = [s._replace(rank=round(s.rank)) for s in steps]
+    merged = _merge_loop(chunk, offsets, first_ids, rank_of)
     final, fallback = [], []
     byte_fallback = bool(options.get("byte_fallback"))
     unk = next((i for p, i in tok.special_tokens.items() if p == "<unk>"), 0)
-    for p in parts:
+    for p in merged.parts:
         if p.id is not None:
             final.append(p.id)
         elif byte_fallback:
@@ -186,7 +328,7 @@ def trace_pieces(tok, text: str) -> EncodeTrace:
         else:
             final.append(unk)
     how = "merge the adjacent pair whose joined piece has the highest score (SentencePiece BPE)"
-    return EncodeTrace(tok.name, chunk, initial, steps, final, how, fallback=fallback)
+    return _trace(tok.name, chunk, offsets, first_ids, merged, final, how, fallback)
 
 
 def chunk_at(tok: Tokenizer, encoding: Encoding, index: int) -> tuple[int, int]:
@@ -247,5 +389,4 @@ def trace_at(tok: Tokenizer, encoding: Encoding, index: int) -> EncodeTrace:
     else:
         word = data.decode("utf-8", errors="replace")
         trace = trace_pieces(tok, word)
-    return EncodeTrace(trace.tokenizer, trace.chunk, trace.initial, trace.steps, trace.final, trace.how,
-                       start, end, trace.fallback)
+    return replace(trace, start=start, end=end)

@@ -230,6 +230,52 @@ class Vocabulary:
             raise TokexplorerError(f"the encoding has ids beyond {self.name}'s vocabulary")
         return np.bincount(ids, minlength=len(self))
 
+    def occurrences(self, encoding: Encoding) -> Occurrences:
+        """Where each id of this vocabulary occurs in an encoding (counts and positions)."""
+        return Occurrences.of(encoding.id_array, len(self))
+
+
+@dataclass(frozen=True)
+class Occurrences:
+    """Where each token id occurs in one encoding, indexed once so that finding a token's next
+    occurrence is two binary searches (the browser's "find in text" on a book's 300,000 tokens).
+
+    Built with one stable argsort (about 20 ms for 300,000 tokens: callers build it in a worker).
+    """
+
+    counts: np.ndarray  # int64 [n_vocab]: how many times each id occurs
+    order: np.ndarray  # int64 [n_tokens]: token indexes sorted by id, in text order within an id
+    offsets: np.ndarray  # int64 [n_vocab + 1]: id i's indexes are order[offsets[i]:offsets[i + 1]]
+
+    @classmethod
+    def of(cls, ids: np.ndarray, n_vocab: int) -> Occurrences:
+        """Index an id array over a vocabulary of n_vocab ids.
+
+        >>> occ = Occurrences.of(np.array([5, 7, 5, 9]), 10)
+        >>> occ.where(5).tolist(), int(occ.counts[7]), occ.next_after(5, 2), occ.next_after(8, 0)
+        ([0, 2], 1, 0, None)
+        """
+        ids = np.asarray(ids, dtype=np.int64)
+        if len(ids) and (int(ids.max()) >= n_vocab or int(ids.min()) < 0):
+            raise TokexplorerError(f"the encoding has ids outside a vocabulary of {n_vocab:,}")
+        counts = np.bincount(ids, minlength=n_vocab)
+        offsets = np.zeros(n_vocab + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return cls(counts, np.argsort(ids, kind="stable"), offsets)
+
+    def where(self, token_id: int) -> np.ndarray:
+        """The indexes of the tokens with this id, in text order."""
+        if not 0 <= token_id < len(self.counts):
+            return self.order[:0]
+        return self.order[self.offsets[token_id] : self.offsets[token_id + 1]]
+
+    def next_after(self, token_id: int, after: int) -> int | None:
+        """As `next_occurrence`: the first index of `token_id` after `after`, wrapping round."""
+        where = self.where(token_id)
+        if not len(where):
+            return None
+        return int(where[int(np.searchsorted(where, after, side="right")) % len(where)])
+
 
 def parse_hex(query: str) -> bytes:
     """Hex bytes as users write them: "e2 80 99", "E28099", "\\xe2\\x80", "0xe2,0x80".

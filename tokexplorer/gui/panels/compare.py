@@ -22,7 +22,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QEvent, QObject, QPointF, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QEvent, QLineF, QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -108,8 +108,8 @@ def _same_marks(a: Marks16 | None, b: Marks16 | None, lo: int, hi: int) -> bool:
 class ComparePane(TokenEditor):
     """A pane after the first: a TokenEditor on the shared document that shows its own tokens.
 
-    The window's hovered token index and "reveal token" requests refer to the first pane's
-    tokens, so this pane does not follow them; hovering here announces the hovered token's
+    The window's hovered token index, caret, marked token and "reveal token" requests refer to the
+    first pane's tokens, so this pane neither follows nor sets them; hovering here announces the hovered token's
     code-point span instead, which every pane (the first included) marks with its own tokens.
     """
 
@@ -122,9 +122,19 @@ class ComparePane(TokenEditor):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
         state.hovered_changed.disconnect(self._on_hovered)
         state.reveal_token.disconnect(self.show_token)
+        # subtle: the state's caret and marked token are an index into the window's tokens and an
+        # id of its tokenizer; this pane's would name other tokens (and the window's editor, kept
+        # in step with this caret, announces the right one).
+        self.cursorPositionChanged.disconnect(self._on_caret)
         self._on_font()
         self._hover = (-1, -1)
         self.following = False  # shown in the compare view: tokenize the text as it is edited
+
+    def _show_marks(self, *_) -> None:
+        """No marked occurrences here: the marked id is the window tokenizer's (see __init__);
+        like the editor's, it clears the hover."""
+        self._marks = []
+        self._select([])
 
     def _on_contents_change(self, position: int, removed: int, added: int) -> None:
         if self.following:
@@ -739,23 +749,26 @@ class CompareView(QWidget):
 
     def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
         dark = self.state.dark
-        at_char = QPen(QColor("#64b5f6" if dark else "#1565c0"), 1.5)
-        inside = QPen(QColor("#ff8a80" if dark else "#d50000"), 1.5)
+        lines: dict[bool, list[QLineF]] = {False: [], True: []}  # inside a character -> ticks
         positions = marks.positions
         for block, line, origin in editor._visible_lines(rect):
-            lo = block.position() + line.textStart()
-            hi = lo + line.textLength()
-            a, b = np.searchsorted(positions, [lo, hi])
-            for j in range(int(a), int(b)):
-                rel = int(positions[j]) - block.position()
+            start = block.position()
+            lo = start + line.textStart()
+            a, b = np.searchsorted(positions, [lo, lo + line.textLength()])
+            if a == b:
+                continue
+            top, h, x0 = origin.y() + line.y(), line.height(), origin.x()
+            for p, f, n in zip(positions[a:b].tolist(), marks.fractions[a:b].tolist(), marks.lengths[a:b].tolist()):
+                rel = p - start
                 x = line.cursorToX(rel)[0]
-                f = float(marks.fractions[j])
                 if f > 0:
-                    x += f * (line.cursorToX(rel + int(marks.lengths[j]))[0] - x)
-                painter.setPen(inside if f > 0 else at_char)
-                x += origin.x()
-                top, h = origin.y() + line.y(), line.height()
+                    x += f * (line.cursorToX(rel + n)[0] - x)
+                x += x0
                 # A tick above and one below the glyphs: the text between them stays readable
                 # where nearly every character is cut (a byte-level tokenizer on Myanmar).
-                painter.drawLine(QPointF(x, top + 1), QPointF(x, top + h * 0.28))
-                painter.drawLine(QPointF(x, top + h * 0.72), QPointF(x, top + h - 1))
+                lines[f > 0] += [QLineF(x, top + 1, x, top + h * 0.28), QLineF(x, top + h * 0.72, x, top + h - 1)]
+        # One call per colour: a pen change and a call per tick cost more than the drawing.
+        for inside, colour in ((False, "#64b5f6" if dark else "#1565c0"), (True, "#ff8a80" if dark else "#d50000")):
+            if lines[inside]:
+                painter.setPen(QPen(QColor(colour), 1.5))
+                painter.drawLines(lines[inside])

@@ -9,6 +9,11 @@ category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ a
 points called out by name; a box that decodes ids typed into it, or looks one up, in the current
 tokenizer.
 
+Hovering a token (in the editor, a compare pane or the chunk view) shows it instead, once the
+mouse has rested on it for HOVER_MS; when the mouse leaves the tokens, or the selection or the text
+changes, the selection is shown again (after LEAVE_MS, so crossing the gap between two tokens does
+not flash the selection in between).
+
 Everything shown comes from `core.selection.inspect_selection` (its first SHOWN_CODE_POINTS code
 points, with a note; the counts cover the whole selection) and `core.id_lookup.decode_ids`; this
 module only draws. A new selection shows on the next event-loop turn, a new text a moment later
@@ -44,6 +49,8 @@ SHOWN_CODE_POINTS = 100  # rows of a big selection shown (with a note); more is 
 # An update for a new text waits this long (ms), so a keystroke's repaint comes first; one for a
 # new selection in the same text does not wait.
 FOLLOW_EDITS_MS = 120
+HOVER_MS = 250  # the mouse rests this long on a token before the inspector shows it
+LEAVE_MS = 150  # the mouse is off the tokens this long before the selection shows again
 
 
 def glyph(char: str, kinds: list[str]) -> str:
@@ -220,7 +227,9 @@ class InspectorPanel(QWidget):
         self.state = state
         self.setObjectName("inspector")
         self.info: SelectionInfo | None = None
-        self._shown: tuple | None = None  # (result, selection) on screen
+        self._shown: tuple | None = None  # (result, selection, hover) on screen
+        self.hover: tuple[int, int, str] | None = None  # (start, end, what) shown instead of the selection
+        self._hover_wanted: tuple[int, int, str] | None = None  # what the mouse is on now
         self._palette = TokenPalette(state.dark, state.token_colours)
         self.refreshed_at = 0.0  # perf_counter when the last refresh ended (`bench --gui`)
 
@@ -304,6 +313,13 @@ class InspectorPanel(QWidget):
         self._timer = QTimer(self)  # one update however many signals (started with its delay)
         self._timer.setSingleShot(True)
         self._timer.timeout.connect(self.refresh)
+        self._hover_timer = QTimer(self)  # the hover shows (or goes) once the mouse rests
+        self._hover_timer.setSingleShot(True)
+        self._hover_timer.timeout.connect(self._apply_hover)
+        state.selection_changed.connect(self._drop_hover)  # the caret and the selection win
+        state.tokenized.connect(self._drop_hover)  # the hovered token's index is of the old text
+        state.hovered_changed.connect(self._on_hovered)
+        state.hovered_span_changed.connect(self._on_hovered_span)
         state.selection_changed.connect(self._schedule)
         state.tokenized.connect(self._schedule)
         state.tokenized.connect(self._warm_up)
@@ -315,7 +331,44 @@ class InspectorPanel(QWidget):
     # --- following the state -------------------------------------------------------------
 
     def _key(self) -> tuple:
-        return (self.state.result, self.state.selection)
+        return (self.state.result, self.state.selection, self.hover)
+
+    # --- hover ---------------------------------------------------------------------------
+
+    def _on_hovered(self, index: int) -> None:
+        """The window's editor (or the token list) hovers token `index` of the result, or none."""
+        result = self.state.result
+        if result is None or not 0 <= index < len(result):
+            self._want_hover(None)
+        else:
+            encoding = result.encoding
+            self._want_hover((int(encoding.starts[index]), int(encoding.ends[index]),
+                              f"token #{index} under the mouse"))
+
+    def _on_hovered_span(self, start: int, end: int) -> None:
+        """A code-point range is hovered (a token of a compare pane, a chunk), or none (-1, -1)."""
+        self._want_hover(None if start < 0 or end <= start else (start, end, "under the mouse"))
+
+    def _want_hover(self, hover: tuple[int, int, str] | None) -> None:
+        wanted = self._hover_wanted
+        if hover is not None and wanted is not None and hover[:2] == wanted[:2]:
+            return  # the same characters (the editor's token, announced again as a span)
+        if hover == wanted:
+            return
+        self._hover_wanted = hover
+        if hover is None and self.hover is None:
+            self._hover_timer.stop()  # left before the hover showed: nothing changes
+        elif self.isVisible():
+            self._hover_timer.start(HOVER_MS if hover is not None else LEAVE_MS)
+
+    def _apply_hover(self) -> None:
+        if self._hover_wanted != self.hover:
+            self.hover = self._hover_wanted
+            self._timer.start(0)
+
+    def _drop_hover(self, *_) -> None:
+        self._hover_timer.stop()
+        self.hover = self._hover_wanted = None
 
     @property
     def up_to_date(self) -> bool:
@@ -356,10 +409,14 @@ class InspectorPanel(QWidget):
                         if self.state.refusal is not None else
                         "Select text, or put the caret in a token, to see its bytes and code points.")
             return
-        start, end = self.state.selection
+        start, end, what = self.hover or (*self.state.selection, "")
+        if end > len(result.encoding.text):  # a span of a text being edited: the selection's turn
+            self.hover = self._hover_wanted = None
+            self._shown = self._key()
+            (start, end), what = self.state.selection, ""
         self.info = inspect_selection(result.encoding, start, end, tokenizer=result.tokenizer,
                                       limit=SHOWN_CODE_POINTS)
-        self._show(self.info, result)
+        self._show(self.info, result, what)
         self.refreshed_at = time.perf_counter()
 
     def _clear(self, message: str) -> None:
@@ -376,10 +433,10 @@ class InspectorPanel(QWidget):
             return None
         return self._palette.background(int(result.colours[token]))  # the editor's colour
 
-    def _show(self, info: SelectionInfo, result: Tokenized) -> None:
+    def _show(self, info: SelectionInfo, result: Tokenized, what: str = "") -> None:
         c = info.counts
-        what = (f"token #{info.caret_token} under the caret" if info.caret_token is not None
-                else "selection")
+        what = what or (f"token #{info.caret_token} under the caret" if info.caret_token is not None
+                        else "selection")
         self.summary.setText(
             f"<b>{_escape(info.tokenizer)}</b> · {what}: characters {c.start:,}–{c.end:,} · "
             f"<b>{c.tokens:,}</b> token{'s' if c.tokens != 1 else ''} touched ({c.whole:,} whole) · "

@@ -3,9 +3,11 @@ buttons) walks through the merges; the sequence after the current step is drawn 
 the part just made underlined; the list of every merge (pair, new token, rank) sits beside it.
 The last line compares the trace's final ids with the tokenizer's own for that chunk.
 
-The trace is the core's reference (`encode_trace.trace_at`), computed in a worker (a chunk of 2 KB
-takes a few hundred milliseconds in pure Python) under the generation rule; the panel keeps the
-last trace while an edit is tokenized. It never calls another panel.
+The trace is the core's reference (`encode_trace.trace_at`), computed in a worker under the
+generation rule (a chunk of 64 KB, the core's bound, takes seconds in pure Python); the panel keeps
+the last trace while an edit is tokenized. A long chunk has tens of thousands of steps and parts:
+the list of merges is a model that formats only the rows on screen, and the sequence shows a page
+of PAGE_PARTS parts around the part the step made. It never calls another panel.
 """
 
 from __future__ import annotations
@@ -13,8 +15,8 @@ from __future__ import annotations
 import html
 
 import numpy as np
-from PySide6.QtCore import QSize, Qt
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListWidget, QSlider, QSplitter, QToolButton, QVBoxLayout,
+from PySide6.QtCore import QAbstractListModel, QModelIndex, QSize, Qt
+from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListView, QSlider, QSplitter, QToolButton, QVBoxLayout,
                                QWidget)
 
 from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
@@ -23,6 +25,41 @@ from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job
+
+PAGE_PARTS = 240  # parts of the sequence drawn at once (a long chunk's page around the new part)
+SHOWN_CHUNK_BYTES = 120  # of a long chunk, the title shows the start
+SHOWN_IDS = 24  # of a long list of ids, the verdict shows the start
+
+
+def _ids(ids: list[int]) -> str:
+    """A list of ids as Python writes it, or its start and how many there are."""
+    if len(ids) <= SHOWN_IDS:
+        return str(ids)
+    return f"[{', '.join(map(str, ids[:SHOWN_IDS]))}, … ({len(ids):,} ids)]"
+
+
+class StepsModel(QAbstractListModel):
+    """The trace's merges, one row each, formatted when a row is shown."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.trace: EncodeTrace | None = None
+
+    def show(self, trace: EncodeTrace | None) -> None:
+        self.beginResetModel()
+        self.trace = trace
+        self.endResetModel()
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() or self.trace is None else len(self.trace.steps)
+
+    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+        if role != Qt.ItemDataRole.DisplayRole or self.trace is None:
+            return None
+        k = index.row()
+        s = self.trace.steps[k]
+        return (f"{k + 1}. {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
+                f"{token_label(s.left.bytes + s.right.bytes)}  (id {s.new_id}, rank {s.rank})")
 
 
 class TracePanel(QWidget):
@@ -48,8 +85,11 @@ class TracePanel(QWidget):
         self.sequence.setWordWrap(True)
         self.sequence.setTextFormat(Qt.TextFormat.RichText)
         self.sequence.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
-        self.steps = QListWidget()
+        self.steps_model = StepsModel(self)
+        self.steps = QListView()
         self.steps.setObjectName("trace_steps")
+        self.steps.setModel(self.steps_model)
+        self.steps.setUniformItemSizes(True)  # a long chunk's 50,000 rows are not measured one by one
         self.verdict = QLabel("")
         self.verdict.setObjectName("trace_verdict")
         self.verdict.setWordWrap(True)
@@ -81,7 +121,8 @@ class TracePanel(QWidget):
         layout.addWidget(split, 1)
         layout.addWidget(self.verdict)
         self.slider.valueChanged.connect(self._show_step)
-        self.steps.currentRowChanged.connect(lambda row: row >= 0 and self.slider.setValue(row + 1))
+        self.steps.selectionModel().currentRowChanged.connect(
+            lambda current, _: current.isValid() and self.slider.setValue(current.row() + 1))
         state.caret_changed.connect(self._on_caret)
         state.tokenizer_changed.connect(lambda _: self._clear())
         state.dark_changed.connect(lambda _: self._show_step(self.slider.value()))
@@ -99,7 +140,7 @@ class TracePanel(QWidget):
         self._generation += 1
         self._answered = self._generation
         self._key, self.trace, self.expected = None, None, []
-        self.steps.clear()
+        self.steps_model.show(None)
         self.slider.setRange(0, 0)
         self.title.setText("Put the caret in the text to see how its chunk was encoded.")
         self.sequence.setText("")
@@ -145,7 +186,7 @@ class TracePanel(QWidget):
 
     def _show_problem(self, message: str) -> None:
         self.trace = None
-        self.steps.clear()
+        self.steps_model.show(None)
         self.slider.setRange(0, 0)
         self.sequence.setText("")
         self.step_label.setText("")
@@ -160,22 +201,18 @@ class TracePanel(QWidget):
             self._show_problem(answer)
             return
         self.trace, self.expected = answer, expected
-        self.title.setText(f"Chunk <b>{html.escape(token_label(answer.chunk))}</b> "
-                           f"(characters {answer.start:,}–{answer.end:,}, {len(answer.chunk)} bytes, "
-                           f"{len(answer.initial)} parts → {len(answer.final)} tokens) · {answer.tokenizer}"
+        label = token_label(answer.chunk[:SHOWN_CHUNK_BYTES]) + ("…" if len(answer.chunk) > SHOWN_CHUNK_BYTES else "")
+        self.title.setText(f"Chunk <b>{html.escape(label)}</b> "
+                           f"(characters {answer.start:,}–{answer.end:,}, {len(answer.chunk):,} bytes, "
+                           f"{len(answer.initial_ids):,} parts → {len(answer.final):,} tokens) · {answer.tokenizer}"
                            f"<br><span style='color:gray'>Each step: {html.escape(answer.how)}.</span>")
-        self.steps.blockSignals(True)
-        self.steps.clear()
-        for k, s in enumerate(answer.steps, 1):
-            self.steps.addItem(f"{k}. {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
-                               f"{token_label(s.left.bytes + s.right.bytes)}  (id {s.new_id}, rank {s.rank})")
-        self.steps.blockSignals(False)
+        self.steps_model.show(answer)
         agree = answer.final == expected
         extra = (f" Then byte fallback: {', '.join(answer.fallback)} became byte pieces."
                  if answer.fallback else "")
         self.verdict.setText(
-            (f"✓ Final ids {answer.final} equal {answer.tokenizer}'s own." if agree else
-             f"✗ The trace ends with {answer.final}, but {answer.tokenizer} gave {expected}.") + extra)
+            (f"✓ Final ids {_ids(answer.final)} equal {answer.tokenizer}'s own." if agree else
+             f"✗ The trace ends with {_ids(answer.final)}, but {answer.tokenizer} gave {_ids(expected)}.") + extra)
         self.slider.blockSignals(True)
         self.slider.setRange(0, len(answer.steps))
         self.slider.setValue(len(answer.steps))
@@ -186,21 +223,34 @@ class TracePanel(QWidget):
         trace = self.trace
         if trace is None:
             return
-        parts = trace.sequence(k)
-        made = trace.steps[k - 1].position if k > 0 else -1
-        if k == 0:
-            self.step_label.setText(f"Before any merge: {len(parts)} parts.")
+        n_parts = len(trace.initial_ids) - k  # each merge joins two parts into one
+        step = trace.steps[k - 1] if k > 0 else None
+        made = step.position if step is not None else -1
+        # A page of the sequence around the part just made (the start, before any merge).
+        lo = max(0, min(made - PAGE_PARTS // 2, n_parts - PAGE_PARTS))
+        hi = min(n_parts, lo + PAGE_PARTS)
+        parts = trace.sequence(k, lo, hi)
+        page = "" if (lo, hi) == (0, n_parts) else f" Showing parts {lo + 1:,}–{hi:,}."
+        if step is None:
+            self.step_label.setText(f"Before any merge: {n_parts:,} parts.{page}")
         else:
-            s = trace.steps[k - 1]
             self.step_label.setText(
-                f"Step {k} of {len(trace.steps)}: {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
-                f"id {s.new_id} (rank {s.rank}); {len(parts)} parts.")
-        self.sequence.setText(self._parts_html(parts, made))
-        self.steps.blockSignals(True)
-        self.steps.setCurrentRow(k - 1)
-        self.steps.blockSignals(False)
+                f"Step {k:,} of {len(trace.steps):,}: {token_label(step.left.bytes)} + "
+                f"{token_label(step.right.bytes)} → id {step.new_id} (rank {step.rank}); {n_parts:,} parts.{page}")
+        self.sequence.setText(self._parts_html(parts, made - lo, lo > 0, hi < n_parts))
+        selection = self.steps.selectionModel()
+        selection.blockSignals(True)
+        if k > 0:
+            row = self.steps_model.index(k - 1)
+            self.steps.setCurrentIndex(row)
+            self.steps.scrollTo(row)
+        else:
+            self.steps.clearSelection()
+            self.steps.setCurrentIndex(QModelIndex())
+        selection.blockSignals(False)
+        self.steps.viewport().update()
 
-    def _parts_html(self, parts: list[Part], made: int) -> str:
+    def _parts_html(self, parts: list[Part], made: int, before: bool = False, after: bool = False) -> str:
         palette = TokenPalette(self.state.dark, self.state.token_colours)
         ids = np.array([p.id if p.id is not None else 0 for p in parts], dtype=np.int64)
         colours = colour_indices(ids) if len(ids) else ids
@@ -213,4 +263,6 @@ class TracePanel(QWidget):
                 label = f"<span style='text-decoration:underline; font-weight:bold;'>{label}</span>"
             out.append(f"<span style='background-color:{bg};'>&nbsp;{label}&nbsp;</span>")
         ink = "#e8eaed" if self.state.dark else "#202124"
-        return f"<div style='font-size:large; line-height:160%; color:{ink}'>" + "&#8203; ".join(out) + "</div>"
+        more = "<span style='color:gray'>…</span>"
+        return (f"<div style='font-size:large; line-height:160%; color:{ink}'>" + (more + " " if before else "")
+                + "&#8203; ".join(out) + (" " + more if after else "") + "</div>")
