@@ -10,7 +10,6 @@ import time
 
 from ..cli import parse_token_id, print_json, print_table
 from ..core.tokenizer import TokexplorerError
-from ..core.unicode_info import token_label
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +65,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _add_pattern_argument(p)
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
     p.add_argument("--json", action="store_true", help="print JSON")
-    from .reports import add_plot_arguments
+    from .plotting import add_plot_arguments
 
     add_plot_arguments(p)
     p.add_argument("--plot-merges", metavar="PATH.png",
@@ -106,9 +105,11 @@ class _Progress:
             print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
 
 
-def _preload() -> None:
-    """Import what training and saving need (run in a thread while the corpus is read and split)."""
-    import numpy  # noqa: F401
+def _preload(numpy: bool) -> None:
+    """Import what training and saving need (run in a thread while the corpus is read and split);
+    numpy only for a corpus large enough to train with it (see bpe_training.NUMPY_STREAM_MIN)."""
+    if numpy:
+        import numpy  # noqa: F401
 
     from ..core import bpe_tokenizer, minbpe_files  # noqa: F401
 
@@ -218,18 +219,21 @@ def run_train(args: argparse.Namespace) -> int:
     # Training makes millions of containers and no reference cycles: the cyclic collector would
     # only scan them again and again (15% of the time). This process ends after training.
     gc.disable()
-    # subtle: numpy, tiktoken's loader and the tokenizer take a while to import and are needed only
-    # after the corpus is read and split; the split releases the interpreter lock, so import them
-    # in a thread meanwhile (the user waits for the whole process).
-    preload = threading.Thread(target=_preload, daemon=True)
-    preload.start()
-    from ..core.bpe_training import check_vocab_size, count_chunks, iter_train, iter_train_chunks
+    from ..core.bpe_training import (NUMPY_STREAM_MIN, check_vocab_size, count_chunks, iter_train,
+                                     iter_train_chunks)
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
     total = check_vocab_size(args.vocab_size, len(specials))
     text = _read_corpora(args.corpus, args.encoding)
     n_bytes = len(text.encode("utf-8"))
+    # subtle: the tokenizer and its files' code (and numpy for a large corpus: the distinct chunks
+    # of a regex split are a small part of it) take a while to import and are needed only after the
+    # corpus is split; the split releases the interpreter lock, so import them in a thread
+    # meanwhile (the user waits for the whole process).
+    big = n_bytes >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN)
+    preload = threading.Thread(target=_preload, args=(big,), daemon=True)
+    preload.start()
     started = time.perf_counter()
     chunks = count_chunks(text, pattern) if pattern is not None and text else None
     preload.join()
@@ -334,6 +338,8 @@ def render_tree(node) -> list[str]:
     >>> render_tree(MergeNode(256, b"hi", MergeNode(104, b"h"), MergeNode(105, b"i")))
     ['256 hi', '├─ 104 h', '└─ 105 i']
     """
+    from ..core.unicode_info import token_label
+
     def label(n) -> str:
         return f"{'-' if n.id is None else n.id} {token_label(n.bytes)}"
 
@@ -375,7 +381,8 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     from ..core.registry import load_tokenizer
     from ..core.sweep import parse_vocab_sizes, split_held_out, sweep
-    from .reports import DEFAULT_TOKENIZERS, check_plot_path, write_plot
+    from .plotting import check_plot_path, write_plot
+    from .reports import DEFAULT_TOKENIZERS
 
     sizes = parse_vocab_sizes(args.vocab_sizes)
     check_plot_path(args.plot)
