@@ -688,6 +688,7 @@ class MainWindow(QMainWindow):
             return
         self.write_settings()
         self.autosave.close()  # a clean exit keeps no unsaved text
+        self.training_service.shutdown()  # no trainer outlives the window
         self.service.wait_for_done(3000)
         self.compare.wait_for_done(3000)
         event.accept()

@@ -43,6 +43,7 @@ def main(request: TrainingRequest, conn) -> None:
     """The child's entry point: train, report over `conn`, never raise."""
     from ..core.tokenizer import TokexplorerError
 
+    exit_with_parent()
     try:
         if request.algorithm == "sentencepiece":
             _sentencepiece(request, conn)
@@ -59,6 +60,25 @@ def main(request: TrainingRequest, conn) -> None:
         conn.send(("error", f"internal error while training: {exc!r}"))
     finally:
         conn.close()
+
+
+def exit_with_parent() -> None:
+    """End this process as soon as the window's process ends: a window that crashes or is killed
+    cannot stop its child, which would otherwise train on, an orphan, until it next writes to the
+    pipe (minutes, while splitting a big corpus or inside SentencePiece)."""
+    import multiprocessing
+    import os
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing (a test calling main directly)
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of a pipe closes: the parent has gone
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
 def _corpus(request: TrainingRequest, conn) -> str:
