@@ -292,7 +292,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_sentencepiece(args: argparse.Namespace) -> int:
-    from ..core.sentencepiece_training import llama2_options, sentencepiece_files, train_sentencepiece
+    from ..core.sentencepiece_training import (count_sample, llama2_options, sentencepiece_files,
+                                               train_sentencepiece)
 
     overrides = _parse_options(args.option)
     for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
@@ -316,19 +317,41 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
           file=sys.stderr)
     tok = train_sentencepiece(text, options, name=args.output, progress=_Progress("sentences"))
     seconds = time.perf_counter() - started
-    written, _ = _write_outputs(sentencepiece_files(tok, args.output), args.output, False)
-    ids = tok.encode_ids(text, allowed_special="none")
+    files = sentencepiece_files(tok, args.output)
+    try:
+        written, _ = _write_outputs(files, args.output, False)
+        # The summary counts a sample: the whole corpus would take as long to encode as to train.
+        counted, tokens = count_sample(tok, text)
+    except KeyboardInterrupt:
+        if not _saved(files):
+            raise  # before the files were in place: the old ones are kept, nothing new was written
+        print(f"interrupted while counting the summary; the model is complete and saved: "
+              + ", ".join(map(str, files)), file=sys.stderr)
+        return 130
     n_bytes = len(text.encode("utf-8"))
+    whole = counted == n_bytes
     summary = {"algorithm": "sentencepiece", "model_type": args.model_type, "vocab_size": tok.n_vocab,
-               "seconds": round(seconds, 3), "corpus_bytes": n_bytes, "corpus_tokens": len(ids),
+               "seconds": round(seconds, 3), "corpus_bytes": n_bytes,
+               "counted_bytes": counted, "counted_tokens": tokens,  # the sample the summary counts
+               "corpus_tokens": tokens if whole else None,
                "options": options, "files": [str(p) for p in written]}
     if args.json:
         print_json(summary)
     else:
         print(f"trained SentencePiece {args.model_type} in {seconds:.2f} s: vocab size {tok.n_vocab}")
-        print(f"corpus: {n_bytes} bytes -> {len(ids)} tokens, {n_bytes / max(len(ids), 1):.2f} bytes/token")
+        rate = f"{counted / max(tokens, 1):.2f} bytes/token"
+        print(f"corpus: {n_bytes} bytes -> {tokens} tokens, {rate}" if whole else
+              f"corpus: {n_bytes} bytes; its first {counted} bytes (a sample) -> {tokens} tokens, {rate}")
         print("wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _saved(files: dict) -> bool:
+    """Whether every file of an output set is in place with the content meant for it."""
+    try:
+        return all(path.read_bytes() == data for path, data in files.items())
+    except OSError:
+        return False
 
 
 def render_tree(node) -> list[str]:
