@@ -272,8 +272,10 @@ class SweepTab(PlotTab):
             self.progress.setRange(0, 0)
 
     def _on_progress(self, done: int, total: int, live: CompressionCurve | None) -> None:
+        self.progress.setUpdatesEnabled(False)  # setValue would paint at once: see set_progress
         self.progress.setRange(0, total)
         self.progress.setValue(done)
+        self.progress.setUpdatesEnabled(True)
         if live is not None:  # compression over merges grows while the sweep trains
             tab = self.panel.compression_tab
             tab.figure.set_data(live.merges, live.bytes_per_token)
