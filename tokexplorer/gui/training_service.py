@@ -4,7 +4,7 @@ off the UI thread.
 
 Why a process: training holds the interpreter lock for whole merges; in a thread the window's
 event loop would be late by up to tens of milliseconds (testing-notes.md). The child
-(`training_child.main`) sends merge records in batches at most every 50 ms; a socket notifier on
+(`training_child.main`) sends merge records in batches at most every 100 ms; a socket notifier on
 the pipe wakes the UI thread only when a batch is there. Starting the child (which writes the
 request, possibly a whole text, into a pipe) runs in a pool thread too. `ChildService` holds what
 the two services share: start, drain, end (`shutdown`: the window calls it when it closes; a child

@@ -276,6 +276,7 @@ class SweepTab(PlotTab):
         self.progress.setRange(0, total)
         self.progress.setValue(done)
         self.progress.setUpdatesEnabled(True)
+        self.status.setText(f"Training BPE once, then counting the text at each size: step {done:,} of {total:,}…")
         if live is not None:  # compression over merges grows while the sweep trains
             tab = self.panel.compression_tab
             tab.figure.set_data(live.merges, live.bytes_per_token)
