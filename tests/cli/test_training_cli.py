@@ -209,3 +209,20 @@ def test_sentencepiece_ctrl_c_during_the_summary_says_the_model_is_saved(tmp_pat
     assert code == 130 and "the model is complete and saved" in err and "Traceback" not in err
     assert load_tokenizer(tmp_path / "sp.model").n_vocab == 300
     assert (tmp_path / "sp.vocab").read_text("utf-8").count("\n") == 300
+
+
+def test_train_imports_only_what_it_needs(tmp_path):
+    """`tokexplorer train` is a whole process a user waits for: a small corpus trains and saves
+    without numpy, the tokenizer registry (every family's code), tiktoken or Qt."""
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat with the hat; " * 200, "utf-8")
+    code = ("import sys; from tokexplorer.cli import main; "
+            f"code = main(['train', {str(corpus)!r}, '--vocab-size', '300', '-o', {str(tmp_path / 'm')!r}]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'tiktoken', 'PySide6', "
+            "'multiprocessing') or m == 'tokexplorer.core.registry'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "m.model").exists()
