@@ -105,10 +105,10 @@ class _Progress:
             print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
 
 
-def _preload(numpy: bool) -> None:
+def _preload(with_numpy: bool) -> None:
     """Import what training and saving need (run in a thread while the corpus is read and split);
     numpy only for a corpus large enough to train with it (see bpe_training.NUMPY_STREAM_MIN)."""
-    if numpy:
+    if with_numpy:
         import numpy  # noqa: F401
 
     from ..core import bpe_tokenizer, minbpe_files  # noqa: F401
@@ -153,6 +153,19 @@ def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, s
         return list(files), partial
     write_files(files)
     return list(files), None
+
+
+def _file_bytes(paths: list[str]) -> int:
+    """The files' total size, before reading them (0 for one that cannot be read: reading says why)."""
+    import os
+
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
@@ -225,15 +238,15 @@ def run_train(args: argparse.Namespace) -> int:
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
     total = check_vocab_size(args.vocab_size, len(specials))
-    text = _read_corpora(args.corpus, args.encoding)
-    n_bytes = len(text.encode("utf-8"))
     # subtle: the tokenizer and its files' code (and numpy for a large corpus: the distinct chunks
     # of a regex split are a small part of it) take a while to import and are needed only after the
-    # corpus is split; the split releases the interpreter lock, so import them in a thread
+    # corpus is read and split; the split releases the interpreter lock, so import them in a thread
     # meanwhile (the user waits for the whole process).
-    big = n_bytes >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN)
+    big = _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN)
     preload = threading.Thread(target=_preload, args=(big,), daemon=True)
     preload.start()
+    text = _read_corpora(args.corpus, args.encoding)
+    n_bytes = len(text.encode("utf-8"))
     started = time.perf_counter()
     chunks = count_chunks(text, pattern) if pattern is not None and text else None
     preload.join()
