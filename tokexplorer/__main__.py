@@ -4,9 +4,10 @@ import signal
 import sys
 
 if __name__ == "__main__":
-    import multiprocessing
+    if getattr(sys, "frozen", False):  # a frozen app (PyInstaller) starts the trainer's process here
+        import multiprocessing  # (only then: the import costs every command a few tens of ms)
 
-    multiprocessing.freeze_support()  # a frozen app (PyInstaller) starts the trainer's process here
+        multiprocessing.freeze_support()
     # subtle: a Ctrl-C while numpy imports becomes an ImportError with a page of advice; hold it
     # until the command line has imported, then stop as an interrupt. main() catches later ones.
     pressed = []

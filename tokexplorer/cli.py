@@ -39,14 +39,18 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     from . import commands
 
     from . import __version__
-    from .gui.app import window_parser
 
+    epilog = None
+    if command not in COMMANDS:  # the top-level help only: the window's parser costs an import
+        from .gui.app import window_parser
+
+        epilog = window_options_help(window_parser())
     parser = argparse.ArgumentParser(
         prog="tokexplorer",
         usage="tokexplorer [WINDOW OPTIONS] | tokexplorer COMMAND ...",
         description="Explore how LLM tokenizers turn text into tokens. "
         "With no command, opens the main window.",
-        epilog=window_options_help(window_parser()),
+        epilog=epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"tokexplorer {__version__}")

@@ -191,3 +191,59 @@ def test_a_pattern_that_skips_text_warns_and_encode_shows_it_dropped(tmp_path, c
     code, out, err = run(capsys, "encode", "-t", model, "hi, there!")
     rows = [line.split() for line in out.splitlines() if line.rstrip().endswith("dropped")]
     assert [row[-2:] for row in rows] == [["2:4", "dropped"], ["9:10", "dropped"]]
+
+
+def test_sentencepiece_summary_counts_a_sample_of_a_big_corpus(tmp_path, capsys, corpora, monkeypatch):
+    """Encoding a whole big corpus for the summary would take as long as training: a bounded
+    prefix is counted, and said to be a sample."""
+    from tokexplorer.core import sentencepiece_training
+
+    monkeypatch.setattr(sentencepiece_training, "SAMPLE_BYTES", 3_000)
+    corpus = tmp_path / "swift.txt"
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:30_000]
+    corpus.write_text(text, "utf-8")
+    code, out, _ = run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 400,
+                       "-o", tmp_path / "sp", "--json")
+    summary = json.loads(out)
+    assert code == 0 and summary["corpus_tokens"] is None
+    assert 2_000 < summary["counted_bytes"] <= 3_000 and summary["counted_tokens"] > 0
+    sample = text.encode("utf-8")[:summary["counted_bytes"]].decode("utf-8")
+    assert sample.endswith("\n")  # whole lines where there is a line end
+    tok = load_tokenizer(tmp_path / "sp.model")
+    assert summary["counted_tokens"] == len(tok.encode_ids(sample, allowed_special="none"))
+    code, out, _ = run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 400,
+                       "-o", tmp_path / "sp")
+    assert f"its first {summary['counted_bytes']} bytes (a sample) -> {summary['counted_tokens']} tokens" in out
+
+
+def test_sentencepiece_ctrl_c_during_the_summary_says_the_model_is_saved(tmp_path, capsys, monkeypatch):
+    from tokexplorer.core import sentencepiece_training
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sentencepiece_training, "count_sample", interrupted)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat with the hat\n" * 200, "utf-8")
+    code, out, err = run(capsys, "train", corpus, "--algorithm", "sentencepiece", "--vocab-size", 300,
+                         "-o", tmp_path / "sp")
+    assert code == 130 and "the model is complete and saved" in err and "Traceback" not in err
+    assert load_tokenizer(tmp_path / "sp.model").n_vocab == 300
+    assert (tmp_path / "sp.vocab").read_text("utf-8").count("\n") == 300
+
+
+def test_train_imports_only_what_it_needs(tmp_path):
+    """`tokexplorer train` is a whole process a user waits for: a small corpus trains and saves
+    without numpy, the tokenizer registry (every family's code), tiktoken or Qt."""
+    import subprocess
+    import sys
+
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat with the hat; " * 200, "utf-8")
+    code = ("import sys; from tokexplorer.cli import main; "
+            f"code = main(['train', {str(corpus)!r}, '--vocab-size', '300', '-o', {str(tmp_path / 'm')!r}]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'tiktoken', 'PySide6', "
+            "'multiprocessing') or m == 'tokexplorer.core.registry'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "m.model").exists()

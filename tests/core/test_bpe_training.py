@@ -184,6 +184,7 @@ def test_vectorised_merges_equal_the_reference(text, extra, pattern):
         return
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
+        mp.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
         fast = fast_merges(text, 256 + extra, pattern)
     assert fast == list(ref.train(text, 256 + extra, pattern).items())
 
@@ -192,9 +193,27 @@ def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
     from tokexplorer.core import bpe_training
 
     monkeypatch.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
+    monkeypatch.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
     text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:12_000]
     for pattern in (None, GPT4_SPLIT_PATTERN):
         assert fast_merges(text, 330, pattern) == list(ref.train(text, 330, pattern).items())
+
+
+@pytest.mark.parametrize("pattern", [None, GPT4_SPLIT_PATTERN])
+def test_small_and_large_streams_start_from_the_same_state(corpora, pattern):
+    """A small stream starts in plain Python, a large one with numpy: the same state either way."""
+    from tokexplorer.core import bpe_training
+
+    text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:20_000]
+    chunks = {text: 1} if pattern is None else count_chunks(text, pattern)
+    data = b"".join(w.encode("utf-8") for w in chunks)
+    lengths = [len(w.encode("utf-8")) for w in chunks]
+    states = [f(data, lengths, list(chunks.values()), 256 + 100)
+              for f in (bpe_training._stream_python, bpe_training._stream_numpy)]
+    (tokens, *arrays, counts, positions), (tokens_np, *arrays_np, counts_np, positions_np) = states
+    assert tokens == list(tokens_np) and arrays == [list(a) for a in arrays_np] and counts == counts_np
+    assert {p: list(w) for p, w in positions.items()} == {p: list(w) for p, w in positions_np.items()}
+    assert pattern is None or max(chunks.values()) > 1  # weights other than 1 are compared too
 
 
 def test_a_pair_overlapping_itself_is_counted_twice_and_merged_once():
@@ -216,7 +235,10 @@ def test_merged_occurrences_shorten_the_text_as_the_reference(text, extra, patte
     assert n_bytes - sum(s.merged for s in steps) == sum(map(len, chunks))
 
 
-def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora):
+def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora, monkeypatch):
+    from tokexplorer.core import bpe_training
+
+    monkeypatch.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
     text = (corpora / "en/taylorswift.txt").read_text("utf-8")
     steps = list(iter_train(text, 300))  # Basic: the first merges have thousands of occurrences
     chunks = ref.chunks_of(text, None)

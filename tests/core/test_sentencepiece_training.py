@@ -62,3 +62,22 @@ def test_bad_input(text, options, message):
         train_sentencepiece(text, options)
     with pytest.raises(TokexplorerError, match="model type"):
         llama2_options(300, "word")
+
+
+def test_count_sample_is_bounded_and_counts_whole_lines_piece_by_piece(corpora, monkeypatch):
+    from tokexplorer.core import sentencepiece_training
+    from tokexplorer.core.sentencepiece_training import count_sample
+
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:40_000]
+    tok = train_sentencepiece(text, llama2_options(400))
+    monkeypatch.setattr(sentencepiece_training, "SAMPLE_PIECE", 2_000)
+    counted, tokens = count_sample(tok, text, limit=10_000)
+    sample = text[:counted]  # ASCII: bytes are characters
+    assert 9_000 < counted <= 10_000 and sample.endswith("\n")
+    pieces, rest = [], sample
+    while rest:  # whole lines, at most 2,000 bytes a piece
+        cut = rest.rfind("\n", 0, 2_000) + 1
+        pieces.append(rest[:cut])
+        rest = rest[cut:]
+    assert tokens == sum(len(tok.encode_ids(p)) for p in pieces)
+    assert count_sample(tok, text[:500], limit=10_000) == (500, len(tok.encode_ids(text[:500])))

@@ -110,6 +110,42 @@ def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):
     assert tab.status.text() == "Cancelled." and tab.figure.sweep is None
 
 
+def _sweepers() -> list:
+    import multiprocessing
+
+    return [p for p in multiprocessing.active_children() if p.name == "tokexplorer-training"]
+
+
+def test_sweep_trains_in_a_child_process_that_cancel_and_closing_end(qtbot, window, corpora, tmp_path):
+    """The sweep's training runs in a process of its own (the window's thread stays free); Cancel
+    ends it, and so does closing the window."""
+    from PySide6.QtCore import QThreadPool
+
+    big = tmp_path / "big.txt"
+    big.write_text((corpora / "en/tinyshakespeare.txt").read_text("utf-8") * 4, "utf-8")
+    panel = open_plots(qtbot, window, "hi", "sweep_tab")
+    tab = panel.sweep_tab
+    window.dialogs.paths["open_text"] = str(big)
+    tab.corpus_box.setCurrentIndex(1)
+    tab._on_corpus_chosen(1)
+    tab.pattern_box.setCurrentIndex(tab.pattern_box.findData(None))  # Basic: long merges
+    tab.sizes_edit.setText("256,30000")
+    for end in ("cancel", "close"):
+        assert tab.run() and tab.service.running
+        qtbot.waitUntil(lambda: tab.progress.maximum() > 0 and tab.progress.value() > 0, timeout=60_000)
+        (child,) = _sweepers()
+        assert child.is_alive()
+        if end == "cancel":
+            tab.cancel_button.click()
+            assert tab.status.text() == "Cancelled." and tab.run_button.isEnabled()
+        else:
+            window.close()
+        assert not tab.service.running
+        qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=60_000)
+        qtbot.waitUntil(lambda: not _sweepers(), timeout=10_000)
+        assert tab.figure.sweep is None
+
+
 def test_sweep_trains_on_a_chosen_file_and_reports_a_bad_one(qtbot, window, corpus, tmp_path):
     panel = open_plots(qtbot, window, "the editor's text is not the corpus", "sweep_tab")
     tab = panel.sweep_tab

@@ -250,3 +250,73 @@ def test_training_feeds_the_compression_plot(qtbot, window):
     curve = curves[-1]
     assert curve.n_bytes == len(text.encode())
     assert curve.tokens == [len(text.encode())] + [r.tokens for r in panel.log_model.records]
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def _trainers() -> list:
+    """This process's living trainer children (joining the ones that have ended)."""
+    import multiprocessing
+
+    return [p for p in multiprocessing.active_children() if p.name == "tokexplorer-training"]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+@pytest.mark.parametrize("when", ["merging", "starting"])
+def test_closing_the_window_mid_training_ends_the_child(qtbot, window, corpora, when):
+    """No orphan: closing the window stops the trainer's process, whether it is merging or still
+    being started (the window closes before the child is there to be told)."""
+    from PySide6.QtCore import QThreadPool
+
+    panel = window.training_panel
+    panel.set_paths([corpora / "en/tinyshakespeare.txt"] * 8)  # 9 MB: many seconds of work
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))
+    panel.vocab_spin.setValue(32768)
+    panel.train_button.click()
+    service = panel.service
+    if when == "merging":
+        qtbot.waitUntil(lambda: len(panel.log_model.records) > 0, timeout=TIMEOUT)
+        pid = service._process.pid
+        assert _alive(pid)
+    window.close()
+    assert not service.running
+    qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not _trainers(), timeout=10_000)
+    if when == "merging":
+        assert not _alive(pid)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_killed_window_leaves_no_trainer_behind(tmp_path):
+    """A window killed outright (SIGKILL, a crash) cannot stop its child: the child notices its
+    parent is gone and exits by itself, even while it has nothing to say (here it waits forever
+    for a corpus)."""
+    import os
+    import signal
+    import time
+    from pathlib import Path
+
+    fifo = tmp_path / "corpus.fifo"
+    os.mkfifo(fifo)
+    script = Path(__file__).with_name("orphan_parent.py")
+    parent = subprocess.Popen([sys.executable, str(script), str(fifo)], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        assert _alive(pid)
+    finally:
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 60  # a bound for a stuck test, not a measure of speed
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    alive = _alive(pid)
+    if alive:
+        os.kill(pid, signal.SIGKILL)
+    assert not alive

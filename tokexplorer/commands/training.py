@@ -10,7 +10,6 @@ import time
 
 from ..cli import parse_token_id, print_json, print_table
 from ..core.tokenizer import TokexplorerError
-from ..core.unicode_info import token_label
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -66,7 +65,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _add_pattern_argument(p)
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
     p.add_argument("--json", action="store_true", help="print JSON")
-    from .reports import add_plot_arguments
+    from .plotting import add_plot_arguments
 
     add_plot_arguments(p)
     p.add_argument("--plot-merges", metavar="PATH.png",
@@ -106,9 +105,11 @@ class _Progress:
             print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
 
 
-def _preload() -> None:
-    """Import what training and saving need (run in a thread while the corpus is read and split)."""
-    import numpy  # noqa: F401
+def _preload(with_numpy: bool) -> None:
+    """Import what training and saving need (run in a thread while the corpus is read and split);
+    numpy only for a corpus large enough to train with it (see bpe_training.NUMPY_STREAM_MIN)."""
+    if with_numpy:
+        import numpy  # noqa: F401
 
     from ..core import bpe_tokenizer, minbpe_files  # noqa: F401
 
@@ -152,6 +153,19 @@ def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, s
         return list(files), partial
     write_files(files)
     return list(files), None
+
+
+def _file_bytes(paths: list[str]) -> int:
+    """The files' total size, before reading them (0 for one that cannot be read: reading says why)."""
+    import os
+
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
@@ -218,16 +232,19 @@ def run_train(args: argparse.Namespace) -> int:
     # Training makes millions of containers and no reference cycles: the cyclic collector would
     # only scan them again and again (15% of the time). This process ends after training.
     gc.disable()
-    # subtle: numpy, tiktoken's loader and the tokenizer take a while to import and are needed only
-    # after the corpus is read and split; the split releases the interpreter lock, so import them
-    # in a thread meanwhile (the user waits for the whole process).
-    preload = threading.Thread(target=_preload, daemon=True)
-    preload.start()
-    from ..core.bpe_training import check_vocab_size, chunk_bytes, count_chunks, iter_train, iter_train_chunks
+    from ..core.bpe_training import (NUMPY_STREAM_MIN, check_vocab_size, chunk_bytes, count_chunks, iter_train,
+                                     iter_train_chunks)
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
     total = check_vocab_size(args.vocab_size, len(specials))
+    # subtle: the tokenizer and its files' code (and numpy for a large corpus: the distinct chunks
+    # of a regex split are a small part of it) take a while to import and are needed only after the
+    # corpus is read and split; the split releases the interpreter lock, so import them in a thread
+    # meanwhile (the user waits for the whole process).
+    big = _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN)
+    preload = threading.Thread(target=_preload, args=(big,), daemon=True)
+    preload.start()
     text = _read_corpora(args.corpus, args.encoding)
     n_bytes = len(text.encode("utf-8"))
     started = time.perf_counter()
@@ -294,7 +311,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 
 def _train_sentencepiece(args: argparse.Namespace) -> int:
-    from ..core.sentencepiece_training import llama2_options, sentencepiece_files, train_sentencepiece
+    from ..core.sentencepiece_training import (count_sample, llama2_options, sentencepiece_files,
+                                               train_sentencepiece)
 
     overrides = _parse_options(args.option)
     for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
@@ -318,19 +336,41 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
           file=sys.stderr)
     tok = train_sentencepiece(text, options, name=args.output, progress=_Progress("sentences"))
     seconds = time.perf_counter() - started
-    written, _ = _write_outputs(sentencepiece_files(tok, args.output), args.output, False)
-    ids = tok.encode_ids(text, allowed_special="none")
+    files = sentencepiece_files(tok, args.output)
+    try:
+        written, _ = _write_outputs(files, args.output, False)
+        # The summary counts a sample: the whole corpus would take as long to encode as to train.
+        counted, tokens = count_sample(tok, text)
+    except KeyboardInterrupt:
+        if not _saved(files):
+            raise  # before the files were in place: the old ones are kept, nothing new was written
+        print("interrupted while counting the summary; the model is complete and saved: "
+              + ", ".join(map(str, files)), file=sys.stderr)
+        return 130
     n_bytes = len(text.encode("utf-8"))
+    whole = counted == n_bytes
     summary = {"algorithm": "sentencepiece", "model_type": args.model_type, "vocab_size": tok.n_vocab,
-               "seconds": round(seconds, 3), "corpus_bytes": n_bytes, "corpus_tokens": len(ids),
+               "seconds": round(seconds, 3), "corpus_bytes": n_bytes,
+               "counted_bytes": counted, "counted_tokens": tokens,  # the sample the summary counts
+               "corpus_tokens": tokens if whole else None,
                "options": options, "files": [str(p) for p in written]}
     if args.json:
         print_json(summary)
     else:
         print(f"trained SentencePiece {args.model_type} in {seconds:.2f} s: vocab size {tok.n_vocab}")
-        print(f"corpus: {n_bytes} bytes -> {len(ids)} tokens, {n_bytes / max(len(ids), 1):.2f} bytes/token")
+        rate = f"{counted / max(tokens, 1):.2f} bytes/token"
+        print(f"corpus: {n_bytes} bytes -> {tokens} tokens, {rate}" if whole else
+              f"corpus: {n_bytes} bytes; its first {counted} bytes (a sample) -> {tokens} tokens, {rate}")
         print("wrote " + ", ".join(str(p) for p in written))
     return 0
+
+
+def _saved(files: dict) -> bool:
+    """Whether every file of an output set is in place with the content meant for it."""
+    try:
+        return all(path.read_bytes() == data for path, data in files.items())
+    except OSError:
+        return False
 
 
 def render_tree(node) -> list[str]:
@@ -340,6 +380,8 @@ def render_tree(node) -> list[str]:
     >>> render_tree(MergeNode(256, b"hi", MergeNode(104, b"h"), MergeNode(105, b"i")))
     ['256 hi', '├─ 104 h', '└─ 105 i']
     """
+    from ..core.unicode_info import token_label
+
     def label(n) -> str:
         return f"{'-' if n.id is None else n.id} {token_label(n.bytes)}"
 
@@ -381,7 +423,8 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     from ..core.registry import load_tokenizer
     from ..core.sweep import parse_vocab_sizes, split_held_out, sweep
-    from .reports import DEFAULT_TOKENIZERS, check_plot_path, write_plot
+    from .plotting import check_plot_path, write_plot
+    from .reports import DEFAULT_TOKENIZERS
 
     sizes = parse_vocab_sizes(args.vocab_sizes)
     check_plot_path(args.plot)

@@ -17,14 +17,15 @@ from __future__ import annotations
 
 import heapq
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
-
-from .encoding import Encoding
 from .tokenizer import MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
-# tiktoken_backend (and tiktoken) is imported where it is used: training and saving never need it.
+if TYPE_CHECKING:
+    from .encoding import Encoding
+
+# tiktoken_backend (and tiktoken), `encoding` and numpy are imported where they are used: training
+# and saving never need them (`tokexplorer train` is a whole process a user waits for).
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
 # merge loop quadratic, so Basic always uses the Python encoder (linear-logarithmic).
 
@@ -147,6 +148,10 @@ class BPETokenizer:
             return fast.encode(text, allowed_special=allowed_special)
         text = clean_text(text)
         ids, allowed = self._python_ids(text, allowed_special)
+        import numpy as np
+
+        from .encoding import Encoding
+
         special_mask = None
         if allowed:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), [self._special[t] for t in allowed])

@@ -17,8 +17,9 @@ a merge touches only its occurrences and their neighbours, however long a chunk 
 sentence is one GPT-4 chunk). The best pair comes from a lazy max-heap keyed (count, first
 occurrence): a pair that exists can only lose occurrences (new adjacencies always involve the new
 token), so a stale heap entry is never worse than the truth: pop, re-check, push back if it changed.
-The first merges, each with hundreds of occurrences or more, run vectorised with numpy on views of
-the same arrays; the rest run in plain Python, where small merges are cheaper.
+In a stream large enough to be worth numpy's import, the first merges, each with hundreds of
+occurrences or more, run vectorised with numpy on views of the same arrays; the rest, and every
+merge of a small stream, run in plain Python, where small merges are cheaper.
 
 It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_files`).
 """
@@ -338,50 +339,23 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
     first occurrence, laid end to end, order those occurrences the same way, so a position in
     this stream is the tie key.
     """
-    import numpy as np
-
     data = b"".join(chunks)
     size = len(data)
     m = 256 + total + 1  # pair (a, b) is the int a * m + b: cheaper to hash than a tuple
-    # position -> token starting there, -1 once merged into its left neighbour; an array while
-    # merges are large enough to run vectorised on it, a list after that
-    tokens = array("q", np.frombuffer(data, dtype=np.uint8).astype(np.int64).tobytes())
-    # subtle: arrays, not lists: a list of a million distinct ints costs 36 bytes an entry.
-    nxt = array("q", np.arange(1, size + 1).tobytes())  # position -> next live one in its chunk, or -1
-    prv = array("q", np.arange(-1, size - 1).tobytes())  # position -> previous live one, or -1
-    lengths = np.fromiter(map(len, chunks), dtype=np.int64, count=len(chunks))
+    lengths = list(map(len, chunks))
     del chunks  # the stream holds them now
-    ends = np.cumsum(lengths)
-    for end in ends.tolist():
-        nxt[end - 1] = -1
-        if end < size:
-            prv[end] = -1
-    weight = np.repeat(np.asarray(freq, dtype=np.int64), lengths)  # position -> occurrences
-    counts: dict[int, int] = {}  # pair -> occurrences in the whole text
-    # pair -> ascending positions (an array or a list), some no longer valid
-    positions: dict[int, Sequence[int]] = {}
-    if size >= 2:
-        raw = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
-        inside = np.ones(size - 1, dtype=bool)  # a pair starts here (not at a chunk's last byte)
-        inside[ends[:-1] - 1] = False
-        at = np.flatnonzero(inside)
-        codes = (raw[at] << 8) | raw[at + 1]  # initial pairs are bytes: 16 bits, radix-sortable
-        order = np.argsort(codes, kind="stable")  # stable: positions stay ascending per pair
-        ordered = codes[order]
-        if len(ordered):
-            bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
-            firsts = np.concatenate(([0], bounds))
-            sums = np.add.reduceat(weight[at[order]], firsts).tolist()
-            ranges = zip(firsts.tolist(), [*bounds.tolist(), len(ordered)])
-            sorted_at = array("q", at[order].tobytes())  # slices of it: 8 bytes a position
-            for (i, j), code, n in zip(ranges, ordered[firsts].tolist(), sums):
-                p = (code >> 8) * m + (code & 255)
-                counts[p] = n
-                positions[p] = sorted_at[i:j]
-    weight = array("q", weight.tobytes())
+    if size >= NUMPY_STREAM_MIN:
+        tokens, nxt, prv, weight, counts, positions = _stream_numpy(data, lengths, freq, m)
+    else:
+        tokens, nxt, prv, weight, counts, positions = _stream_python(data, lengths, freq, m)
     unit = all(f == 1 for f in freq)  # then a pair's count is its number of positions
-    # numpy views of the same memory, for merges with many occurrences (see _merge_many)
-    views: tuple | None = tuple(np.frombuffer(x, dtype=np.int64) for x in (tokens, nxt, prv, weight))
+    # numpy views of the same memory, for merges with many occurrences (see _merge_many); None
+    # once merges are small, or from the start for a small stream (tokens is then a list)
+    views: tuple | None = None
+    if isinstance(tokens, array):
+        import numpy as np
+
+        views = tuple(np.frombuffer(x, dtype=np.int64) for x in (tokens, nxt, prv, weight))
 
     def first_position(p: int) -> int:
         a, b = divmod(p, m)
@@ -479,6 +453,79 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
                 # where[0] may be stale, i.e. earlier than the truth: fine for the lazy heap.
                 push(heap, ((cap - n_k) << count_shift) | (where[0] << pair_bits) | k)
         yield MergeStep(step, total, (a, b), new, n, done)
+
+
+def _stream_python(data: bytes, lengths: list[int], freq: list[int], m: int) -> tuple:
+    """The stream's starting state in plain Python, for a small stream (numpy would cost more to
+    import than it saves; lists index faster than arrays): tokens, nxt, prv and weight (lists),
+    pair -> count, and pair -> ascending positions."""
+    size = len(data)
+    tokens = list(data)
+    nxt = list(range(1, size + 1))
+    prv = list(range(-1, size - 1))
+    weight: list[int] = []
+    codes = [a * m + b for a, b in zip(data, data[1:])]  # the pair starting at each position
+    end = 0
+    for n, f in zip(lengths, freq):
+        weight += [f] * n  # position -> occurrences of its chunk
+        end += n
+        nxt[end - 1] = -1
+        if end < size:
+            prv[end] = -1
+            codes[end - 1] = -1  # no pair across chunks
+    grouped: defaultdict[int, list[int]] = defaultdict(list)  # pair -> positions, ascending
+    for pos, code in enumerate(codes):
+        grouped[code].append(pos)
+    grouped.pop(-1, None)
+    unit = all(f == 1 for f in freq)
+    counts = {p: len(w) if unit else sum(map(weight.__getitem__, w)) for p, w in grouped.items()}
+    return tokens, nxt, prv, weight, counts, dict(grouped)
+
+
+def _stream_numpy(data: bytes, lengths: list[int], freq: list[int], m: int) -> tuple:
+    """The stream's starting state, vectorised (a large stream): as `_stream_python`, with
+    tokens an array, so that the first, large merges can run on numpy views of it."""
+    import numpy as np
+
+    size = len(data)
+    tokens = array("q", np.frombuffer(data, dtype=np.uint8).astype(np.int64).tobytes())
+    # subtle: arrays, not lists: a list of a million distinct ints costs 36 bytes an entry.
+    nxt = array("q", np.arange(1, size + 1).tobytes())  # position -> next live one in its chunk, or -1
+    prv = array("q", np.arange(-1, size - 1).tobytes())  # position -> previous live one, or -1
+    ends = np.cumsum(np.asarray(lengths, dtype=np.int64))
+    for end in ends.tolist():
+        nxt[end - 1] = -1
+        if end < size:
+            prv[end] = -1
+    weight = np.repeat(np.asarray(freq, dtype=np.int64), lengths)  # position -> occurrences
+    counts: dict[int, int] = {}  # pair -> occurrences in the whole text
+    # pair -> ascending positions (an array or a list), some no longer valid
+    positions: dict[int, Sequence[int]] = {}
+    if size >= 2:
+        raw = np.frombuffer(data, dtype=np.uint8).astype(np.uint16)
+        inside = np.ones(size - 1, dtype=bool)  # a pair starts here (not at a chunk's last byte)
+        inside[ends[:-1] - 1] = False
+        at = np.flatnonzero(inside)
+        codes = (raw[at] << 8) | raw[at + 1]  # initial pairs are bytes: 16 bits, radix-sortable
+        order = np.argsort(codes, kind="stable")  # stable: positions stay ascending per pair
+        ordered = codes[order]
+        if len(ordered):
+            bounds = np.flatnonzero(ordered[1:] != ordered[:-1]) + 1
+            firsts = np.concatenate(([0], bounds))
+            sums = np.add.reduceat(weight[at[order]], firsts).tolist()
+            ranges = zip(firsts.tolist(), [*bounds.tolist(), len(ordered)])
+            sorted_at = array("q", at[order].tobytes())  # slices of it: 8 bytes a position
+            for (i, j), code, n in zip(ranges, ordered[firsts].tolist(), sums):
+                p = (code >> 8) * m + (code & 255)
+                counts[p] = n
+                positions[p] = sorted_at[i:j]
+    return tokens, nxt, prv, array("q", weight.tobytes()), counts, positions
+
+
+# Streams of this many bytes or more (the distinct chunks laid end to end) start and make their
+# first, large merges with numpy; smaller ones run in plain Python and never import it (the
+# import costs more than numpy saves them: a small corpus trains in a fraction of a second).
+NUMPY_STREAM_MIN = 1 << 16
 
 
 # Merges of a pair listed at this many positions or more run vectorised (numpy), not in Python.

@@ -130,6 +130,45 @@ def train_sentencepiece(
                                   description=f"SentencePiece {options.get('model_type', 'unigram')}")
 
 
+SAMPLE_BYTES = 1 << 20  # the summary counts tokens of at most this much of the corpus
+SAMPLE_PIECE = 1 << 16  # ... encoded this many bytes (whole lines) at a time
+
+
+def count_sample(tok, text: str, *, limit: int | None = None) -> tuple[int, int]:
+    """(bytes counted, tokens): the tokens of the text's first `limit` bytes (cut at a line end),
+    for a summary after training. Encoding a whole big corpus takes as long as training it (183 s
+    against 16.6 s of training on 200 MB, most of it in one uninterruptible call): a sample is
+    counted instead, in pieces of whole lines, so Ctrl-C stops it within one piece. Each piece is
+    encoded on its own, as SentencePiece reads sentences (a dummy prefix per piece).
+
+    >>> tok = train_sentencepiece("hello world\\nhello there\\n" * 20, llama2_options(270))
+    >>> n, tokens = count_sample(tok, "hello world\\n" * 3, limit=24)  # two lines of three
+    >>> n, tokens == len(tok.encode_ids("hello world\\n" * 2))
+    (24, True)
+    """
+    limit = SAMPLE_BYTES if limit is None else limit
+    counted = tokens = 0
+    start = 0
+    while start < len(text) and counted < limit:
+        budget = min(SAMPLE_PIECE, limit - counted)  # bytes
+        piece = text[start:start + budget]  # as many code points: that many bytes or more
+        data = piece.encode("utf-8")
+        if len(data) > budget:
+            piece = data[:budget].decode("utf-8", "ignore")
+        if start + len(piece) < len(text):  # whole lines, unless a line is longer than a piece
+            cut = piece.rfind("\n") + 1
+            if cut:
+                piece = piece[:cut]
+            elif counted and budget < SAMPLE_PIECE:
+                break  # the sample ends where the last line that fits ends
+        if not piece:
+            break
+        counted += len(piece.encode("utf-8"))
+        tokens += len(tok.encode_ids(piece, allowed_special="none"))
+        start += len(piece)
+    return counted, tokens
+
+
 def _reason(message: str) -> str:
     """SentencePiece's error in the command line's words: no source location, a failed check as
     the condition on `--option NAME=…`, and the option names the user typed.

@@ -248,11 +248,25 @@ def sweep(
         points.append(SweepPoint(size, count_tokens(tok, evaluation), 256 + len(used) == size))
         done += 1
         report(done, total)
-    refs = []
-    for tok in references:
-        refs.append(ReferencePoint(tok.name, tok.n_vocab, count_tokens(tok, evaluation)))
-        done += 1
-        report(done, total)
+    refs = reference_points(evaluation, references,
+                            progress=lambda i, n: report(done + i, total))
     source = eval_source or ("the corpus" if eval_text is None else "evaluation text")
     return Sweep(pattern, curve.n_bytes, len(evaluation.encode("utf-8")), source, tuple(points),
-                 tuple(refs), curve)
+                 refs, curve)
+
+
+def reference_points(evaluation: str, references: Sequence[Tokenizer], *,
+                     progress: Progress | None = None) -> tuple[ReferencePoint, ...]:
+    """Each ready-made tokenizer's count of the evaluation text (a sweep's reference points, also
+    counted apart from its training run, e.g. where the tokenizers are).
+
+    >>> from .bpe_tokenizer import BPETokenizer
+    >>> reference_points("hihi", [BPETokenizer({(104, 105): 256}, None, name="hi")])
+    (ReferencePoint(name='hi', n_vocab=257, tokens=2),)
+    """
+    refs = []
+    for i, tok in enumerate(references, 1):
+        refs.append(ReferencePoint(tok.name, tok.n_vocab, count_tokens(tok, evaluation)))
+        if progress is not None:
+            progress(i, len(references))
+    return tuple(refs)

@@ -44,7 +44,7 @@ from .selection import SelectionTracker
 from .state import AppState
 from .panels.training import TrainingPanel
 from .token_ids import TokenTable
-from .training_service import TrainingService
+from .training_service import SweepService, TrainingService
 from .worker import POLICIES, TokenizeService
 from .window_settings import WindowSettings
 
@@ -260,7 +260,8 @@ class MainWindow(QMainWindow):
         self.merge_tree = MergeTreePanel(self.state)
         self.trace = TracePanel(self.state)
         self.chat = ChatView(self.state)
-        self.plots = PlotsPanel(self.state, self.dialogs)
+        self.sweep_service = SweepService(self)
+        self.plots = PlotsPanel(self.state, self.dialogs, self.sweep_service)
         self.training_service = TrainingService(self)
         self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
         for title, name, widget, shortcut, view in (
@@ -461,6 +462,8 @@ class MainWindow(QMainWindow):
             return
         self.window_settings.save()
         self.autosave.close()  # a clean exit keeps no unsaved text
+        self.training_service.shutdown()  # no trainer outlives the window
+        self.sweep_service.shutdown()
         self.service.wait_for_done(3000)
         self.compare.wait_for_done(3000)
         event.accept()

@@ -255,6 +255,7 @@ class CompressionFigure(Figure):
         self.curve_line = self.plotItem.plot([], [], name="bytes per token")
         self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # the curve rises: bottom right is free
         self.source: CompressionCurve | None = None
+        self._title = ""  # of the curve shown
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(100)
@@ -270,8 +271,11 @@ class CompressionFigure(Figure):
     def show_curve(self, curve: CompressionCurve, title: str = "") -> None:
         self.set_data(curve.merges, curve.bytes_per_token)
         self.source = curve
-        self.set_title(title or f"Compression over merges ({curve.n_bytes:,} bytes of training text)")
-        self._apply_theme()
+        title = title or f"Compression over merges ({curve.n_bytes:,} bytes of training text)"
+        if title != self._title:  # a live run shows a new curve ten times a second: draw only that
+            self._title = title
+            self.set_title(title)
+            self._apply_theme()
 
     def append(self, merge: int, bytes_per_token: float) -> None:
         """One more merge (live training): drawn within 100 ms."""

@@ -9,6 +9,9 @@ reads the corpus itself, trains with the core, and talks to the window over a pi
   `BATCH_SECONDS`; ("bpe_done", stopped) once the merges are all sent; ("sp_done", model bytes);
   ("error", message).
 - window -> child: "stop", honoured between merges: the merges sent so far are what was learned.
+- A sweep (`SweepRequest`) sends ("curve", training bytes) once its text is split off, then
+  ("progress", done, total, [tokens after each merge since the last report]) at most every
+  `BATCH_SECONDS`, then ("sweep_done", Sweep without reference points). Cancel ends the process.
 
 subtle: this module runs in the child, which must start fast and never load Qt: it imports only
 the core (a test checks it). It does not build tokenizers: the window does, from what it received.
@@ -22,7 +25,9 @@ import time
 import traceback
 from dataclasses import dataclass, field
 
-BATCH_SECONDS = 0.05  # a batch of merge records at most this often: a few per frame at most
+# A batch of merge records (or a sweep's progress) at most this often: ten updates a second are
+# smooth to watch, and each costs the window a few milliseconds (progress bar, log, live plot).
+BATCH_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -39,12 +44,28 @@ class TrainingRequest:
     sp_options: dict[str, object] = field(default_factory=dict)  # SentencePiece: every option
 
 
-def main(request: TrainingRequest, conn) -> None:
-    """The child's entry point: train, report over `conn`, never raise."""
+@dataclass(frozen=True)
+class SweepRequest:
+    """A vocab-size sweep (core/sweep.py) of the Plots panel: a corpus (a file, or a text), the
+    vocab sizes, the split pattern, and the part held out for counting (None: the whole corpus).
+    The reference tokenizers are counted by the window, which holds them."""
+
+    sizes: tuple[int, ...]
+    pattern: str | None
+    held_out: float | None
+    path: str | None = None
+    text: str | None = None
+
+
+def main(request: TrainingRequest | SweepRequest, conn) -> None:
+    """The child's entry point: train (or sweep), report over `conn`, never raise."""
     from ..core.tokenizer import TokexplorerError
 
+    exit_with_parent()
     try:
-        if request.algorithm == "sentencepiece":
+        if isinstance(request, SweepRequest):
+            _sweep(request, conn)
+        elif request.algorithm == "sentencepiece":
             _sentencepiece(request, conn)
         else:
             _bpe(request, conn)
@@ -59,6 +80,25 @@ def main(request: TrainingRequest, conn) -> None:
         conn.send(("error", f"internal error while training: {exc!r}"))
     finally:
         conn.close()
+
+
+def exit_with_parent() -> None:
+    """End this process as soon as the window's process ends: a window that crashes or is killed
+    cannot stop its child, which would otherwise train on, an orphan, until it next writes to the
+    pipe (minutes, while splitting a big corpus or inside SentencePiece)."""
+    import multiprocessing
+    import os
+    import threading
+
+    parent = multiprocessing.parent_process()
+    if parent is None:  # not started by multiprocessing (a test calling main directly)
+        return
+
+    def watch() -> None:
+        parent.join()  # returns when the parent's end of a pipe closes: the parent has gone
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
 def _corpus(request: TrainingRequest, conn) -> str:
@@ -112,6 +152,45 @@ def _bpe(request: TrainingRequest, conn) -> None:
     if batch:
         conn.send(("records", batch))
     conn.send(("bpe_done", stopped))
+
+
+def _sweep(request: SweepRequest, conn) -> None:
+    from ..core.sweep import split_held_out, sweep
+    from ..core.textfile import NotUtf8Error, read_text_file
+    from ..core.tokenizer import TokexplorerError
+
+    gc.disable()  # as in _bpe
+    text = request.text or ""
+    if request.path is not None:
+        conn.send(("phase", f"reading {request.path}", 0, 1))
+        try:
+            text = read_text_file(request.path)
+        except NotUtf8Error as exc:  # the core's message names a command-line flag
+            raise TokexplorerError(
+                f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open it with "
+                "File > Open, which asks for its encoding, and sweep the current text.") from None
+    evaluation, source = None, "the corpus"
+    if request.held_out:
+        text, evaluation = split_held_out(text, request.held_out)
+        source = f"held-out {request.held_out:.0%}"
+    if request.pattern is not None:
+        conn.send(("phase", "splitting into chunks", -1, -1))
+    conn.send(("curve", len(text.encode("utf-8"))))
+    tokens: list[int] = []  # the training text's length after each merge, not yet sent
+    last = time.monotonic()
+
+    def report(done: int, total: int) -> None:
+        nonlocal last
+        now = time.monotonic()
+        if now - last >= BATCH_SECONDS or done == total:
+            last = now
+            conn.send(("progress", done, total, tokens[:]))
+            tokens.clear()
+
+    result = sweep(text, request.sizes, pattern=request.pattern, eval_text=evaluation,
+                   eval_source=source, progress=report,
+                   on_merge=lambda curve: tokens.append(curve.tokens[-1]))
+    conn.send(("sweep_done", result))
 
 
 def _sentencepiece(request: TrainingRequest, conn) -> None:

@@ -1,13 +1,16 @@
-"""Training in the background for the window: one spawned process at a time, its reports turned
-into signals, and the trained tokenizer built off the UI thread.
+"""Training in the background for the window: one spawned process per service at a time, its
+reports turned into signals, and the trained tokenizer (or the sweep's reference points) computed
+off the UI thread.
 
 Why a process: training holds the interpreter lock for whole merges; in a thread the window's
 event loop would be late by up to tens of milliseconds (testing-notes.md). The child
-(`training_child.main`) sends merge records in batches at most every 50 ms; a socket notifier on
+(`training_child.main`) sends merge records in batches at most every 100 ms; a socket notifier on
 the pipe wakes the UI thread only when a batch is there. Starting the child (which writes the
-request, possibly a whole text, into a pipe) runs in a pool thread too.
+request, possibly a whole text, into a pipe) runs in a pool thread too. `ChildService` holds what
+the two services share: start, drain, end (`shutdown`: the window calls it when it closes; a child
+whose window dies without calling it exits by itself, see `training_child.exit_with_parent`).
 
-Signals (the plots and the workbench listen to the same ones):
+`TrainingService` signals (the plots and the workbench listen to the same ones):
 - `phase(what, done, total)`: what the trainer does; done = total = -1 when it cannot count.
 - `started(merges, corpus_bytes)`: BPE has split the corpus and starts merging.
 - `records(list[MergeRecord])`: the merges just learned, in order: rank (the new id), pair, the new
@@ -15,11 +18,16 @@ Signals (the plots and the workbench listen to the same ones):
 - `finished(TrainingResult)`: the tokenizer of everything learned (on Cancel: of the merges so far).
 - `failed(message)`: a message for the user; nothing was learned.
 
+`SweepService` (the Plots panel's vocab-size sweep): `phase`, `progress(done, total, curve)` with
+the training text's compression curve so far, `finished(Sweep)` with the reference points
+counted, `failed(message)`; Cancel ends the child (a sweep keeps nothing half done).
+
 It does not touch widgets nor the catalog: the workbench adds the result to the picker.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import multiprocessing
 import os
@@ -28,13 +36,15 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 from shiboken6 import isValid
 
 from ..core.bpe_training import MergeRecord
+from ..core.sweep import CompressionCurve, Sweep, reference_points
 from ..core.tokenizer import Tokenizer, TokexplorerError
-from .training_child import TrainingRequest, main as child_main
+from .training_child import SweepRequest, TrainingRequest, main as child_main
 from .worker import run_job
 
 
@@ -85,11 +95,12 @@ class TrainingResult:
     seconds: float  # from Train to the result
 
 
-class TrainingService(QObject):
+class ChildService(QObject):
+    """One child process at a time running `training_child.main(request, pipe)`; every message it
+    sends goes to `_handle`, in the UI thread. Subclasses start runs with `_spawn` and end them with
+    `_finish_run` (or `_fail`)."""
+
     phase = Signal(str, int, int)
-    started = Signal(int, int)
-    records = Signal(object)
-    finished = Signal(object)
     failed = Signal(str)
 
     def __init__(self, parent: QObject | None = None):
@@ -98,9 +109,7 @@ class TrainingService(QObject):
         self._process = None
         self._conn = None
         self._notifier: QSocketNotifier | QTimer | None = None  # wakes _drain when the pipe has data
-        self._request: TrainingRequest | None = None
-        self._merges: dict[tuple[int, int], int] = {}  # learned so far, in order
-        self._merging = False  # the child is in its merge loop (it can stop and keep them)
+        self._request = None  # of the run under way, or None
         self._t0 = 0.0
         self._generation = 0  # of the current run: answers of a cancelled start are dropped
         app = QCoreApplication.instance()
@@ -111,12 +120,14 @@ class TrainingService(QObject):
     def running(self) -> bool:
         return self._request is not None
 
-    @property
-    def merges_so_far(self) -> int:
-        return len(self._merges)
+    def shutdown(self) -> None:
+        """End any child (the window is closing)."""
+        self._generation += 1
+        self._end_child()
+        if self.running:
+            self._finish_run()
 
-    def start(self, request: TrainingRequest) -> None:
-        """Train in a new child process; the answers arrive as signals."""
+    def _spawn(self, request) -> None:
         if self.running:
             raise TokexplorerError("a training run is under way; cancel it first")
         self._generation += 1
@@ -127,8 +138,6 @@ class TrainingService(QObject):
         # when the run ends, so nothing is kept that should be collected.
         gc.freeze()
         self._request = request
-        self._merges = {}
-        self._merging = False
         self._t0 = time.perf_counter()
         self.phase.emit("starting the trainer", -1, -1)
 
@@ -150,34 +159,9 @@ class TrainingService(QObject):
                 on_error=while_alive(self, lambda exc: gen == self._generation
                                      and self._fail(f"cannot start training: {exc}")))
 
-    def cancel(self) -> None:
-        """Stop: while merging, keep what was learned (the child stops between merges); before
-        that (reading, splitting, SentencePiece's training) nothing is learned yet: end the child."""
-        if not self.running:
-            return
-        if self._merging and self._conn is not None:
-            try:
-                self._conn.send("stop")
-                return
-            except OSError:
-                pass
-        self._end_child()
-        self._finish_run()
-        self._generation += 1
-        self.failed.emit("cancelled before anything was learned")
-
-    def shutdown(self) -> None:
-        """End any child (the window is closing)."""
-        self._generation += 1
-        self._end_child()
-        if self.running:
-            self._finish_run()
-
     def _finish_run(self) -> None:
         self._request = None
         gc.unfreeze()
-
-    # --- the child's reports -------------------------------------------------------------
 
     def _on_spawned(self, gen: int, process, conn) -> None:
         if gen != self._generation:  # cancelled meanwhile
@@ -204,6 +188,78 @@ class TrainingService(QObject):
         except (EOFError, OSError):
             if self._conn is conn and self.running:
                 self._fail("the trainer stopped unexpectedly (out of memory?)")
+
+    def _handle(self, message: tuple) -> None:
+        raise NotImplementedError
+
+    def _fail(self, message: str) -> None:
+        self._end_child()
+        self._finish_run()
+        self._generation += 1
+        self.failed.emit(message)
+
+    def _end_child(self) -> None:
+        if self._notifier is not None:
+            if isinstance(self._notifier, QTimer):
+                self._notifier.stop()
+            else:
+                self._notifier.setEnabled(False)  # before its pipe closes
+            self._notifier.deleteLater()
+            self._notifier = None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()  # it has said all it will say (or it is no longer wanted)
+            # subtle: reaping waits for the kernel to free the child's memory (hundreds of ms
+            # for a big corpus): never in the UI thread; unreaped, it would stay a zombie.
+            threading.Thread(target=process.join, daemon=True, name="reap-trainer").start()
+
+
+class TrainingService(ChildService):
+    started = Signal(int, int)
+    records = Signal(object)
+    finished = Signal(object)
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._merges: dict[tuple[int, int], int] = {}  # learned so far, in order
+        self._merging = False  # the child is in its merge loop (it can stop and keep them)
+
+    @property
+    def merges_so_far(self) -> int:
+        return len(self._merges)
+
+    def start(self, request: TrainingRequest) -> None:
+        """Train in a new child process; the answers arrive as signals."""
+        if self.running:
+            raise TokexplorerError("a training run is under way; cancel it first")
+        self._merges = {}
+        self._merging = False
+        self._spawn(request)
+
+    def cancel(self) -> None:
+        """Stop: while merging, keep what was learned (the child stops between merges); before
+        that (reading, splitting, SentencePiece's training) nothing is learned yet: end the child."""
+        if not self.running:
+            return
+        if self._merging and self._conn is not None:
+            try:
+                self._conn.send("stop")
+                return
+            except OSError:
+                pass
+        self._end_child()
+        self._finish_run()
+        self._generation += 1
+        self.failed.emit("cancelled before anything was learned")
+
+    def _end_child(self) -> None:
+        self._merging = False
+        super()._end_child()
+
+    # --- the child's reports -------------------------------------------------------------
 
     def _handle(self, message: tuple) -> None:
         kind = message[0]
@@ -269,27 +325,62 @@ class TrainingService(QObject):
         run_job(build, on_result=while_alive(self, done),
                 on_error=while_alive(self, lambda exc: gen == self._generation and self._fail(str(exc))))
 
-    def _fail(self, message: str) -> None:
-        self._end_child()
-        self._finish_run()
-        self._generation += 1
-        self.failed.emit(message)
 
-    def _end_child(self) -> None:
-        if self._notifier is not None:
-            if isinstance(self._notifier, QTimer):
-                self._notifier.stop()
-            else:
-                self._notifier.setEnabled(False)  # before its pipe closes
-            self._notifier.deleteLater()
-            self._notifier = None
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        process, self._process = self._process, None
-        self._merging = False
-        if process is not None:
-            process.kill()  # it has said all it will say (or it is no longer wanted)
-            # subtle: reaping waits for the kernel to free the child's memory (hundreds of ms
-            # for a big corpus): never in the UI thread; unreaped, it would stay a zombie.
-            threading.Thread(target=process.join, daemon=True, name="reap-trainer").start()
+class SweepService(ChildService):
+    """The Plots panel's vocab-size sweep in a child process: training and the trained sizes'
+    counts there, the reference tokenizers' counts here (in a pool thread: the window holds them,
+    some only in memory)."""
+
+    progress = Signal(int, int, object)  # done, total, CompressionCurve so far (a snapshot)
+    finished = Signal(object)  # Sweep
+
+    def __init__(self, parent: QObject | None = None):
+        super().__init__(parent)
+        self._curve: CompressionCurve | None = None
+        self._references = None  # () -> (the text the sweep counts, reference tokenizers)
+
+    def start(self, request: SweepRequest,
+              references: Callable[[], tuple[str, list[Tokenizer]]]) -> None:
+        """Sweep in a new child process. Once it is done, `references()` gives, in a pool thread,
+        the text the sweep counted and the reference tokenizers that count it too."""
+        self._curve = None
+        self._references = references
+        self._spawn(request)
+
+    def cancel(self) -> None:
+        """Stop now: a sweep half done is no sweep; the child ends."""
+        if self.running:
+            self._fail("Cancelled.")
+
+    def _handle(self, message: tuple) -> None:
+        kind = message[0]
+        if kind == "phase":
+            self.phase.emit(*message[1:])
+        elif kind == "curve":
+            self._curve = CompressionCurve(message[1])
+        elif kind == "progress":
+            done, total, tokens = message[1:]
+            self._curve.tokens.extend(tokens)
+            self.progress.emit(done, total, self._curve.snapshot() if tokens else None)
+        elif kind == "sweep_done":
+            self._count_references(message[1])
+        elif kind == "error":
+            self._fail(message[1])
+
+    def _count_references(self, result: Sweep) -> None:
+        self._end_child()
+        gen, references = self._generation, self._references
+        self.phase.emit("counting the reference tokenizers", -1, -1)
+
+        def count(progress):
+            return reference_points(*references(), progress=progress)
+
+        def done(refs) -> None:
+            if gen == self._generation:
+                self._finish_run()
+                self.finished.emit(dataclasses.replace(result, references=refs))
+
+        run_job(count, on_result=while_alive(self, done),
+                on_progress=while_alive(self, lambda i, n: gen == self._generation
+                                        and self.phase.emit("counting the reference tokenizers", i, n)),
+                on_error=while_alive(self, lambda exc: gen == self._generation and self._fail(str(exc))))

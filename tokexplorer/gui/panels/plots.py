@@ -2,7 +2,8 @@
 current text, and tokens per language, one tab each.
 
 Every number comes from the core (core/sweep.py, token_lengths.py, languages.py), computed in a
-worker (`run_job`) with a generation number so a stale answer is dropped; the figures
+worker (`run_job`) with a generation number so a stale answer is dropped, or, for the sweep, which
+trains, in a child process (`SweepService`), so that the window stays responsive; the figures
 (gui/plots.py) only draw. Each tab exports its figure as PNG and its numbers (the core's table) as
 CSV, asking for the path through the window's `Dialogs` and writing atomically.
 
@@ -13,7 +14,6 @@ trains). The panel never imports another panel.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -23,24 +23,22 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from ...core.languages import LanguageReport, read_parallel_texts, tokens_per_language
-from ...core.sweep import CompressionCurve, parse_vocab_sizes, split_held_out, sweep
+from ...core.sweep import CompressionCurve, parse_vocab_sizes, split_held_out
 from ...core.tables import csv_text
-from ...core.textfile import NotUtf8Error, read_text_file, write_atomic
+from ...core.textfile import read_text_file, write_atomic
 from ...core.token_lengths import length_histogram
 from ...core.registry import REFERENCE_TOKENIZERS
 from ...core.tokenizer import TokexplorerError
 from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
 from ..state import AppState
+from ..training_child import SweepRequest
+from ..training_service import SweepService
 from ..worker import run_job
 
 PNG_FILTER = "PNG image (*.png)"
 CSV_FILTER = "CSV table (*.csv)"
 HELD_OUT = 0.1  # the part of the corpus the sweep keeps for evaluation
 HISTOGRAM_DEBOUNCE_MS = 400  # after an edit, before the histograms are recomputed
-
-
-class Cancelled(TokexplorerError):
-    """Raised inside a job's progress callback when the user pressed Cancel."""
 
 
 class TokenizerChecklist(QListWidget):
@@ -162,9 +160,7 @@ class PlotTab(QWidget):
         return gen
 
     def failed(self, exc: Exception) -> None:
-        if isinstance(exc, Cancelled):
-            self.status.setText("Cancelled.")
-        elif isinstance(exc, TokexplorerError):
+        if isinstance(exc, TokexplorerError):
             self.status.setText(str(exc))
         else:
             self.status.setText(f"Internal error: {exc!r}")
@@ -173,8 +169,13 @@ class PlotTab(QWidget):
 class SweepTab(PlotTab):
     """Train BPE once on a corpus and plot the held-out text's length at several vocab sizes."""
 
-    def __init__(self, panel: "PlotsPanel"):
+    def __init__(self, panel: "PlotsPanel", service: SweepService):
         super().__init__(panel, SweepFigure(), "sweep")
+        self.service = service
+        service.phase.connect(self._on_phase)
+        service.progress.connect(self._on_progress)
+        service.finished.connect(self.show_result)
+        service.failed.connect(self._on_failed)
         self.corpus_box = QComboBox()
         self.corpus_box.setToolTip("What to train on: the editor's text or a file")
         self.corpus_box.addItem("the current text", None)
@@ -201,8 +202,6 @@ class SweepTab(PlotTab):
         self.progress.hide()
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
-        self._cancelled = False
-        self._live: CompressionCurve | None = None  # the training run's curve, for the next progress signal
         fields = QHBoxLayout()
         for label, widget, stretch in [("Corpus:", self.corpus_box, 2), ("Vocab sizes:", self.sizes_edit, 2),
                                        ("Split:", self.pattern_box, 1), ("Evaluate on:", self.eval_box, 2)]:
@@ -243,46 +242,41 @@ class SweepTab(PlotTab):
         catalog = self.panel.state.catalog
         # The lecture's four built-ins, and every tokenizer the user opened or trained.
         names = [n for n in catalog.names() if n in REFERENCE_TOKENIZERS or not catalog.is_builtin(n)]
-        self._cancelled = False
 
-        def job(progress):
+        def references():  # in a pool thread: the text the child counts, and who counts it here
             text = read_text_file(path) if path is not None else current
-            evaluation, source = None, "the corpus"
-            if held_out:
-                text, evaluation = split_held_out(text, held_out)
-                source = f"held-out {held_out:.0%}"
-            references = [catalog.get(name) for name in names]
+            return (split_held_out(text, held_out)[1] if held_out else text), [catalog.get(n) for n in names]
 
-            shown, growing = [0.0], [None]
-
-            def report(done, total):
-                if self._cancelled:
-                    raise Cancelled()
-                now = time.monotonic()
-                if now - shown[0] > 0.1 or done == total:  # a signal per merge would flood the UI
-                    shown[0] = now
-                    if growing[0] is not None:
-                        self._live = growing[0].snapshot()  # drawn by _on_progress, in the UI thread
-                        growing[0] = None
-                    progress(done, total)
-
-            return sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
-                         references=references, progress=report,
-                         on_merge=lambda curve: growing.__setitem__(0, curve))
-
+        request = SweepRequest(tuple(sizes), pattern, held_out, path=None if path is None else str(path),
+                               text=current if path is None else None)
+        try:
+            self.service.start(request, references)
+        except TokexplorerError as exc:
+            self.status.setText(str(exc))
+            return 0
         self.panel.compression_tab.figure.reset()
         self.panel.compression_tab.figure.set_title("Compression over merges (the sweep, training…)")
         self.run_button.setEnabled(False)
         self.cancel_button.setEnabled(True)
         self.progress.setRange(0, 0)
         self.progress.show()
-        return self.start(job, self.show_result, on_progress=self._on_progress,
-                          busy=f"Training BPE up to {sizes[-1]:,} tokens…")
+        self.status.setText(f"Training BPE up to {sizes[-1]:,} tokens…")
+        return 1
 
-    def _on_progress(self, done: int, total: int) -> None:
+    def _on_phase(self, what: str, done: int, total: int) -> None:
+        self.status.setText(what[:1].upper() + what[1:] + "…")
+        if total > 0:
+            self.progress.setRange(0, total)
+            self.progress.setValue(done)
+        else:
+            self.progress.setRange(0, 0)
+
+    def _on_progress(self, done: int, total: int, live: CompressionCurve | None) -> None:
+        self.progress.setUpdatesEnabled(False)  # setValue would paint at once: see set_progress
         self.progress.setRange(0, total)
         self.progress.setValue(done)
-        live, self._live = self._live, None
+        self.progress.setUpdatesEnabled(True)
+        self.status.setText(f"Training BPE once, then counting the text at each size: step {done:,} of {total:,}…")
         if live is not None:  # compression over merges grows while the sweep trains
             tab = self.panel.compression_tab
             tab.figure.set_data(live.merges, live.bytes_per_token)
@@ -291,7 +285,7 @@ class SweepTab(PlotTab):
                                    f"{live.n_bytes / live.tokens[-1]:.2f} bytes/token")
 
     def cancel(self) -> None:
-        self._cancelled = True
+        self.service.cancel()
 
     def _idle(self) -> None:
         self.run_button.setEnabled(True)
@@ -310,13 +304,9 @@ class SweepTab(PlotTab):
         self.panel.compression_tab.show_curve(result.curve, f"Compression over merges (the sweep's training run, "
                                                   f"{result.train_bytes:,} bytes)")
 
-    def failed(self, exc: Exception) -> None:
+    def _on_failed(self, message: str) -> None:
         self._idle()
-        if isinstance(exc, NotUtf8Error):  # the core's message names a command-line flag
-            self.status.setText(f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open "
-                                "it with File > Open, which asks for its encoding, and sweep the current text.")
-            return
-        super().failed(exc)
+        self.status.setText(message)
 
 
 class CompressionTab(PlotTab):
@@ -495,12 +485,12 @@ class LanguageTab(PlotTab):
 class PlotsPanel(QTabWidget):
     """The plots, one tab each; observes the state (text, tokenizers, theme, training runs)."""
 
-    def __init__(self, state: AppState, dialogs, parent=None):
+    def __init__(self, state: AppState, dialogs, sweeps: SweepService, parent=None):
         super().__init__(parent)
         self.setObjectName("plots_panel")
         self.state = state
         self.dialogs = dialogs
-        self.sweep_tab = SweepTab(self)
+        self.sweep_tab = SweepTab(self, sweeps)
         self.compression_tab = CompressionTab(self)
         self.length_tab = LengthTab(self)
         self.language_tab = LanguageTab(self)
