@@ -46,11 +46,15 @@ def series_colour(index: int, dark: bool, name: str = "") -> QColor:
     return QColor(SERIES[index % len(SERIES)][1 if dark else 0])
 
 
+MIN_HEIGHT = 220  # px: below it the axis labels are cut and the legend covers the points
+
+
 class Figure(pg.PlotWidget):
     """A plot with a title, labelled axes, a hover readout and a light or dark theme."""
 
     def __init__(self, title: str, x_label: str, y_label: str, *, log_x: bool = False, parent=None):
         super().__init__(parent=parent)
+        self.setMinimumHeight(MIN_HEIGHT)
         self.dark = False
         self.set_title(title)
         self.plotItem.setLabel("bottom", x_label)
