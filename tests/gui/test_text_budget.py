@@ -21,9 +21,9 @@ def test_a_file_over_the_budget_is_refused_and_says_how_to_go_on(tmp_path):
     with pytest.raises(TextTooBig) as info:
         check_size(path, 200_000_000)
     message = str(info.value)
-    assert "200 MB, over the 32 MB the window opens" in message and "10 GB" in message
+    assert "200 MB, over the 64 MB the window opens" in message and "10 GB" in message
     assert f"tokexplorer encode --file '{path}' --ids-only" in message
-    check_size(path, 32_000_000)  # at the budget: opened
+    check_size(path, 64_000_000)  # at the budget: opened
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-8-sig", "utf-16", "utf-16-le-nobom", "latin-1"])
