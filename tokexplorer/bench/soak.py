@@ -43,6 +43,7 @@ def run(args) -> dict:
         raise TokexplorerError(f"the soak failed: {''.join(tail).strip()[-300:]}")
     result = json.loads(out.strip().splitlines()[-1])
     rows = [["edits", result["edits"]], ["text (MB)", result["text_mb"]],
+            ["text length, start -> end (UTF-16 units)", f"{result['text_utf16_start']} -> {result['text_utf16_end']}"],
             ["RSS after warm-up (MB)", result["rss_warm_mb"]], ["RSS at the end (MB)", result["rss_end_mb"]],
             ["growth (MB)", result["growth_mb"]]]
     if "heap_growth_mb" in result:
