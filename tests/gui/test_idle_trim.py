@@ -1,5 +1,6 @@
 """Memory the allocator keeps after results are replaced goes back to the system once the window
-is idle, in a pool thread (a trim of a GB heap takes over 100 ms: never on the UI thread)."""
+is idle, in a thread of its own (a trim of a GB heap takes over 100 ms: never on the UI thread)
+that ends with it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ def test_a_trim_follows_a_quiet_spell_after_results_once_and_off_the_ui_thread(q
     assert threads == []
     qtbot.waitUntil(lambda: len(threads) == 1, timeout=2_000)
     assert threads[0] is not threading.main_thread()
+    qtbot.waitUntil(lambda: not threads[0].is_alive(), timeout=2_000)  # the thread count comes back
     qtbot.wait(400)
     assert len(threads) == 1  # once per quiet spell
 
