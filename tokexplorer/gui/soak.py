@@ -7,10 +7,12 @@ showing; a warm-up fills the caches that are meant to stay: Qt lays out every li
 reading the text through does), then edits and one switch through every tokenizer; then N edits
 (insert, delete, paste, undo), switching tokenizer every `switch_every` edits and letting the
 window settle now and then, as a user pausing would; then one more switch through every tokenizer,
-so both readings are taken in the same state. It does not judge the numbers: the caller (the test,
-the benchmark table) does.
+so both readings are taken in the same state. Deletions take back what insertions add, so the text
+stays near its first length. It does not judge the numbers: the caller (the test, the benchmark
+table) does.
 
-What is measured, and why (found with mallinfo2, heaptrack and tracemalloc, November 2026):
+What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPlainTextEdit given
+the same edits, November 2026):
 
 - RSS is read after settling, with freed memory handed back to the system (glibc's malloc_trim),
   so what remains is what is held.
@@ -22,6 +24,13 @@ What is measured, and why (found with mallinfo2, heaptrack and tracemalloc, Nove
   place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
   line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
   read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
+- subtle: RSS after malloc_trim is noisy and grows beyond the heap in use: the same seeded run
+  read +15/+129/+140 MB once and +90/+170/+189 MB another time after 500/1,000/1,500 edits, while
+  the heap in use read +4/+6/+13 MB both times and tokenizer switches alone grow nothing (eight
+  cycles through the eight built-ins: RSS 703-732 MB, heap in use 381 MB throughout). So it is
+  retention, not a leak; the likely holder is the top of each worker thread's arena, which
+  malloc_trim does not give back for arenas other than the main one (glibc) and whose threshold
+  rises with the big arrays freed there. MALLOC_ARENA_MAX=2 did not change it.
 """
 
 from __future__ import annotations
