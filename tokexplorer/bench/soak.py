@@ -14,6 +14,7 @@ from __future__ import annotations
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -40,7 +41,8 @@ def run(args) -> dict:
         tail.append(line)
     out = proc.stdout.read()
     if proc.wait() != 0:
-        raise TokexplorerError(f"the soak failed: {''.join(tail).strip()[-300:]}")
+        died = f" (killed by {signal.Signals(-proc.returncode).name})" if proc.returncode < 0 else ""
+        raise TokexplorerError(f"the soak failed{died}: {''.join(tail).strip()[-300:]}")
     result = json.loads(out.strip().splitlines()[-1])
     rows = [["edits", result["edits"]], ["text (MB)", result["text_mb"]],
             ["text length, start -> end (UTF-16 units)", f"{result['text_utf16_start']} -> {result['text_utf16_end']}"],

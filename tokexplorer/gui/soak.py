@@ -262,8 +262,10 @@ def soak_text(path: Path, size: int = 1_000_000) -> str:
 def main(argv: list[str]) -> int:
     """`python -m tokexplorer.gui.soak EDITS CORPUS`: run the soak, print its result as JSON (and a
     line on stderr every REPORT_EVERY edits in a longer run)."""
+    import faulthandler
     import json
 
+    faulthandler.enable()  # a crash inside Qt prints where the Python side was (one did, at ~2,000 edits)
     edits, corpus = int(argv[0]), Path(argv[1])
     print(json.dumps(run_soak(edits, soak_text(corpus), report_every=REPORT_EVERY)), flush=True)
     return 0
