@@ -13,7 +13,9 @@ once per quiet spell. (Not in a pool: a pool thread started for it would linger,
 change the thread count the soak checks.) Without glibc (macOS, Windows, musl) it does nothing.
 
 Tried and not taken: MALLOC_ARENA_MAX=2 (fewer per-thread arenas) left the soak's growth as it was
-(+136 MB RSS after 1,000 edits, against +129 MB without).
+(+136 MB RSS after 1,000 edits, against +129-170 MB without); a fixed 1 MB mmap threshold cut the
+kept-free heap from ~500 to ~100 MB but not the soak's RSS growth (+139 MB), and costs page faults
+on every big array the worker builds.
 """
 
 from __future__ import annotations

@@ -25,12 +25,13 @@ the same edits, November 2026):
   line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
   read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
 - subtle: RSS after malloc_trim is noisy and grows beyond the heap in use: the same seeded run
-  read +15/+129/+140 MB once and +90/+170/+189 MB another time after 500/1,000/1,500 edits, while
-  the heap in use read +4/+6/+13 MB both times and tokenizer switches alone grow nothing (eight
-  cycles through the eight built-ins: RSS 703-732 MB, heap in use 381 MB throughout). So it is
-  retention, not a leak; the likely holder is the top of each worker thread's arena, which
-  malloc_trim does not give back for arenas other than the main one (glibc) and whose threshold
-  rises with the big arrays freed there. MALLOC_ARENA_MAX=2 did not change it.
+  read +15/+129/+140 MB once and +90/+170/+189/+269 MB another time after 500/1,000/1,500/2,000
+  edits, while the heap in use read +4/+6/+13/+12 MB both times, and tokenizer switches alone grow
+  nothing (eight cycles through the eight built-ins: RSS 703-732 MB, heap in use 381 MB
+  throughout). Not the C heap's retention either: with glibc's mmap threshold fixed at 1 MB the
+  heap's free-but-kept part fell from ~500 MB to ~100 MB and RSS still grew (+139 MB at 1,000
+  edits), and MALLOC_ARENA_MAX=2 changed nothing. What holds it is still open (Python's own
+  object arenas, or mappings outside malloc: to be read from /proc/self/smaps over a long run).
 """
 
 from __future__ import annotations
