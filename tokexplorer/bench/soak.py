@@ -60,4 +60,5 @@ def run(args) -> dict:
             "headers": ["measure", "value"], "rows": rows, "soak": result,
             "notes": [f"budget: growth < {GROWTH_BUDGET_MB} MB, same threads, same tokens: "
                       + ("within" if within else "NOT within"),
-                      "heap in use grows with a leak; heap free but kept is the allocator's retention"]}
+                      "heap in use grows with a leak; heap free but kept is glibc's retention; RSS beyond "
+                      "both is mostly Python's object arenas (see tokexplorer/gui/soak.py)"]}
