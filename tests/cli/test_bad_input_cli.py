@@ -184,6 +184,7 @@ def test_inconsistent_tokenizer_files_are_one_line(capsys, bad_files, name, mess
     (["bench", "--corpus", "/bin/ls"], "/bin/ls: not UTF-8 text"),
     (["bench", "--corpus", "{out}"], "no such file"),
     (["bench", "--repeat", "0"], "give 1 or more runs"),
+    (["bench", "--gui", "--huge-mb", "100"], "the window opens texts of up to 64 MB"),
     (["decode", "-t", "gpt2", "١٢"], "'١٢' is not a token id"),
     (["decode", "-t", "gpt2", "１２"], "'１２' is not a token id"),
     (["decode", "-t", "gpt2", "1_000"], "'1_000' is not a token id"),

@@ -24,6 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from ..core.tokenizer import TokexplorerError
 from . import corpus_path
 
 
@@ -48,6 +49,11 @@ def launch_times(settings_dir: str, repeat: int) -> list[float]:
 
 
 def run(args) -> list[dict]:
+    from ..gui.text_budget import WINDOW_TEXT_LIMIT_MB
+
+    if getattr(args, "huge_mb", 0) > WINDOW_TEXT_LIMIT_MB:  # the window would refuse it
+        raise TokexplorerError(f"--huge-mb {args.huge_mb}: the window opens texts of up to "
+                               f"{WINDOW_TEXT_LIMIT_MB} MB; give {WINDOW_TEXT_LIMIT_MB} or less")
     if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     settings_dir = tempfile.mkdtemp(prefix="tokexplorer-bench-")

@@ -1,7 +1,9 @@
 """`tokexplorer bench --soak N`: N random edits (insert, delete, paste, undo) with tokenizer switches
 on a 1 MB text in a real window, run in a fresh process so its memory is the window's alone
 (`tokexplorer.gui.soak` drives it). Reports RSS after warm-up and at the end, the growth, the
-thread count before and after, and whether the tokens shown equal a fresh encode.
+thread count before and after, the C heap in use and free-but-kept (a leak grows the first, the
+allocator's retention the second), and whether the tokens shown equal a fresh encode. A run of
+more than 500 edits prints a progress line on stderr every 500.
 
 Budget (issue 13): growth under 50 MB after settling, threads constant, tokens equal. The long run
 is `tokexplorer bench --soak 10000` (about an hour on two cores).
@@ -9,8 +11,10 @@ is `tokexplorer bench --soak 10000` (about an hour on two cores).
 
 from __future__ import annotations
 
+import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,20 +30,35 @@ def run(args) -> dict:
     env = dict(os.environ, TOKEXPLORER_SETTINGS_DIR=tempfile.mkdtemp(prefix="tokexplorer-soak-"))
     if sys.platform.startswith("linux") and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.soak", str(args.soak), str(path)],
-                          capture_output=True, text=True, env=env)
-    if proc.returncode != 0:
-        raise TokexplorerError(f"the soak failed: {proc.stderr.strip()[-300:]}")
-    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    proc = subprocess.Popen([sys.executable, "-m", "tokexplorer.gui.soak", str(args.soak), str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Its progress lines go on to our stderr as they come (a long run takes an hour); the rest
+    # (Qt's chatter) is kept for the error message only.
+    tail = collections.deque(maxlen=20)
+    for line in proc.stderr:
+        if line.startswith("soak: "):
+            print(line, end="", file=sys.stderr, flush=True)
+        tail.append(line)
+    out = proc.stdout.read()
+    if proc.wait() != 0:
+        died = f" (killed by {signal.Signals(-proc.returncode).name})" if proc.returncode < 0 else ""
+        raise TokexplorerError(f"the soak failed{died}: {''.join(tail).strip()[-300:]}")
+    result = json.loads(out.strip().splitlines()[-1])
     rows = [["edits", result["edits"]], ["text (MB)", result["text_mb"]],
+            ["text length, start -> end (UTF-16 units)", f"{result['text_utf16_start']} -> {result['text_utf16_end']}"],
             ["RSS after warm-up (MB)", result["rss_warm_mb"]], ["RSS at the end (MB)", result["rss_end_mb"]],
-            ["growth (MB)", result["growth_mb"]],
-            ["threads (warm -> end)", f"{result['threads_warm']} -> {result['threads_end']}"],
-            ["tokens equal a fresh encode", result["tokens_equal_fresh_encode"]],
-            ["seconds", result["seconds"]]]
+            ["growth (MB)", result["growth_mb"]]]
+    if "heap_growth_mb" in result:
+        rows += [["heap in use, warm -> end (MB)", f"{result['heap_in_use_warm_mb']} -> {result['heap_in_use_end_mb']}"],
+                 ["heap free but kept, warm -> end (MB)", f"{result['heap_free_warm_mb']} -> {result['heap_free_end_mb']}"]]
+    rows += [["threads (warm -> end)", f"{result['threads_warm']} -> {result['threads_end']}"],
+             ["tokens equal a fresh encode", result["tokens_equal_fresh_encode"]],
+             ["seconds", result["seconds"]]]
     within = (result["growth_mb"] < GROWTH_BUDGET_MB and result["threads_warm"] == result["threads_end"]
               and result["tokens_equal_fresh_encode"])
     return {"title": f"editing soak on {path.name} ({', '.join(result['tokenizers'])})",
             "headers": ["measure", "value"], "rows": rows, "soak": result,
             "notes": [f"budget: growth < {GROWTH_BUDGET_MB} MB, same threads, same tokens: "
-                      + ("within" if within else "NOT within")]}
+                      + ("within" if within else "NOT within"),
+                      "heap in use grows with a leak; heap free but kept is glibc's retention; RSS beyond "
+                      "both is mostly Python's object arenas (see tokexplorer/gui/soak.py)"]}

@@ -21,6 +21,7 @@ from ..core.tokenizer import TokexplorerError
 from . import settings as keys
 from .dialogs import display_name
 from .positions import EditorText, editor_text, utf16_len
+from .text_budget import TextTooBig, check_size, read_sample, sample_describe
 from .worker import run_job
 
 TOKENIZER_SUFFIXES = (".tiktoken", ".model", ".gguf")
@@ -32,6 +33,7 @@ def read_text(path: Path, encoding: str | None, progress) -> EditorText:
     """Read and decode a file in a worker, reporting bytes read; raises NotUtf8Error and friends."""
     try:
         total = path.stat().st_size
+        check_size(path, total, encoding=encoding)  # over the window's budget: TextTooBig
         parts, done = [], 0
         with open(path, "rb") as f:
             while block := f.read(READ_BLOCK):
@@ -98,13 +100,16 @@ class Documents(QObject):
                 on_error=lambda exc: self._on_read_error(path, exc),
                 on_progress=lambda done, total: self._progress("reading", done, total))
 
-    def _on_read(self, path: Path, text: EditorText) -> None:
+    def _on_read(self, path: Path | None, text: EditorText, *, sample_of: Path | None = None) -> None:
+        """Show a file read (`path`), or the beginning of one too big (`sample_of`, untitled)."""
         self.state.set_busy("")
-        self.remember(path)
+        if path is not None:
+            self.remember(path)
         self.state.set_document(path, newline=text.newline, notes=text.notes)
         self.state.set_document_policy(None)
-        if text.notes:
-            self.banner.show_message("note", f"{path.name}: " + "; ".join(text.notes) + ".")
+        notes = text.notes if sample_of is None else (sample_describe(sample_of, text.text),) + text.notes
+        if notes:
+            self.banner.show_message("note", f"{(path or sample_of).name}: " + "; ".join(notes) + ".")
         else:
             self.banner.clear()
         self.editor.load_text(text)
@@ -118,6 +123,17 @@ class Documents(QObject):
                 self.open_text(path, encoding=encoding, asked=True)
             return
         self._report("Cannot open", str(exc) if isinstance(exc, TokexplorerError) else repr(exc))
+        if isinstance(exc, TextTooBig):  # the way on: its beginning, untitled
+            self.banner.show_message("error", self.banner.label.text(), [
+                (f"Open the first {exc.limit_mb:g} MB", lambda: self.open_sample_of(path, exc.encoding))])
+
+    def open_sample_of(self, path: Path, encoding: str | None = None) -> None:
+        """Open the beginning of a file too big for the window as an untitled text (text_budget)."""
+        self.state.set_busy(f"reading the beginning of {path.name}…")
+        run_job(lambda progress: editor_text(read_sample(path, encoding, progress)),
+                on_result=lambda text: self._on_read(None, text, sample_of=path),
+                on_error=lambda exc: self._on_read_error(path, exc),
+                on_progress=lambda done, total: self._progress("reading", done, total))
 
     def _on_loaded(self) -> None:
         self._progress("inserting text", 1, 1)  # hides the bar

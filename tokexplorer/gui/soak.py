@@ -3,12 +3,40 @@ memory and threads stay flat and the tokens stay right (`tokexplorer bench --soa
 with a short budget).
 
 A real main window (offscreen when there is no display) opens the text, with the chunk view
-showing; a warm-up (edits and one switch through every tokenizer) fills the caches that are meant
-to stay; then N edits (insert, delete, paste, undo), switching tokenizer every `switch_every` edits
-and letting the window settle now and then, as a user pausing would; then one more switch through
-every tokenizer, so both readings are taken in the same state. RSS is read after settling, with freed memory handed back
-to the system (glibc's malloc_trim), so what remains is what is held. It does not judge the
-numbers: the caller (the test, the benchmark table) does.
+showing; a warm-up fills the caches that are meant to stay: Qt lays out every line once (as
+reading the text through does), then edits and one switch through every tokenizer; then N edits
+(insert, delete, paste, undo), switching tokenizer every `switch_every` edits and letting the
+window settle now and then, as a user pausing would; then one more switch through every tokenizer,
+so both readings are taken in the same state. Deletions take back what insertions add, so the text
+stays near its first length. It does not judge the numbers: the caller (the test, the benchmark
+table) does.
+
+What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPlainTextEdit given
+the same edits, November 2026):
+
+- RSS is read after settling, with freed memory handed back to the system (glibc's malloc_trim),
+  so what remains is what is held.
+- The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks`, every arena) is what the program
+  holds; the heap's free part (`fordblks`) is memory freed but kept by the allocator
+  (fragmentation, retention), not a leak. A leak shows as growth of the heap in use.
+- subtle: Qt keeps each line's layout once it has been laid out (QPlainTextDocumentLayout; about
+  2.7 KB per line, freed only with the line), whether the line was shown or only measured to
+  place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
+  line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
+  read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
+- subtle: RSS after malloc_trim is noisy and grows beyond the heap in use: the same seeded run
+  read +15/+129/+140 MB once and +90/+170/+189/+269 MB another time after 500/1,000/1,500/2,000
+  edits, while the heap in use read +4/+6/+13/+12 MB both times, and tokenizer switches alone grow
+  nothing (eight cycles through the eight built-ins: RSS 703-732 MB, heap in use 381 MB
+  throughout). Not the C heap's retention either: with glibc's mmap threshold fixed at 1 MB the
+  heap's free-but-kept part fell from ~500 MB to ~100 MB and RSS still grew (+139 MB at 1,000
+  edits), and MALLOC_ARENA_MAX=2 changed nothing. /proc/self/smaps and sys._debugmallocstats over
+  1,000 edits (RSS +81 MB) put it in Python's own small-object allocator: its arenas went from
+  240 to 311 (1 MiB each) while the bytes in live objects stayed at 177-186 MB, and the
+  anonymous mappings outside glibc's arenas grew by +55 and +15 MB; glibc's arenas stayed put.
+  That is fragmentation of pymalloc arenas (an arena goes back only when every object in it is
+  gone; e.g. the int objects of each result's id list, interleaved with those that live on),
+  not a leak. Holding ids in numpy arrays only, not lists of ints, would address it.
 """
 
 from __future__ import annotations
@@ -17,6 +45,7 @@ import ctypes
 import gc
 import os
 import random
+import sys
 import tempfile
 import threading
 import time
@@ -24,22 +53,51 @@ from pathlib import Path
 
 SETTLE_EVERY = 10  # edits between pauses in which the window catches up
 SWITCH_EVERY = 50  # edits between tokenizer switches
+REPORT_EVERY = 500  # edits between the progress lines of `main`
 SNIPPETS = ["the ", "e", "\n", "Hello, world! ", "    indented()\n", "naïve café ", "日本語", "👋🏽 ", "12345 ",
             "<|endoftext|>", "\t", "'s", "don't "]
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's `struct mallinfo2` (glibc 2.33+): totals over every arena, in bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc (another OS, musl): the figures that need it are left out
+        return None
 
 
 def rss_mb() -> float:
     """Resident memory of this process in MB (Linux), after handing freed memory back."""
     gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def heap_mb() -> tuple[float, float] | None:
+    """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
+
+    Python's small objects live in its own arenas, outside these figures; its big ones, numpy's
+    arrays, Qt's and the tokenizer libraries' allocations are inside.
+    """
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        return None
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks / 1e6, info.fordblks / 1e6
 
 
 def thread_count() -> int:
@@ -52,8 +110,12 @@ def thread_count() -> int:
 
 
 def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH_EVERY,
-             timeout_s: float = 120.0) -> dict:
-    """Run the soak in this process (it needs a QApplication; one is made if there is none)."""
+             timeout_s: float = 120.0, report_every: int = 0) -> dict:
+    """Run the soak in this process (it needs a QApplication; one is made if there is none).
+
+    `report_every`: print a line on stderr every that many edits (RSS, heap in use), so a long run
+    shows its course, and its figures so far if it is stopped.
+    """
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if not os.environ.get("TOKEXPLORER_SETTINGS_DIR"):
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-soak-")
@@ -101,7 +163,11 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         at = boundary(rng.randrange(n + 1))
         cursor.setPosition(at)
         if kind == "delete":
-            cursor.setPosition(boundary(min(n, at + rng.randrange(1, 40))), cursor.MoveMode.KeepAnchor)
+            # Deletions take back what insertions and pastes add, so the text stays near its first
+            # length (a few hundred characters over): growth then measures memory held, not a
+            # longer text (+0.75% per 400 edits otherwise, some 90 MB of tokens over 10,000).
+            longest = 40 + max(0, n - length16)
+            cursor.setPosition(boundary(min(n, at + rng.randrange(1, longest))), cursor.MoveMode.KeepAnchor)
             cursor.removeSelectedText()
             return
         editor.setTextCursor(cursor)
@@ -113,7 +179,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             cursor.insertText(snippet)
         app.processEvents()
 
-    def session(count: int, start: int) -> int:
+    def session(count: int, start: int, report: int = 0) -> int:
         for i in range(count):
             edit()
             if (i + 1) % SETTLE_EVERY == 0:
@@ -122,12 +188,26 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
                 start += 1
                 window.state.set_tokenizer(names[start % len(names)])
                 settle()
+            if report and (i + 1) % report == 0:
+                settle()
+                print(f"soak: {i + 1} edits, {reading()}", file=sys.stderr, flush=True)
         settle()
         return start
+
+    def lay_out_every_line() -> None:
+        """What reading the text through does: Qt lays out (and keeps) every line's layout."""
+        doc = window.editor.document()
+        layout, block = doc.documentLayout(), doc.begin()
+        while block.isValid():
+            layout.blockBoundingRect(block)
+            block = block.next()
 
     started = time.perf_counter()
     window.editor.load_text(editor_text(text).text)
     settle()
+    length16 = window.editor.document().characterCount() - 1
+    lay_out_every_line()
+
     def every_tokenizer(edits_each: int = 0) -> None:  # ends on the last: the same state for each reading
         for name in names:
             window.state.set_tokenizer(name)
@@ -140,23 +220,41 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     every_tokenizer(SETTLE_EVERY)
     turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
     every_tokenizer()
-    warm, threads_warm = rss_mb(), thread_count()
-    session(edits, turn)
+    warm, heap_warm, threads_warm = rss_mb(), heap_mb(), thread_count()
+
+    def reading() -> str:
+        rss, heap = rss_mb(), heap_mb()
+        line = f"RSS {rss:.0f} MB ({rss - warm:+.0f})"
+        if heap is not None and heap_warm is not None:
+            line += f", heap in use {heap[0]:.0f} MB ({heap[0] - heap_warm[0]:+.0f}), free {heap[1]:.0f} MB"
+        length = window.editor.document().characterCount() - 1
+        return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
+
+    session(edits, turn, report_every)
     every_tokenizer()
-    end, threads_end = rss_mb(), thread_count()
+    end, heap_end, threads_end = rss_mb(), heap_mb(), thread_count()
     name, policy = window.state.tokenizer, window.state.policy
     fresh = window.state.catalog.get(name).encode(window.editor.plain_text(), allowed_special=POLICIES[policy])
     result = window.state.result
     equal = result is not None and result.encoding.ids == fresh.ids and result.encoding.text == fresh.text
+    length16_end = window.editor.document().characterCount() - 1
     window.editor.document().setModified(False)
     window.close()
     window.deleteLater()
-    return {
+    report = {
         "edits": edits, "tokenizers": names, "text_mb": round(len(text.encode("utf-8")) / 1e6, 2),
         "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "growth_mb": round(end - warm, 1),
         "threads_warm": threads_warm, "threads_end": threads_end,
         "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
+        "text_utf16_start": length16, "text_utf16_end": length16_end,
     }
+    if heap_warm is not None and heap_end is not None:
+        report.update({
+            "heap_in_use_warm_mb": round(heap_warm[0], 1), "heap_in_use_end_mb": round(heap_end[0], 1),
+            "heap_growth_mb": round(heap_end[0] - heap_warm[0], 1),
+            "heap_free_warm_mb": round(heap_warm[1], 1), "heap_free_end_mb": round(heap_end[1], 1),
+        })
+    return report
 
 
 def soak_text(path: Path, size: int = 1_000_000) -> str:
@@ -168,15 +266,16 @@ def soak_text(path: Path, size: int = 1_000_000) -> str:
 
 
 def main(argv: list[str]) -> int:
-    """`python -m tokexplorer.gui.soak EDITS CORPUS`: run the soak, print its result as JSON."""
+    """`python -m tokexplorer.gui.soak EDITS CORPUS`: run the soak, print its result as JSON (and a
+    line on stderr every REPORT_EVERY edits in a longer run)."""
+    import faulthandler
     import json
 
+    faulthandler.enable()  # a crash inside Qt prints where the Python side was (one did, at ~2,000 edits)
     edits, corpus = int(argv[0]), Path(argv[1])
-    print(json.dumps(run_soak(edits, soak_text(corpus))), flush=True)
+    print(json.dumps(run_soak(edits, soak_text(corpus), report_every=REPORT_EVERY)), flush=True)
     return 0
 
 
 if __name__ == "__main__":
-    import sys
-
     sys.exit(main(sys.argv[1:]))
