@@ -19,7 +19,7 @@ from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.gui.colours import CLUSTER_SPLIT, colour_indices
 from tokexplorer.gui.editor import describe_token
-from tokexplorer.gui.positions import cluster_bounds16, to_utf16
+from tokexplorer.gui.positions import cluster_bounds16, editor_text, to_utf16
 from tokexplorer.gui.tokenized import REFUSED
 from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
@@ -684,3 +684,24 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
     assert panes["gpt2"].drawn_tokens() != panes["llama-sp"].drawn_tokens()
     state.set_result(None)  # the window's own result does not reach them
     assert panes["gpt2"].drawn_tokens()
+
+
+def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, capfd):
+    """A big text goes into Qt in slices; a request made meanwhile (a tokenizer picked, the
+    start-up load) gets the whole text with its whole length, so the worker's copy is in step:
+    no "out of step" resend, and the tokens are the full text's once the load ends."""
+    from tokexplorer.core.registry import get_builtin
+    from tokexplorer.gui.editor import LOAD_SLICE
+
+    text = "".join(f"line {i}: naïve 👋 text\r\n" for i in range(3 * LOAD_SLICE // 20))
+    assert len(text) > 2 * LOAD_SLICE
+    wait_settled(qtbot, window)
+    window.editor.load_text(editor_text(text))
+    assert window.editor.document().characterCount() < len(text)  # still loading
+    window.service.submit()
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.editor.source_text() == text
+    encoding = window.state.result.encoding
+    assert encoding.text == text
+    assert encoding.ids == get_builtin(window.state.tokenizer).encode(text, allowed_special="none").ids
+    assert "out of step" not in capfd.readouterr().err
