@@ -144,6 +144,39 @@ def test_dropping_a_lone_surrogate_through_insert_from_mime_data(qtbot, window, 
     assert window.editor.plain_text() == SHOWN and window.state.result.encoding.text == SHOWN
 
 
+PASTES = """
+import os, random, sys
+from pathlib import Path
+from PySide6.QtWidgets import QApplication
+from tokexplorer.gui.main_window import MainWindow
+app = QApplication([])
+window = MainWindow()
+window.show()
+window.documents.set_text(Path(sys.argv[1]).read_text("utf-8")[:200_000])
+rng = random.Random(0)
+for i in range(int(sys.argv[2])):
+    QApplication.clipboard().setText("hello 👋 world " * rng.randrange(1, 20))
+    cursor = window.editor.textCursor()
+    cursor.setPosition(rng.randrange(window.editor.document().characterCount() - 1))
+    window.editor.setTextCursor(cursor)
+    window.editor.paste()
+    app.processEvents()
+print("pasted", flush=True)
+window.editor.document().setModified(False)
+os._exit(0)
+"""
+
+
+def test_hundreds_of_pastes_do_not_crash(tmp_path, corpora):
+    """A paste inside an open edit block segfaulted in QtGui (PySide6 6.11) within a few hundred
+    pastes; in a child process, so a crash fails this test instead of ending the run."""
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TOKEXPLORER_SETTINGS_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", PASTES,
+                           str(corpora / "en/tinyshakespeare.txt"), "400"],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 0 and "pasted" in proc.stdout, proc.stderr[-3000:]
+
+
 def test_a_lone_surrogate_put_in_by_other_code_does_not_loop(qtbot, window, capfd):
     """The worker's last defence: a whole text that still disagrees is tokenized, not resent."""
     window.editor.insertPlainText("ab\ud800c")

@@ -616,20 +616,19 @@ class TokenEditor(QPlainTextEdit):
 
         subtle: Qt keeps a lone surrogate that another program (or Python) put in a QString, but
         PySide drops it on every way back to Python (`text()`, `selectedText()`, `toRawText()`),
-        so the worker's copy of the text would miss a unit that Qt counts, for ever. The
-        replacement happens inside the paste's edit block: Qt reports one change, of the text as
-        it ends up, and one undo removes the whole paste.
+        so the worker's copy of the text would miss a unit that Qt counts, for ever. The repair
+        joins the paste's undo step (one undo removes both), and the next request sends the whole
+        text, since the paste's own change was read without the unit.
+        subtle: no edit block may be open around Qt's own insert: with PySide6 6.11 a paste inside
+        `beginEditBlock` segfaults in QtGui after a few hundred to a few thousand pastes (seen in
+        the soak; a bare QPlainTextEdit subclass does the same).
         """
-        cursor = self.textCursor()
-        cursor.beginEditBlock()
-        try:
-            start = cursor.selectionStart()
-            super().insertFromMimeData(source)
-            end = self.textCursor().position()
-            if end - start != utf16_len(source.text()):  # units Python cannot see
-                self._replace_lone_surrogates(start, end)
-        finally:
-            cursor.endEditBlock()
+        start = self.textCursor().selectionStart()
+        super().insertFromMimeData(source)
+        end = self.textCursor().position()
+        if end - start != utf16_len(source.text()):  # units Python cannot see
+            self._outbox = None
+            self._replace_lone_surrogates(start, end)
 
     def _replace_lone_surrogates(self, start: int, end: int) -> None:
         doc = self.document()
@@ -646,10 +645,12 @@ class TokenEditor(QPlainTextEdit):
             if not paired:
                 lone.append(start + i)
         fix = QTextCursor(doc)
+        fix.joinPreviousEditBlock()  # one undo step with the paste
         for p in reversed(lone):  # from the end, so earlier positions stay put
             fix.setPosition(p)
             fix.setPosition(p + 1, QTextCursor.MoveMode.KeepAnchor)
             fix.insertText("\ufffd")
+        fix.endEditBlock()
 
     def dragEnterEvent(self, event) -> None:
         if not self.canInsertFromMimeData(event.mimeData()) and event.mimeData().hasUrls():
