@@ -178,7 +178,7 @@ def run_gui(argv: list[str]) -> int:
             return 1
         window.autosave.after_restore(  # a restored text first: opening asks about saving it
             lambda: window.documents.open_text(Path(args.open), encoding=args.encoding, asked=not restored))
-    elif window.first_run and not args.probe_startup and not restored:
+    elif window.window_settings.first_run and not args.probe_startup and not restored:
         window.documents.show_welcome()
     if args.view is not None and args.view not in window.views:
         print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",

@@ -112,7 +112,6 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
-        self._loading_source = ""
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
         # for views sharing the document and its map.
@@ -173,7 +172,6 @@ class TokenEditor(QPlainTextEdit):
         else:
             self._source = SourceMap()
             self._loaded_text = text
-        self._loading_source = self._loaded_text  # what a request made while loading sends
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -211,7 +209,6 @@ class TokenEditor(QPlainTextEdit):
         self._blocks = doc.blockCount()
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
-        self._loading_source = ""
         self.loaded.emit()
 
     def snapshot(self, full: bool = False) -> TextDelta:
@@ -221,8 +218,8 @@ class TokenEditor(QPlainTextEdit):
             # subtle: Qt is still taking the text in slices; the worker gets all of it (and
             # tokenizes meanwhile) with the whole text's length, so its copy is in step when
             # the load ends and the next request brings no edits.
-            self._outbox, self._unsent, self._loaded_text = [], [], None
-            return TextDelta(self._loading_source, None, self.edit_count, utf16_len(self._loading_source))
+            self._outbox, self._unsent = [], []
+            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text))
         outbox, self._outbox = self._outbox, []
         doc = self.document()
         length16 = doc.characterCount() - 1  # without the final block separator

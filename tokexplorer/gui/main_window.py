@@ -89,7 +89,6 @@ class MainWindow(QMainWindow):
                                    self.settings, report=self._report, progress=self._progress,
                                    status=lambda message: self.statusBar().showMessage(message, 4000), parent=self)
         self.window_settings = WindowSettings(self, self.settings)
-        self.first_run = self.window_settings.first_run
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
