@@ -154,19 +154,25 @@ def test_an_unreadable_recovery_file_is_kept_and_reported(make_window, isolated_
     assert "cut short" in window.banner.label.text()
 
 
-def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window, qtbot, tmp_path,
-                                                                    isolated_settings):
-    # A .tiktoken with the 256 bytes and one merge ("ab"), as a trained tokenizer would be written.
+def crash_with_tokenizer_file(make_window, qtbot, tmp_path, isolated_settings, tok_file) -> None:
+    """Write a .tiktoken with the 256 bytes and one merge ("ab"), as a trained tokenizer would be
+    written, colour an edited text with it, type " ab", wait for the autosave, then crash."""
     ranks = [bytes([b]) for b in range(256)] + [b"ab"]
-    tok_file = tmp_path / "trained.tiktoken"
     tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
     first.documents.open_tokenizer(tok_file)
-    qtbot.waitUntil(lambda: first.state.tokenizer == "trained.tiktoken")
+    qtbot.waitUntil(lambda: first.state.tokenizer == tok_file.name)
     type_text(first.editor, " ab")
-    qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
-                    == (EXPECTED + " ab", "trained.tiktoken"))
+    qtbot.waitUntil(lambda: latest(isolated_settings).text == EXPECTED + " ab"
+                    and tok_file.name in (latest(isolated_settings).tokenizer, latest(isolated_settings).tokenizer_file))
     crash(qtbot, first)
+
+
+def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window, qtbot, tmp_path,
+                                                                    isolated_settings):
+    tok_file = tmp_path / "trained.tiktoken"
+    crash_with_tokenizer_file(make_window, qtbot, tmp_path, isolated_settings, tok_file)
+    assert latest(isolated_settings).tokenizer_file == "trained.tiktoken"  # kept beside the text
     tok_file.unlink()  # temporary files are gone after a reboot
     second = make_window()
     assert second.autosave.recover()
@@ -223,16 +229,9 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
     import tokexplorer.gui.autosave as autosave
 
     monkeypatch.setattr(autosave, "in_temp_folder", lambda path: False)  # as a file in the user's folders
-    ranks = [bytes([b]) for b in range(256)] + [b"ab"]
     tok_file = tmp_path / "mine.tiktoken"
-    tok_file.write_text("".join(f"{base64.b64encode(t).decode()} {i}\n" for i, t in enumerate(ranks)))
-    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    first.documents.open_tokenizer(tok_file)
-    qtbot.waitUntil(lambda: first.state.tokenizer == "mine.tiktoken")
-    type_text(first.editor, " ab")
-    qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer)
-                    == (EXPECTED + " ab", "mine.tiktoken"))
-    crash(qtbot, first)
+    crash_with_tokenizer_file(make_window, qtbot, tmp_path, isolated_settings, tok_file)
+    assert latest(isolated_settings).tokenizer == "mine.tiktoken"
     second = make_window()
     assert second.autosave.recover()
     wait_settled(qtbot, second)

@@ -270,15 +270,20 @@ def test_the_compare_view_comes_back_as_it_was_left(make_window, qtbot):
     assert not make_window().compare.active
 
 
-def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):
-    source = "    hello\r\n    world!!!\r\n        deeper 😀\r\n"
-    path = tmp_path / "crlf.txt"
+def open_compared(window, qtbot, path, source: str) -> None:
+    """Write `source` to `path` as UTF-8 bytes (its own line breaks) and open it beside gpt2 and
+    cl100k_base in the compare view."""
     path.write_bytes(source.encode("utf-8"))
     window.compare.set_tokenizers(["gpt2", "cl100k_base"])
     window.compare.set_active(True)
     window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
     wait_compared(qtbot, window)
+
+
+def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):
+    source = "    hello\r\n    world!!!\r\n        deeper 😀\r\n"
+    open_compared(window, qtbot, tmp_path / "crlf.txt", source)
     view = window.compare
     assert window.state.result.encoding.text == source == view.panes[1].result.encoding.text
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(source)) for n in view.names]
@@ -295,13 +300,7 @@ def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, c
     window editor's source edit (the map is followed once, not once per view), so every pane
     tokenizes the file's own text without resending it."""
     source = "ab\r\ncd\ref\ngh\r\n"
-    path = tmp_path / "mixed.txt"
-    path.write_bytes(source.encode("utf-8"))
-    window.compare.set_tokenizers(["gpt2", "cl100k_base"])
-    window.compare.set_active(True)
-    window.documents.open_text(path)
-    qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
-    wait_compared(qtbot, window)
+    open_compared(window, qtbot, tmp_path / "mixed.txt", source)
     cursor = QTextCursor(window.editor.document())
     for start, end, text in [(1, 4, "X"), (3, 5, ""), (0, 0, "\n")]:  # "b\r\nc", "\re", a typed break
         cursor.setPosition(start)

@@ -48,6 +48,12 @@ ALGORITHMS = [  # (key, label)
 PATTERNS = [("gpt4", "GPT-4 (cl100k)"), ("gpt2", "GPT-2"), ("o200k", "GPT-4o (o200k)"), ("custom", "Custom…")]
 
 
+def _button(text: str, tip: str) -> QPushButton:
+    button = QPushButton(text)
+    button.setToolTip(tip)
+    return button
+
+
 class MergeLogModel(QAbstractTableModel):
     """The merges learned so far: rank (the new id), the pair, the new token, its count."""
 
@@ -153,10 +159,8 @@ class TrainingPanel(QWidget):
         self._corpus_group = QButtonGroup(self)
         self._corpus_group.addButton(self.files_radio)
         self._corpus_group.addButton(self.text_radio)
-        self.add_files_button = QPushButton("Add Files…")
-        self.add_files_button.setToolTip("Choose text files to train on (or drop them onto this panel)")
-        self.clear_files_button = QPushButton("Clear")
-        self.clear_files_button.setToolTip('Forget the corpus files chosen so far')
+        self.add_files_button = _button("Add Files…", "Choose text files to train on (or drop them onto this panel)")
+        self.clear_files_button = _button("Clear", "Forget the corpus files chosen so far")
         for w in (self.files_radio, self.text_radio, self.add_files_button, self.clear_files_button):
             row.addWidget(w)
         row.addStretch(1)
@@ -230,14 +234,11 @@ class TrainingPanel(QWidget):
         form.addRow("Special tokens:", self.special_edit)
 
         buttons = QHBoxLayout()
-        self.train_button = QPushButton("Train")
-        self.train_button.setToolTip('Start training in the background')
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop; BPE keeps the merges learned so far")
-        self.save_button = QPushButton("Save…")
-        self.save_button.setToolTip('Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or SentencePiece)')
-        self.use_button = QPushButton("Use in Editor")
-        self.use_button.setToolTip("Colour the editor's text with the trained tokenizer")
+        self.train_button = _button("Train", "Start training in the background")
+        self.cancel_button = _button("Cancel", "Stop; BPE keeps the merges learned so far")
+        self.save_button = _button("Save…", "Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or "
+                                  "SentencePiece)")
+        self.use_button = _button("Use in Editor", "Colour the editor's text with the trained tokenizer")
         for b in (self.train_button, self.cancel_button, self.save_button, self.use_button):
             buttons.addWidget(b)
         form.addRow(buttons)
