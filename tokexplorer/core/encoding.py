@@ -114,14 +114,15 @@ class LazyTokenBytes(Sequence[bytes]):
     views read only the visible tokens' bytes, or none.
     """
 
-    def __init__(self, ids: list[int], bytes_of: Callable[[list[int]], list[bytes]]):
+    def __init__(self, ids: "list[int] | TokenIds", bytes_of: Callable[[list[int]], list[bytes]]):
         self._ids = ids
         self._bytes_of = bytes_of
         self._list: list[bytes] | None = None
 
     def _materialise(self) -> list[bytes]:
         if self._list is None:
-            self._list = self._bytes_of(self._ids)
+            ids = self._ids
+            self._list = self._bytes_of(ids.tolist() if isinstance(ids, TokenIds) else ids)
         return self._list
 
     @overload
@@ -146,6 +147,52 @@ class LazyTokenBytes(Sequence[bytes]):
 
     def __repr__(self) -> str:
         return f"LazyTokenBytes({len(self)} tokens)"
+
+
+class TokenIds(Sequence[int]):
+    """Token ids held in an int64 array, read as a list of ints (an index gives an int, a slice a
+    list; equal to a list of the same ids).
+
+    subtle: a list of 300,000 ids is 300,000 int objects. Splicing an edit into a copy of it, then
+    freeing the old one, cost about 2 ms a keystroke per tokenizer, half of it on the UI thread,
+    and its freed objects kept the allocator's arenas. The incremental encoder splices arrays and
+    wraps them in this instead.
+    """
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: np.ndarray):
+        self.array = array
+
+    @overload
+    def __getitem__(self, index: int) -> int: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[int]: ...
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return self.array[index].tolist()
+        return int(self.array[index])
+
+    def __len__(self) -> int:
+        return len(self.array)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.array.tolist())
+
+    def tolist(self) -> list[int]:
+        return self.array.tolist()
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, TokenIds):
+            return bool(np.array_equal(self.array, other.array))
+        if isinstance(other, (list, tuple)):
+            return len(other) == len(self.array) and self.array.tolist() == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  (mutable, as a list)
+
+    def __repr__(self) -> str:
+        return f"TokenIds({len(self.array)} ids)"
 
 
 def uncovered(chunks: Sequence[tuple[int, int]], n: int) -> list[tuple[int, int]]:
@@ -194,7 +241,7 @@ class Encoding:
     """
 
     text: str
-    ids: list[int]
+    ids: Sequence[int]  # a list, or TokenIds (an edit spliced in by the incremental encoder)
     token_bytes: Sequence[bytes]  # a list, or LazyTokenBytes
     byte_starts: np.ndarray  # int64 [n]: where each token starts in text.encode("utf-8")
     byte_ends: np.ndarray  # int64 [n]: where it ends (exclusive)
@@ -259,7 +306,7 @@ class Encoding:
     def from_parts(
         cls,
         text: str,
-        ids: list[int],
+        ids: Sequence[int],
         token_bytes: Sequence[bytes],
         byte_starts: np.ndarray,
         byte_ends: np.ndarray,
@@ -310,6 +357,8 @@ class Encoding:
         [1, 2]
         """
         ids, block = self.ids, SCAN_BLOCK
+        if isinstance(ids, TokenIds):
+            return ids.array
         if len(ids) <= block:
             return np.asarray(ids, dtype=np.int64)
         return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64)

@@ -41,7 +41,7 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import regex
 
-from .encoding import Encoding, LazyTokenBytes
+from .encoding import Encoding, LazyTokenBytes, TokenIds
 from .gguf_backend import DEEPSEEK_V3_PATTERNS, LLAMA3_PATTERN, TEKKEN_PATTERN
 from .normalization import nfc_stable_window
 from .patterns import (
@@ -203,6 +203,28 @@ class _State:
     chunk_tokens: np.ndarray | None = None  # int64 [m]: index of each chunk's first token
 
 
+def _narrowed(state: _State) -> _State:
+    """The state with the integer arrays that every edit copies (ids, byte and code-point spans,
+    chunks) as int32, which halves the bytes copied per keystroke; unchanged past 2 GB of text.
+
+    Only for states an edit splices: their Encoding holds no `dropped` text (the local patterns
+    match everywhere), its normalised tokens are in `flags`, and its chunks (if any) are known.
+    """
+    enc = state.enc
+    if enc.n_bytes >= 1 << 31:
+        return state
+    narrow = lambda a: None if a is None else a.astype(np.int32)  # noqa: E731
+    known = enc.__dict__.get("_chunk_spans")
+    enc32 = Encoding.from_parts(
+        enc.text, enc.ids, enc.token_bytes, narrow(enc.byte_starts), narrow(enc.byte_ends),
+        special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
+        starts=narrow(enc.starts), ends=narrow(enc.ends), flags=enc.flags, n_bytes=enc.n_bytes,
+        chunk_spans=None if known is None else (narrow(known[0]), narrow(known[1])),
+        id_array=narrow(enc.id_array),
+    )
+    return _State(enc32, narrow(state.chunk_starts), narrow(state.chunk_ends), narrow(state.chunk_tokens))
+
+
 def text_edit(old: str, new: str) -> tuple[int, int, str]:
     """The edit (start, removed, inserted) that turns `old` into `new`, keeping the longest common
     prefix, then the longest common suffix of what is left.
@@ -263,7 +285,7 @@ class _Window:
 
 def _splice(
     enc: Encoding, t0: int, t1: int, win: _Window, new_text: str, byte_start: int, byte_delta: int,
-    edit: tuple[int, int], lazy_bytes, chunk_spans=None,
+    edit: tuple[int, int], bytes_of: Callable[[list[int]], list[bytes]], chunk_spans=None,
 ) -> tuple[Encoding, Changed]:
     """The new Encoding: old tokens [0, t0), the window's, old tokens [t1, n) shifted; and the
     code-point range whose tokens changed.
@@ -279,12 +301,11 @@ def _splice(
         win.byte_starts - byte_start, win.byte_ends - byte_start,
         win.special_mask, win.byte_fallback_mask,
     )
-    ids = enc.ids.copy()  # copy and slice-assign: one pass over the list, not three
-    ids[t0:t1] = win.ids
     mid_end = t0 + len(win.ids)
+    n_tokens = len(enc.ids) - (t1 - t0) + len(win.ids)
 
     def join(old: np.ndarray, mid: np.ndarray, shift: int = 0) -> np.ndarray:
-        out = np.empty(len(ids), dtype=old.dtype)
+        out = np.empty(n_tokens, dtype=old.dtype)
         out[:t0], out[t0:mid_end] = old[:t0], mid
         if shift:
             np.add(old[t1:], shift, out=out[mid_end:])
@@ -299,21 +320,19 @@ def _splice(
             return None
         return mid if old is None else join(old, mid)
 
-    if lazy_bytes is not None:
-        token_bytes = lazy_bytes(ids)
-    else:
-        token_bytes = enc.token_bytes.copy()
-        token_bytes[t0:t1] = win.token_bytes
+    id_array = join(enc.id_array, np.asarray(win.ids, dtype=np.int64))
+    ids = TokenIds(id_array)
     new = Encoding.from_parts(
-        new_text, ids, token_bytes,
+        new_text, ids, LazyTokenBytes(ids, bytes_of),
         join(enc.byte_starts, win.byte_starts, byte_delta), join(enc.byte_ends, win.byte_ends, byte_delta),
         special_mask=join_mask(enc.special_mask, win.special_mask),
-        byte_fallback_mask=join_mask(enc.byte_fallback_mask, win.byte_fallback_mask) if ids else None,
+        byte_fallback_mask=join_mask(enc.byte_fallback_mask, win.byte_fallback_mask) if n_tokens else None,
         starts=join(enc.starts, local.starts + win.start, delta),
         ends=join(enc.ends, local.ends + win.start, delta),
         flags=join(enc.flags, local.flags),
         n_bytes=enc.n_bytes + byte_delta,
         chunk_spans=chunk_spans,
+        id_array=id_array,
     )
     edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
     edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
@@ -442,7 +461,7 @@ class _RegexRule:
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
             id_array=enc.id_array,
         )
-        return _State(full, cs, ce, ct)
+        return _narrowed(_State(full, cs, ce, ct))
 
     def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
         """(start, end, special token or None) of every chunk from `pos`, which must be a chunk
@@ -512,9 +531,8 @@ class _RegexRule:
         cs_new = _spliced(cs, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
         ce_new = _spliced(ce, k, j, np.array([w[1] for w in window], dtype=np.int64), delta)
         ct_new = _spliced(ct, k, j, t0 + np.cumsum(count_arr) - count_arr, tok_delta)
-        lazy = lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of)  # noqa: E731
         new_enc, changed = _splice(
-            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), lazy, (cs_new, ce_new)
+            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (cs_new, ce_new)
         )
         return _State(new_enc, cs_new, ce_new, ct_new), changed
 
@@ -590,7 +608,7 @@ class _SplitsRule(_RegexRule):
         cs, ce = enc.chunk_finder.spans()
         ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
         enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
-        return _State(enc, cs, ce, ct)
+        return _narrowed(_State(enc, cs, ce, ct))
 
     def _reach(self, allowed: set[str]) -> int:
         return self._added_reach
@@ -671,8 +689,7 @@ class _LineRule:
         self._space_boundaries = space_boundaries
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
-        enc.starts, enc.ends, enc.flags  # noqa: B018 (computed once, spliced after)
-        return _State(enc)
+        return _narrowed(_State(enc))
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
         enc = state.enc
@@ -736,7 +753,7 @@ class _LineRule:
         )
         new_enc, changed = _splice(
             enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)),
-            lambda all_ids: LazyTokenBytes(all_ids, self._bytes_of),
+            self._bytes_of,
         )
         return _State(new_enc), changed
 

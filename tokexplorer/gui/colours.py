@@ -70,7 +70,7 @@ def drawn_colour(index: int) -> int:
     return (index + N_COLOURS // 2) % N_COLOURS if index >= N_COLOURS else index
 
 
-def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:
+def update_colours(old: np.ndarray, ids: np.ndarray | list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:
     """The colours of `ids` after an edit, recomputing only near it; also the range of tokens
     recomputed (every colour outside it is the old one).
 
@@ -92,7 +92,7 @@ def update_colours(old: np.ndarray, ids: list[int], first: int, stop: int) -> tu
     end = stop + 8
     while True:
         end = min(end, len(ids))
-        mid = colour_indices(np.fromiter(ids[start:end], dtype=np.int64, count=end - start))
+        mid = colour_indices(np.asarray(ids[start:end], dtype=np.int64))
         if end == len(ids):
             return np.concatenate([old[:start], mid]), start, end
         if end > stop and mid[-1] == old[end - 1 - shift]:

@@ -399,7 +399,7 @@ class MainWindow(QMainWindow):
         if cursor.hasSelection():
             ids = [result.encoding.ids[i] for i in result.range16(cursor.selectionStart(), cursor.selectionEnd())]
         else:
-            ids = result.encoding.ids
+            ids = result.encoding.id_array.tolist()
         QApplication.clipboard().setText(json.dumps(ids))
         self.statusBar().showMessage(f"copied {len(ids):,} {result.tokenizer} token ids", 4000)
 

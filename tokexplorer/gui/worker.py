@@ -101,7 +101,7 @@ class Retokenizer:
         encoding, changed = encoder.update(text)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
         stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
-        self._colours, lo, hi = update_colours(self._colours, encoding.ids, first, stop)
+        self._colours, lo, hi = update_colours(self._colours, encoding.id_array, first, stop)
         if hi > lo:  # a recoloured neighbour counts as changed too
             changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
         return encoding, self._colours, changed
