@@ -203,28 +203,6 @@ class _State:
     chunk_tokens: np.ndarray | None = None  # int64 [m]: index of each chunk's first token
 
 
-def _narrowed(state: _State) -> _State:
-    """The state with the integer arrays that every edit copies (ids, byte and code-point spans,
-    chunks) as int32, which halves the bytes copied per keystroke; unchanged past 2 GB of text.
-
-    Only for states an edit splices: their Encoding holds no `dropped` text (the local patterns
-    match everywhere), its normalised tokens are in `flags`, and its chunks (if any) are known.
-    """
-    enc = state.enc
-    if enc.n_bytes >= 1 << 31:
-        return state
-    narrow = lambda a: None if a is None else a.astype(np.int32)  # noqa: E731
-    known = enc.__dict__.get("_chunk_spans")
-    enc32 = Encoding.from_parts(
-        enc.text, enc.ids, enc.token_bytes, narrow(enc.byte_starts), narrow(enc.byte_ends),
-        special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
-        starts=narrow(enc.starts), ends=narrow(enc.ends), flags=enc.flags, n_bytes=enc.n_bytes,
-        chunk_spans=None if known is None else (narrow(known[0]), narrow(known[1])),
-        id_array=narrow(enc.id_array),
-    )
-    return _State(enc32, narrow(state.chunk_starts), narrow(state.chunk_ends), narrow(state.chunk_tokens))
-
-
 def text_edit(old: str, new: str) -> tuple[int, int, str]:
     """The edit (start, removed, inserted) that turns `old` into `new`, keeping the longest common
     prefix, then the longest common suffix of what is left.
@@ -461,7 +439,7 @@ class _RegexRule:
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
             id_array=enc.id_array,
         )
-        return _narrowed(_State(full, cs, ce, ct))
+        return _State(full, cs, ce, ct)
 
     def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
         """(start, end, special token or None) of every chunk from `pos`, which must be a chunk
@@ -608,7 +586,7 @@ class _SplitsRule(_RegexRule):
         cs, ce = enc.chunk_finder.spans()
         ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
         enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
-        return _narrowed(_State(enc, cs, ce, ct))
+        return _State(enc, cs, ce, ct)
 
     def _reach(self, allowed: set[str]) -> int:
         return self._added_reach
@@ -689,7 +667,8 @@ class _LineRule:
         self._space_boundaries = space_boundaries
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
-        return _narrowed(_State(enc))
+        enc.starts, enc.ends, enc.flags  # noqa: B018 (computed once, spliced after)
+        return _State(enc)
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
         enc = state.enc
