@@ -4,6 +4,7 @@ and outputs that are a complete set or nothing."""
 from __future__ import annotations
 
 import os
+import random
 import re
 import signal
 import subprocess
@@ -116,6 +117,31 @@ def test_ctrl_c_during_a_retrain_keeps_the_complete_model(tmp_path, capsys):
     partial = load_tokenizer(tmp_path / "m-partial.model")
     assert 0 < len(partial.merges) < 60000 - 256
     assert (tmp_path / "m-partial.vocab").is_file() and (tmp_path / "m-partial.tiktoken").is_file()
+
+
+def test_ctrl_c_while_sentencepiece_trains_stops_at_once(tmp_path):
+    """SentencePiece trains in one library call: Ctrl-C once the sentences are read ends the command
+    within seconds, though the training left would take longer, and writes nothing."""
+    corpus = tmp_path / "big.txt"
+    rng = random.Random(7)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyzéñ") for _ in range(rng.randint(2, 9))) for _ in range(40_000)]
+    corpus.write_text("\n".join(" ".join(rng.choices(words, k=12)) for _ in range(300_000)), encoding="utf-8")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tokexplorer", "train", str(corpus), "--algorithm", "sentencepiece",
+         "--model-type", "unigram", "--vocab-size", "32000", "-o", str(tmp_path / "m")],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    for line in proc.stderr:  # "sentences: 300000/300000": every sentence is read, training has begun
+        done, _, total = line.rpartition(" ")[2].strip().partition("/")
+        if line.startswith("sentences: ") and done == total:
+            break
+    proc.send_signal(signal.SIGINT)
+    try:
+        out, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130, err
+    assert "interrupted while SentencePiece trained: nothing was written" in err and "Traceback" not in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.txt"]
 
 
 # --- the traceback list: each case one line, exit 1 -------------------------------------------

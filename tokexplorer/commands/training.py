@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import threading
 import time
@@ -310,6 +311,32 @@ def run_train(args: argparse.Namespace) -> int:
     return 130 if interrupted else 0
 
 
+def _interruptible(work):
+    """work() in a daemon thread, waited for in short steps, so that Ctrl-C stops the command at once.
+
+    subtle: SentencePiece trains in one C++ call that releases the interpreter lock but returns
+    only when it is done, and Python runs its Ctrl-C handler in the main thread only; a main
+    thread blocked in that call would let a 200 MB training run on for minutes. Here the main
+    thread waits a tenth of a second at a time, and on Ctrl-C the process exits without the
+    abandoned thread.
+    """
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # raised again in the main thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="tokexplorer-sentencepiece", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
 def _train_sentencepiece(args: argparse.Namespace) -> int:
     from ..core.sentencepiece_training import (count_sample, llama2_options, sentencepiece_files,
                                                train_sentencepiece)
@@ -334,7 +361,15 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     print("sentencepiece: reading sentences, then training (no progress inside the library)",
           file=sys.stderr)
-    tok = train_sentencepiece(text, options, name=args.output, progress=_Progress("sentences"))
+    try:
+        tok = _interruptible(lambda: train_sentencepiece(text, options, name=args.output,
+                                                         progress=_Progress("sentences")))
+    except KeyboardInterrupt:
+        print("interrupted while SentencePiece trained: nothing was written", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # subtle: a normal exit would finalise the interpreter under the library's running call,
+        # which then touches Python state and aborts the process (SIGABRT).
+        os._exit(130)
     seconds = time.perf_counter() - started
     files = sentencepiece_files(tok, args.output)
     try:
