@@ -195,12 +195,21 @@ class IncrementalEncoder:
 
 @dataclass(frozen=True)
 class _State:
-    """An Encoding and, for the regex rule, its chunks: code-point spans and first token index."""
+    """An Encoding and, for the regex rule, its chunks' code-point spans. (A chunk's first token is
+    the first that starts at or after the chunk's start: a search, not an array to splice.)"""
 
     enc: Encoding
     chunk_starts: np.ndarray | None = None  # int64 [m]
     chunk_ends: np.ndarray | None = None  # int64 [m]
-    chunk_tokens: np.ndarray | None = None  # int64 [m]: index of each chunk's first token
+
+
+def _first_token(state: _State, chunk: int) -> int:
+    """Index of the first token of a chunk (the number of tokens past the last chunk): tokens
+    never cross a chunk's start, so it is the first token starting at or after it."""
+    starts = state.chunk_starts
+    if chunk >= len(starts):
+        return len(state.enc.ids)
+    return int(state.enc.starts.searchsorted(starts[chunk], side="left"))
 
 
 def text_edit(old: str, new: str) -> tuple[int, int, str]:
@@ -431,15 +440,13 @@ class _RegexRule:
             pos = at
         cs = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
         ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-        # A chunk's first token starts at the chunk's first character; earlier tokens start before it.
-        ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
         full = Encoding.from_parts(
             text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
             id_array=enc.id_array,
         )
-        return _State(full, cs, ce, ct)
+        return _State(full, cs, ce)
 
     def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
         """(start, end, special token or None) of every chunk from `pos`, which must be a chunk
@@ -455,7 +462,7 @@ class _RegexRule:
             pos = at
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
-        enc, cs, ce, ct = state.enc, state.chunk_starts, state.chunk_ends, state.chunk_tokens
+        enc, cs, ce = state.enc, state.chunk_starts, state.chunk_ends
         if cs is None:
             return None
         if self._nfc:  # the old text is NFC; the new one is where the edit leaves it so
@@ -481,8 +488,7 @@ class _RegexRule:
             return None
         if window is None:
             return None  # a huge paste, or a digit run regrouped to its end: encode it all
-        t0 = int(ct[k]) if k < n_chunks else n_tok
-        t1 = int(ct[j]) if j < n_chunks else n_tok
+        t0, t1 = _first_token(state, k), _first_token(state, j)
         b = window[-1][1] if window else a
         byte_a = int(enc.byte_starts[t0]) if t0 < n_tok else enc.n_bytes
 
@@ -490,10 +496,8 @@ class _RegexRule:
         if per_chunk is None:
             return None
         ids: list[int] = []
-        counts = []
         for chunk_ids in per_chunk:
             ids += chunk_ids
-            counts.append(len(chunk_ids))
         token_bytes = self._bytes_of(ids)
         lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
         byte_ends = byte_a + np.cumsum(lengths)
@@ -504,15 +508,12 @@ class _RegexRule:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
         win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
 
-        count_arr = np.asarray(counts, dtype=np.int64)
-        tok_delta = len(ids) - (t1 - t0)
         cs_new = _spliced(cs, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
         ce_new = _spliced(ce, k, j, np.array([w[1] for w in window], dtype=np.int64), delta)
-        ct_new = _spliced(ct, k, j, t0 + np.cumsum(count_arr) - count_arr, tok_delta)
         new_enc, changed = _splice(
             enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (cs_new, ce_new)
         )
-        return _State(new_enc, cs_new, ce_new, ct_new), changed
+        return _State(new_enc, cs_new, ce_new), changed
 
     def _resplit(self, state: _State, new: str, a: int, edit_end: int, delta: int, allowed: set[str]):
         """The new chunks from `a` up to the first one after the edit that equals an old one, and
@@ -554,7 +555,7 @@ class _RegexRule:
 
     def _is_special(self, state: _State, chunk: int) -> bool:
         """Whether an old chunk is an allowed special token (one token with a special id)."""
-        t = int(state.chunk_tokens[chunk])
+        t = _first_token(state, chunk)
         return state.enc.ids[t] in self._special_id_set if t < len(state.enc.ids) else False
 
 
@@ -584,9 +585,8 @@ class _SplitsRule(_RegexRule):
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
         cs, ce = enc.chunk_finder.spans()
-        ct = np.searchsorted(enc.starts, cs, side="left").astype(np.int64)
         enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
-        return _State(enc, cs, ce, ct)
+        return _State(enc, cs, ce)
 
     def _reach(self, allowed: set[str]) -> int:
         return self._added_reach
