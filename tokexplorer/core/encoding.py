@@ -368,9 +368,14 @@ class Encoding:
     def _character_spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(starts, ends, partial): each token's code-point span, and whether its bytes start or
         end inside a character."""
+        bs, be = self.byte_starts, self.byte_ends
+        if self.text.isascii() and (not len(bs) or bs[-1] < len(self.text)):
+            # Every byte is a character: the byte spans are the spans (the same arrays, no copy;
+            # a token starting at the very end would be drawn on the last character instead).
+            self.__dict__["_n_text_bytes"] = len(self.text)
+            return bs, be, np.zeros(len(bs), dtype=bool)
         raw = np.frombuffer(self.text.encode("utf-8"), dtype=np.uint8)
         self.__dict__["_n_text_bytes"] = n = len(raw)
-        bs, be = self.byte_starts, self.byte_ends
         (before_s, lead_s), (before_e, lead_e) = utf8_positions(raw, bs, be)
         # A token starts in the character its first byte belongs to.
         starts = np.maximum(before_s + ((bs < n) & lead_s) - 1, 0)

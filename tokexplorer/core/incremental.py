@@ -309,13 +309,18 @@ def _splice(
 
     id_array = join(enc.id_array, np.asarray(win.ids, dtype=np.int64))
     ids = TokenIds(id_array)
+    byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
+    byte_ends = join(enc.byte_ends, win.byte_ends, byte_delta)
+    if enc.starts is enc.byte_starts and new_text.isascii() and (not n_tokens or byte_starts[-1] < len(new_text)):
+        starts, ends = byte_starts, byte_ends  # as Encoding finds them for ASCII text: no copies
+    else:
+        starts = join(enc.starts, local.starts + win.start, delta)
+        ends = join(enc.ends, local.ends + win.start, delta)
     new = Encoding.from_parts(
-        new_text, ids, LazyTokenBytes(ids, bytes_of),
-        join(enc.byte_starts, win.byte_starts, byte_delta), join(enc.byte_ends, win.byte_ends, byte_delta),
+        new_text, ids, LazyTokenBytes(ids, bytes_of), byte_starts, byte_ends,
         special_mask=join_mask(enc.special_mask, win.special_mask),
         byte_fallback_mask=join_mask(enc.byte_fallback_mask, win.byte_fallback_mask) if n_tokens else None,
-        starts=join(enc.starts, local.starts + win.start, delta),
-        ends=join(enc.ends, local.ends + win.start, delta),
+        starts=starts, ends=ends,
         flags=join(enc.flags, local.flags),
         n_bytes=enc.n_bytes + byte_delta,
         chunk_spans=chunk_spans,
