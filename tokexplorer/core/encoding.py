@@ -289,7 +289,7 @@ class Encoding:
             starts, ends = _around(text, dropped, starts, ends)
         enc = cls(
             text,
-            ids if isinstance(ids, list) else list(ids),
+            ids if isinstance(ids, (list, TokenIds)) else list(ids),
             token_bytes,
             starts,
             ends,

@@ -22,7 +22,7 @@ import numpy as np
 import regex
 import tiktoken
 
-from .encoding import Encoding, LazyTokenBytes, uncovered
+from .encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
 from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
@@ -57,7 +57,6 @@ class TiktokenTokenizer:
         self._special_ids = np.array(sorted(encoding._special_tokens.values()), dtype=np.int64)
         self._lock = threading.Lock()
         self._valid_ids: frozenset[int] | None = None
-        self._shared_ids: list[int] | None = None
         # Byte length of every id, so spans need no bytes objects (see LazyTokenBytes).
         self._lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int64)
         for token, rank in encoding._mergeable_ranks.items():
@@ -189,13 +188,14 @@ class TiktokenTokenizer:
         enc.__dict__["id_array"] = ids_array
         return enc
 
-    def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int], np.ndarray]:
-        """tiktoken's encode, as a list and as an array; a huge text with a named pattern goes in
-        pieces (`piece_spans`), which give the same ids.
+    def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int] | TokenIds, np.ndarray]:
+        """tiktoken's encode, as a sequence and as an array; a huge text with a named pattern goes
+        in pieces (`piece_spans`), which give the same ids, kept as an array only (`TokenIds`).
 
         subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
         for 50 MB a second or more in which a window whose worker thread encodes cannot even
-        repaint. A few megabytes at a time keep each step short.
+        repaint. A few megabytes at a time keep each step short. (A list of them all would also
+        cost 8 bytes an id beside the array, and an int object each unless shared.)
         """
         spans = [(0, len(text))]
         if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
@@ -203,23 +203,10 @@ class TiktokenTokenizer:
         if len(spans) == 1:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
-        # subtle: tiktoken makes a new int object per id (32 bytes each: 430 MB for 50 MB of
-        # text); the list refers to one shared object per id instead.
-        shared = self._id_objects()
-        ids: list[int] = []
-        arrays = []
-        for a, b in spans:
-            part = self._enc.encode(text[a:b], allowed_special=allowed, disallowed_special=())
-            ids += map(shared.__getitem__, part)
-            arrays.append(np.asarray(part, dtype=np.int64))
-        return ids, np.concatenate(arrays)
-
-    def _id_objects(self) -> list[int]:
-        """One int object per id, made once (see `_encode_pieces`)."""
-        with self._lock:
-            if self._shared_ids is None:
-                self._shared_ids = list(range(self._enc.max_token_value + 1))
-            return self._shared_ids
+        arrays = [np.asarray(self._enc.encode(text[a:b], allowed_special=allowed, disallowed_special=()),
+                             dtype=np.int64) for a, b in spans]
+        ids_array = np.concatenate(arrays)
+        return TokenIds(ids_array), ids_array
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         self._check_ids(ids)
