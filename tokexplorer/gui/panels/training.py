@@ -126,6 +126,7 @@ class TrainingPanel(QWidget):
         self.result: TrainingResult | None = None
         self.result_name = ""  # the result's name in the picker
         self._total = 0  # merges asked for
+        self._training_name = ""  # of the run under way (or the last one)
         self._corpus_bytes = 0  # as training sees it
         self._curve: CompressionCurve | None = None  # tokens after each merge, for the Plots dock
         self._merge_t0 = 0.0
@@ -506,6 +507,7 @@ class TrainingPanel(QWidget):
         self._say("")
         self.rate_label.setText("")
         self._set_running(True)
+        self._training_name = request.name
         self.service.start(request)
 
     def _set_running(self, running: bool) -> None:
@@ -595,6 +597,22 @@ class TrainingPanel(QWidget):
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
+
+    # --- closing -------------------------------------------------------------------------
+
+    def may_close(self) -> bool:
+        """Whether the window may close: yes when nothing trains, else the user's answer (stopping
+        ends the child and loses what it has learned: a result is kept only by Cancel, then Save)."""
+        if not self.service.running:
+            return True
+        merges = self.service.merges_so_far
+        if merges:
+            lost = (f"The {merges:,} merges learned so far (of {self._total:,}) will be lost. To keep them, "
+                    "choose Cancel here, then Cancel in the Training panel (which keeps what was learned) "
+                    "and save the result.")
+        else:
+            lost = "Nothing learned so far will be kept."
+        return self.dialogs.ask_stop_training(f"“{self._training_name}”", lost)
 
     # --- saving --------------------------------------------------------------------------
 
