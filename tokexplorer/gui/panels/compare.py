@@ -5,10 +5,10 @@ the others are `TokenEditor`s on the same QTextDocument, each fed by its own `To
 (incremental re-tokenization, the generation rule), so typing in any pane edits all and each
 paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer is cheapest
 (and, for a sample that compares parts, what each part costs); each pane's header has its picker,
-its counts, the difference to the first pane and what the selection costs. Thin marks over the
-text show the token boundaries a pane has and another lacks (red where one falls inside a
-character's UTF-8 bytes). Scrolling and the caret move in step; hovering a token highlights the
-tokens covering it in every pane.
+its counts, the difference to the first pane and what the selection costs (shorter in a narrow
+pane, the tokens first: `FittingLabel`). Thin marks over the text show the token boundaries a
+pane has and another lacks (red where one falls inside a character's UTF-8 bytes). Scrolling and
+the caret move in step; hovering a token highlights the tokens covering it in every pane.
 
 What is shown is computed by `core.compare` and `core.selection`; this module converts positions
 (code points and Qt's UTF-16 units) and draws. While the view is off (editor mode) only the first

@@ -7,6 +7,7 @@ o200k or a custom pattern, previewed live on the corpus), or SentencePiece BPE /
 Llama 2 options, each editable beside its default. Training runs in a child process
 (`TrainingService`); the merge log is a table model appended a batch at a time. The result joins
 the tokenizer picker as soon as it is built, and Save writes it in any format the core writes.
+Closing the window while it trains asks first (`may_close`, the window's closeEvent calls it).
 
 It does not train, split or save by itself: the core does, in the child process or a worker.
 """
