@@ -20,6 +20,7 @@ class FakeDialogs:
         self.encoding_answer: str | None = "latin-1"
         self.paths: dict[str, str | None] = {}
         self.restore_answer = "restore"
+        self.stop_training_answer = True
 
     def open_text_path(self, folder):
         self.asked.append(("open_text_path", folder))
@@ -52,6 +53,10 @@ class FakeDialogs:
     def ask_restore(self, name, when, chars):
         self.asked.append(("ask_restore", (name, when, chars)))
         return self.restore_answer
+
+    def ask_stop_training(self, what, lost):
+        self.asked.append(("ask_stop_training", (what, lost)))
+        return self.stop_training_answer
 
     def choose_encoding(self, error):
         self.asked.append(("choose_encoding", error))

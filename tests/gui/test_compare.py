@@ -11,6 +11,7 @@ import pytest
 from PySide6.QtCore import QPoint, QThreadPool
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
+from PySide6.QtWidgets import QApplication
 
 from tokexplorer.core.compare import boundary_marks, covering
 from tokexplorer.core.quirks import quirk, sample_text
@@ -178,6 +179,33 @@ def test_selection_counts_per_pane(window, qtbot):
     assert (selection_counts(gpt2_enc, 0, 9).tokens, selection_counts(cl100k_enc, 0, 9).tokens) == (4, 2)
     # The selection is the same in every pane.
     assert view.panes[1].textCursor().selectionStart() == 0 and view.panes[1].textCursor().selectionEnd() == 9
+
+
+def test_selection_counts_readable_in_four_narrow_panes(window, qtbot, corpora):
+    """Four panes in a 1000 px window: each pane's selection line fits its pane (no cut text) and
+    shows the tokens the selection touches in that pane; the full line is its tooltip."""
+    window.resize(1000, 700)
+    text = (corpora / "multilingual/udhr/udhr_mya.txt").read_text("utf-8")[:2000]
+    view = compare(qtbot, window, text, ["gpt2", "cl100k_base", "o200k_base", "llama-sp"])
+    select_code_points(window, 0, 400)
+    qtbot.waitUntil(lambda: all(c.header.selection.text() for c in view.columns), timeout=5000)
+    QApplication.processEvents()
+    assert window.width() <= 1000 and len(view.columns) == 4
+    for column, result in view._shown():
+        label = column.header.selection
+        s = selection_counts(result.encoding, 0, 400)
+        assert s.tokens >= 100
+        shown = label.text()
+        assert shown.split(" ")[1] == f"{s.tokens:,}"  # "selection: 1,121 …" or "sel.: 1,121 …"
+        assert label.fontMetrics().horizontalAdvance(shown) <= label.contentsRect().width(), shown
+        assert label.toolTip() == (f"selection: {s.tokens:,} tokens ({s.whole:,} whole) · "
+                                   f"{s.chars:,} chars · {s.bytes:,} bytes")
+    assert any(c.header.selection.text() != c.header.selection.toolTip() for c in view.columns)  # narrow
+    window.compare.remove_pane(view.panes[3])
+    window.compare.remove_pane(view.panes[2])
+    window.resize(1600, 700)
+    QApplication.processEvents()
+    assert all(c.header.selection.text() == c.header.selection.toolTip() for c in view.columns)  # wide
 
 
 def test_scrolling_and_caret_in_step(window, qtbot, corpora):

@@ -7,6 +7,7 @@ import json
 
 import pytest
 from PySide6.QtCore import Qt
+from PySide6.QtGui import QFont, QFontMetrics
 from PySide6.QtWidgets import QApplication
 
 from tokexplorer.core.registry import get_builtin
@@ -258,3 +259,59 @@ def test_hovering_a_compare_pane_shows_its_token(inspect, window, qtbot):
     assert panel.info.counts.chars == 3 and panel.info.counts.tokens == 3
     assert [r.info.codepoint for r in panel.info.rows] == ["U+0020"] * 3
     view.set_active(False)
+
+
+@pytest.fixture
+def app_font():
+    """app_font(scale): the application's font scaled (as a desktop's larger font); restored after."""
+    app = QApplication.instance()
+    old = app.font()
+
+    def scale(factor: float) -> None:
+        font = QFont(old)
+        font.setPointSizeF(old.pointSizeF() * factor)
+        app.setFont(font)
+
+    yield scale
+    app.setFont(old)
+
+
+def first_row_shown_whole(panel) -> bool:
+    """The strip's first row lies inside its scroll area's view: the glyphs above, the bytes' hex,
+    and the token labels under them, each label's text as drawn (e.g. "#0 11976")."""
+    strip = panel.strip
+    view = panel.strip_area.viewport().rect()
+    lh = QFontMetrics(strip.font()).height()
+    row = [r for r in strip._rects if r.top() == strip._rects[0].top()]
+    labels = strip.token_labels(0, len(row))
+    assert any(" " in text for _, text in labels)  # at least one label with its id
+    fm = QFontMetrics(strip.label_font())
+    drawn = [fm.boundingRect(rect, Qt.AlignmentFlag.AlignCenter, text) for rect, text in labels]
+    glyphs = row[0].united(row[-1]).adjusted(0, -lh, 0, 0)
+    return (all(view.contains(r.translated(strip.pos())) for r in [*row, glyphs, *drawn])
+            and all(strip.rect().contains(r) for r in drawn))
+
+
+@pytest.mark.parametrize("scale, when", [(1.0, None), (1.5, "before"), (1.5, "after"), (2.0, "after")])
+def test_the_byte_strip_shows_its_labels_whole(qtbot, make_window, app_font, scale, when):
+    """At the window's own dock height, the byte strip's first row (glyphs, hex, the token labels
+    under them) is inside its view, at the default font and at larger ones, set before the
+    window is made or while it is open (the strip's height comes from its font's metrics)."""
+    if when == "before":
+        app_font(scale)
+    window = make_window()
+    if when == "after":
+        app_font(scale)
+    window.show_view("inspector")
+    window.state.set_tokenizer("cl100k_base")
+    window.documents.set_text("मानव अधिकारों की सार्वभौम घोषणा and hello")
+    wait_settled(qtbot, window)
+    assert select_code_points(window, 0, 12)
+    panel = window.inspector
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info is not None)
+    QApplication.processEvents()
+    assert panel.strip.font().pointSizeF() == pytest.approx(QApplication.font().pointSizeF())
+    assert first_row_shown_whole(panel)
+    window.resizeDocks([window.inspector_dock], [1], Qt.Orientation.Vertical)  # as short as it goes
+    QApplication.processEvents()
+    assert first_row_shown_whole(panel)

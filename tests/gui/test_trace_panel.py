@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QApplication, QToolButton
 
 from tokexplorer.core.registry import get_builtin
 
@@ -99,3 +101,57 @@ def test_a_long_chunk_is_traced_a_page_at_a_time(qtbot, window):
     window.editor.setTextCursor(cursor)
     qtbot.waitUntil(lambda: "No trace" in panel.title.text(), timeout=60_000)
     assert f"up to {MAX_TRACE_BYTES:,} bytes" in panel.title.text()
+
+
+def current_step_shown(panel) -> bool:
+    """The list's current row (the slider's step) lies wholly inside the list's viewport."""
+    row = panel.steps.currentIndex()
+    assert row.isValid() and row.row() == panel.slider.value() - 1
+    return panel.steps.viewport().rect().contains(panel.steps.visualRect(row))
+
+
+def settle_layout() -> None:
+    # subtle: a relabelled panel gets its new geometry from posted layout requests, a pass each.
+    for _ in range(3):
+        QApplication.processEvents()
+
+
+@pytest.mark.parametrize("dock_height", [None, 180])  # the window's own, and about the smallest
+def test_the_current_step_stays_in_view(qtbot, window, dock_height):
+    """A long trace's current step is never left below the list's bottom: after opening a trace
+    (its title and verdict re-wrap and shrink the list after the step was scrolled to), moving
+    the slider, the step buttons, and moving the caret to another chunk."""
+    window.resize(1000, 700)
+    window.state.set_tokenizer("gpt2")
+    digits = "1234567890" * 50  # one gpt2 chunk: 500 parts, 251 merges
+    kana = "んど終了を告げんとす依って本会は来る二十五日を期し本区内一千有余の出征将校下士卒"  # one chunk, 54 merges
+    window.documents.set_text(f"x {digits}\n{kana}")
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    if dock_height is not None:
+        window.resizeDocks([window.trace_dock], [dock_height], Qt.Orientation.Vertical)
+    panel = window.trace
+    cursor = window.editor.textCursor()
+    cursor.setPosition(100)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: traced(window, b" " + digits.encode()) and panel.up_to_date, timeout=20_000)
+    settle_layout()
+    assert panel.slider.maximum() > 200
+    assert panel.steps.viewport().height() < 40 * panel.steps.sizeHintForRow(0)  # the list scrolls
+    assert current_step_shown(panel)
+    for k in (120, 1, panel.slider.maximum() // 2, panel.slider.maximum()):
+        panel.slider.setValue(k)
+        settle_layout()
+        assert current_step_shown(panel), k
+    first, back, forward, last = panel.findChildren(QToolButton)
+    for button in (back, back, first, forward, forward, last):
+        qtbot.mouseClick(button, Qt.MouseButton.LeftButton)
+        settle_layout()
+        if panel.slider.value() > 0:
+            assert current_step_shown(panel)
+    cursor.setPosition(len(f"x {digits}\n") + 10)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: traced(window, kana.encode()) and panel.up_to_date, timeout=20_000)
+    settle_layout()
+    assert panel.slider.value() == panel.slider.maximum() == len(panel.trace.steps) > 50
+    assert current_step_shown(panel)

@@ -285,8 +285,8 @@ def test_closing_the_window_mid_training_ends_the_child(qtbot, window, corpora, 
         qtbot.waitUntil(lambda: len(panel.log_model.records) > 0, timeout=TIMEOUT)
         pid = service._process.pid
         assert _alive(pid)
-    window.close()
-    assert not service.running
+    window.close()  # FakeDialogs answers "Stop Training and Close"
+    assert not service.running and [k for k, _ in window.dialogs.asked] == ["ask_stop_training"]
     qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=TIMEOUT)
     qtbot.waitUntil(lambda: not _trainers(), timeout=10_000)
     if when == "merging":
@@ -320,3 +320,72 @@ def test_a_killed_window_leaves_no_trainer_behind(tmp_path):
     if alive:
         os.kill(pid, signal.SIGKILL)
     assert not alive
+
+
+def start_long_training(qtbot, panel, corpora) -> None:
+    """Train on 9 MB (many seconds of work) and wait until merges arrive."""
+    panel.set_paths([corpora / "en/tinyshakespeare.txt"] * 8)
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))
+    panel.vocab_spin.setValue(32768)
+    panel.train_button.click()
+    qtbot.waitUntil(lambda: len(panel.log_model.records) > 0, timeout=TIMEOUT)
+
+
+def stop_questions(window) -> list:
+    return [detail for kind, detail in window.dialogs.asked if kind == "ask_stop_training"]
+
+
+def test_closing_mid_training_asks_first(qtbot, window, corpora):
+    """Closing while a training runs asks; Cancel keeps the window and the training going, Stop
+    Training and Close ends both."""
+    from PySide6.QtCore import QThreadPool
+
+    panel = window.training_panel
+    start_long_training(qtbot, panel, corpora)
+    window.dialogs.stop_training_answer = False
+    window.close()
+    assert window.isVisible() and panel.service.running
+    [(what, lost)] = stop_questions(window)
+    assert panel._training_name in what and "merges learned so far (of 32,512) will be lost" in lost
+    learned = len(panel.log_model.records)
+    qtbot.waitUntil(lambda: len(panel.log_model.records) > learned, timeout=TIMEOUT)  # still learning
+    window.dialogs.stop_training_answer = True
+    window.close()
+    assert not window.isVisible() and not panel.service.running and len(stop_questions(window)) == 2
+    qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=TIMEOUT)
+    qtbot.waitUntil(lambda: not _trainers(), timeout=10_000)
+
+
+def test_closing_without_a_training_running_does_not_ask(qtbot, window, small_corpus):
+    panel = window.training_panel
+    panel.set_paths([small_corpus])
+    panel.vocab_spin.setValue(300)
+    run_training(qtbot, panel)  # trained and done: nothing runs any more
+    window.close()
+    assert not window.isVisible() and stop_questions(window) == []
+
+
+@pytest.mark.parametrize("button, stops", [("Stop Training and Close", True), ("Cancel", False)])
+def test_the_stop_training_question(monkeypatch, qtbot, button, stops):
+    """The real question box: its buttons and what each answers (exec answered by a click)."""
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from tokexplorer.gui.dialogs import Dialogs
+
+    shown = []
+
+    def answer(box):
+        shown.append((box.text(), box.informativeText(), [b.text() for b in box.buttons()],
+                      box.defaultButton().text()))
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", answer)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    assert Dialogs(parent).ask_stop_training("“BPE 512”", "The 7 merges learned so far will be lost.") is stops
+    [(text, lost, buttons, default)] = shown
+    assert text == "“BPE 512” is still training. Stop it and close tokexplorer?"
+    assert lost == "The 7 merges learned so far will be lost."
+    assert sorted(b.replace("&", "") for b in buttons) == ["Cancel", "Stop Training and Close"]
+    assert default.replace("&", "") == "Cancel"

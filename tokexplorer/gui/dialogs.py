@@ -88,6 +88,17 @@ class Dialogs:
         return {QMessageBox.StandardButton.Save: "save",
                 QMessageBox.StandardButton.Discard: "discard"}.get(QMessageBox.StandardButton(answer), "cancel")
 
+    def ask_stop_training(self, what: str, lost: str) -> bool:
+        """The window is closing while `what` trains: True to stop it and close, False to go on."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "Training in progress",
+                          f"{what} is still training. Stop it and close tokexplorer?", parent=self.parent)
+        box.setInformativeText(lost)
+        stop = box.addButton("Stop Training and Close", QMessageBox.ButtonRole.DestructiveRole)
+        keep = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(keep)  # Return keeps the training, as Escape does
+        box.exec()
+        return box.clickedButton() is stop
+
     def ask_restore(self, name: str, when: str, chars: int) -> str:
         """After an abnormal exit: 'restore', 'discard' or 'later' (kept for the next start)."""
         box = QMessageBox(QMessageBox.Icon.Question, "Unsaved text found",

@@ -5,10 +5,10 @@ the others are `TokenEditor`s on the same QTextDocument, each fed by its own `To
 (incremental re-tokenization, the generation rule), so typing in any pane edits all and each
 paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer is cheapest
 (and, for a sample that compares parts, what each part costs); each pane's header has its picker,
-its counts, the difference to the first pane and what the selection costs. Thin marks over the
-text show the token boundaries a pane has and another lacks (red where one falls inside a
-character's UTF-8 bytes). Scrolling and the caret move in step; hovering a token highlights the
-tokens covering it in every pane.
+its counts, the difference to the first pane and what the selection costs (shorter in a narrow
+pane, the tokens first: `FittingLabel`). Thin marks over the text show the token boundaries a
+pane has and another lacks (red where one falls inside a character's UTF-8 bytes). Scrolling and
+the caret move in step; hovering a token highlights the tokens covering it in every pane.
 
 What is shown is computed by `core.compare` and `core.selection`; this module converts positions
 (code points and Qt's UTF-16 units) and draws. While the view is off (editor mode) only the first
@@ -162,6 +162,49 @@ class ComparePane(TokenEditor):
         return self._result
 
 
+class FittingLabel(QLabel):
+    """One line of plain text: the first of its forms (fullest first) that fits the label's width,
+    with the fullest as its tooltip. A narrow pane says "selection: 87 tokens" rather than
+    "selection: 87 tokens (87 whole) · 30 chars · 8…"."""
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.setTextFormat(Qt.TextFormat.PlainText)
+        self.forms: list[str] = []
+
+    def set_forms(self, forms: list[str]) -> None:
+        self.forms = forms
+        self.setToolTip(forms[0] if forms else "")
+        self._fit()
+
+    def _fit(self) -> None:
+        width, fm = self.contentsRect().width(), self.fontMetrics()
+        fitting = next((f for f in self.forms if fm.horizontalAdvance(f) <= width), None)
+        if fitting is None and self.forms:  # narrower than the shortest form: its start, elided
+            fitting = fm.elidedText(self.forms[-1], Qt.TextElideMode.ElideRight, width)
+        self.setText(fitting or "")
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self._fit()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit()
+
+
+def selection_forms(tokens: int, whole: int, chars: int, nbytes: int) -> list[str]:
+    """What a selection costs, from the fullest to the shortest; the tokens touched always come first.
+
+    >>> selection_forms(1234, 1200, 30, 88)[-3:]
+    ['selection: 1,234 tokens', 'sel.: 1,234 tokens', 'sel.: 1,234']
+    """
+    t = f"selection: {tokens:,} tokens ({whole:,} whole)"
+    return [f"{t} · {chars:,} chars · {nbytes:,} bytes", f"{t} · {chars:,} chars", t,
+            f"selection: {tokens:,} tokens", f"sel.: {tokens:,} tokens", f"sel.: {tokens:,}"]
+
+
 class PaneHeader(QWidget):
     """Above a pane: its tokenizer picker, its counts, the selection's cost and a close button."""
 
@@ -173,7 +216,7 @@ class PaneHeader(QWidget):
         self.picker.setToolTip("The tokenizer of this pane")
         self.counts = QLabel("")
         self.counts.setObjectName("compare_counts")
-        self.selection = QLabel("")
+        self.selection = FittingLabel()  # a narrow pane shows a shorter form, never a cut one
         self.selection.setObjectName("compare_selection")
         # subtle: a label asks for the width of its text, which would make the panes unequal;
         # equal panes keep one line wrapping width for the document they share.
@@ -610,8 +653,7 @@ class CompareView(QWidget):
             selected = c is not None and end > start
             if selected:
                 s = selection_counts(result.encoding, start, end)
-                header.selection.setText(f"selection: {s.tokens:,} tokens ({s.whole:,} whole) · "
-                                         f"{s.chars:,} chars · {s.bytes:,} bytes")
+                header.selection.set_forms(selection_forms(s.tokens, s.whole, s.chars, s.bytes))
             header.selection.setVisible(selected)
 
     def _show_legend(self) -> None:

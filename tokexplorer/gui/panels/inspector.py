@@ -28,7 +28,7 @@ import time
 from typing import Callable
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QFontMetrics, QPainter, QPen
+from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QScrollArea, QSplitter, QToolTip, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -100,6 +100,42 @@ class ByteStrip(QWidget):
         # cell width; the height of a label line (the glyph above, the token below); of a cell
         return fm.horizontalAdvance("WW") + 8, fm.height() + 2, fm.height() + 6
 
+    def row_height(self) -> int:
+        """One row of the strip from the top of its glyphs to the bottom of its token labels."""
+        _, lh, ch = self._metrics()
+        return 2 * lh + ch + 4
+
+    def label_font(self) -> QFont:
+        """The token labels' font: a little smaller than the bytes'."""
+        small = self.font()
+        small.setPointSizeF(small.pointSizeF() * 0.85)
+        return small
+
+    def token_labels(self, lo: int, hi: int) -> list[tuple[QRect, str]]:
+        """Each token's label under its bytes among cells lo..hi-1 (one per row it is on), with
+        where it is drawn: its id, or only its index when the id does not fit."""
+        fm = QFontMetrics(self.label_font())
+        lh = self._metrics()[1]
+        out = []
+        k = lo
+        while k < hi:
+            j = k
+            while j < hi and self.cells[j].token == self.cells[k].token and (
+                    self._rects[j].top() == self._rects[k].top()):
+                j += 1
+            span = self._rects[k].united(self._rects[j - 1])
+            label = self._token_labels.get(self.cells[k].token, "")
+            if fm.horizontalAdvance(label) > span.width():
+                label = fm.elidedText(label.split(" ")[0], Qt.TextElideMode.ElideRight, span.width())
+            out.append((QRect(span.left(), span.bottom() + 1, span.width(), lh), label))
+            k = j
+        return out
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)  # asks the layout again: the size hints follow the font
+        if event.type() == QEvent.Type.FontChange:
+            self._lay_out()
+
     def _lay_out(self) -> None:
         """Cell rectangles, wrapping before a character whose bytes would not fit on the row."""
         cw, lh, ch = self._metrics()
@@ -127,8 +163,7 @@ class ByteStrip(QWidget):
         self._lay_out()
 
     def sizeHint(self) -> QSize:
-        cw, lh, ch = self._metrics()
-        return QSize(cw * 16, 2 * lh + ch + 4)
+        return QSize(self._metrics()[0] * 16, self.row_height())
 
     def paintEvent(self, event) -> None:
         # Only the rows in the exposed rectangle: a big selection has rows far below the view.
@@ -163,23 +198,9 @@ class ByteStrip(QWidget):
             painter.drawText(QRect(group.left(), group.top() - lh, group.width(), lh),
                              Qt.AlignmentFlag.AlignCenter, label)
             k = j
-        small = self.font()
-        small.setPointSizeF(small.pointSizeF() * 0.85)
-        painter.setFont(small)
-        small_fm = QFontMetrics(small)
-        k = lo
-        while k < hi:  # each token's label under its bytes (on this row)
-            j = k
-            while j < hi and self.cells[j].token == self.cells[k].token and (
-                    self._rects[j].top() == self._rects[k].top()):
-                j += 1
-            span = self._rects[k].united(self._rects[j - 1])
-            label = self._token_labels.get(self.cells[k].token, "")
-            if small_fm.horizontalAdvance(label) > span.width():
-                label = small_fm.elidedText(label.split(" ")[0], Qt.TextElideMode.ElideRight, span.width())
-            painter.drawText(QRect(span.left(), span.bottom() + 1, span.width(), lh),
-                             Qt.AlignmentFlag.AlignCenter, label)
-            k = j
+        painter.setFont(self.label_font())
+        for rect, label in self.token_labels(lo, hi):
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
         painter.setFont(self.font())
         for i in range(lo, hi):
             cell, rect = self.cells[i], self._rects[i]
@@ -219,6 +240,23 @@ class ByteStrip(QWidget):
         return super().event(event)
 
 
+class StripArea(QScrollArea):
+    """The byte strip's scroll area, never lower than one row of the strip, whatever the font.
+
+    subtle: sizes given to the splitter once, when the panel is made, do not follow the font, and
+    the splitter shares a short dock out between its parts: at a 13.5 pt font a row needs 86 px
+    and got 58, and at the default font it had 1 px to spare. A minimum size hint made from the
+    strip's font metrics is what the splitter keeps (a font change asks for it again).
+    """
+
+    def minimumSizeHint(self) -> QSize:
+        strip = self.widget()
+        return QSize(super().minimumSizeHint().width(), strip.row_height() + 2 * self.frameWidth())
+
+    def sizeHint(self) -> QSize:
+        return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
+
+
 class InspectorPanel(QWidget):
     """The inspector dock's widget; see the module docstring."""
 
@@ -250,7 +288,7 @@ class InspectorPanel(QWidget):
 
         self.strip = ByteStrip()
         self.strip.token_activated.connect(state.reveal_token.emit)  # the editor goes to it
-        strip_area = QScrollArea()
+        self.strip_area = strip_area = StripArea()
         strip_area.setWidgetResizable(True)
         strip_area.setWidget(self.strip)
         strip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
@@ -298,11 +336,13 @@ class InspectorPanel(QWidget):
         split.addWidget(self.tree)
         split.addWidget(notes_area)
         split.setStretchFactor(1, 1)
-        for part in (strip_area, self.tree, notes_area):  # a short dock shows less, not a tall window
-            part.setMinimumHeight(0)
-        split.setMinimumHeight(3 * self.fontMetrics().lineSpacing())
+        split.setCollapsible(0, False)
+        # A short dock shows less of them, not a tall window. subtle: a minimum of 0 means "use
+        # the minimum size hint" (a tree's is ~100 px); 1 lets the splitter shrink them away.
+        for part in (self.tree, notes_area):
+            part.setMinimumHeight(1)
         line = self.fontMetrics().lineSpacing()
-        split.setSizes([self.strip.sizeHint().height() + 6, 400, 3 * line])  # the tree takes the rest
+        split.setSizes([strip_area.sizeHint().height(), 400, 3 * line])  # the tree takes the rest
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)

@@ -62,6 +62,24 @@ class StepsModel(QAbstractListModel):
                 f"{token_label(s.left.bytes + s.right.bytes)}  (id {s.new_id}, rank {s.rank})")
 
 
+class StepsList(QListView):
+    """The list of merges, keeping its current row (the slider's step) in view.
+
+    subtle: the list's height changes after the step is scrolled to: a new trace's title and
+    verdict re-wrap to more lines, and the panel's layout gives the list its new height only
+    when the posted layout request is handled, after `_show` returns (measured: scrolled with a
+    196 px viewport, shown at 161 px, the current row just below the bottom). So the list scrolls
+    to its current row again whenever its height changes, by a new trace's text or the user's
+    resizing the dock.
+    """
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)  # updates the scroll bars to the new height first
+        current = self.currentIndex()
+        if current.isValid():
+            self.scrollTo(current)
+
+
 class TracePanel(QWidget):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
@@ -86,7 +104,7 @@ class TracePanel(QWidget):
         self.sequence.setTextFormat(Qt.TextFormat.RichText)
         self.sequence.setAlignment(Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft)
         self.steps_model = StepsModel(self)
-        self.steps = QListView()
+        self.steps = StepsList()
         self.steps.setObjectName("trace_steps")
         self.steps.setModel(self.steps_model)
         self.steps.setUniformItemSizes(True)  # a long chunk's 50,000 rows are not measured one by one

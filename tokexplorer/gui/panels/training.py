@@ -7,6 +7,7 @@ o200k or a custom pattern, previewed live on the corpus), or SentencePiece BPE /
 Llama 2 options, each editable beside its default. Training runs in a child process
 (`TrainingService`); the merge log is a table model appended a batch at a time. The result joins
 the tokenizer picker as soon as it is built, and Save writes it in any format the core writes.
+Closing the window while it trains asks first (`may_close`, the window's closeEvent calls it).
 
 It does not train, split or save by itself: the core does, in the child process or a worker.
 """
@@ -126,6 +127,7 @@ class TrainingPanel(QWidget):
         self.result: TrainingResult | None = None
         self.result_name = ""  # the result's name in the picker
         self._total = 0  # merges asked for
+        self._training_name = ""  # of the run under way (or the last one)
         self._corpus_bytes = 0  # as training sees it
         self._curve: CompressionCurve | None = None  # tokens after each merge, for the Plots dock
         self._merge_t0 = 0.0
@@ -506,6 +508,7 @@ class TrainingPanel(QWidget):
         self._say("")
         self.rate_label.setText("")
         self._set_running(True)
+        self._training_name = request.name
         self.service.start(request)
 
     def _set_running(self, running: bool) -> None:
@@ -595,6 +598,22 @@ class TrainingPanel(QWidget):
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
+
+    # --- closing -------------------------------------------------------------------------
+
+    def may_close(self) -> bool:
+        """Whether the window may close: yes when nothing trains, else the user's answer (stopping
+        ends the child and loses what it has learned: a result is kept only by Cancel, then Save)."""
+        if not self.service.running:
+            return True
+        merges = self.service.merges_so_far
+        if merges:
+            lost = (f"The {merges:,} merges learned so far (of {self._total:,}) will be lost. To keep them, "
+                    "choose Cancel here, then Cancel in the Training panel (which keeps what was learned) "
+                    "and save the result.")
+        else:
+            lost = "Nothing learned so far will be kept."
+        return self.dialogs.ask_stop_training(f"“{self._training_name}”", lost)
 
     # --- saving --------------------------------------------------------------------------
 
