@@ -110,6 +110,9 @@ class IncrementalEncoder:
     ):
         self.tokenizer = tokenizer
         self.allowed_special = allowed_special
+        # (A property that copies a thousand entries for DeepSeek or Tekken: read once, not per edit.)
+        self._specials = tokenizer.special_tokens
+        self._longest_special = max(map(len, self._specials), default=1)
         self._local = _local_rule(tokenizer)
         self._state = self._full(text)
 
@@ -177,11 +180,10 @@ class IncrementalEncoder:
         The current text passed the policy, so a refused token can only appear where it overlaps
         the inserted text new[start:end]: look there, not through the whole text.
         """
-        specials = self.tokenizer.special_tokens
-        longest = max(map(len, specials), default=1)
+        longest = self._longest_special
         lo = max(start - longest + 1, 0)
         try:
-            return resolve_special(specials, self.allowed_special, new[lo : end + longest - 1])
+            return resolve_special(self._specials, self.allowed_special, new[lo : end + longest - 1])
         except DisallowedSpecialError as exc:
             raise DisallowedSpecialError(exc.token, exc.position + lo) from None
 
@@ -189,7 +191,7 @@ class IncrementalEncoder:
         enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
         if self._local is None:
             return _State(enc)
-        allowed = resolve_special(self.tokenizer.special_tokens, self.allowed_special, enc.text)
+        allowed = resolve_special(self._specials, self.allowed_special, enc.text)
         return self._local.full(enc, allowed)
 
 
