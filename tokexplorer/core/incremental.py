@@ -197,12 +197,34 @@ class IncrementalEncoder:
 
 @dataclass(frozen=True)
 class _State:
-    """An Encoding and, for the regex rule, its chunks' code-point spans. (A chunk's first token is
-    the first that starts at or after the chunk's start: a search, not an array to splice.)"""
+    """An Encoding and, for the regex rules, its chunks: chunk i spans code points
+    chunk_bounds[i] to chunk_bounds[i + 1] (the chunks tile the text, so one array splices for
+    both ends). A chunk's first token is the first that starts at or after the chunk's start: a
+    search, not another array to splice."""
 
     enc: Encoding
-    chunk_starts: np.ndarray | None = None  # int64 [m]
-    chunk_ends: np.ndarray | None = None  # int64 [m]
+    chunk_bounds: np.ndarray | None = None  # int64 [m + 1]
+
+    @property
+    def chunk_starts(self) -> np.ndarray:
+        return self.chunk_bounds[:-1]
+
+    @property
+    def chunk_ends(self) -> np.ndarray:
+        return self.chunk_bounds[1:]
+
+
+def _tiled(starts: np.ndarray, ends: np.ndarray, n: int) -> np.ndarray | None:
+    """The bounds of chunks that tile text[0:n] one after another, or None if they do not.
+
+    >>> _tiled(np.array([0, 2]), np.array([2, 5]), 5).tolist(), _tiled(np.array([0]), np.array([2]), 5)
+    ([0, 2, 5], None)
+    """
+    if not len(starts):
+        return np.zeros(1, dtype=np.int64) if n == 0 else None
+    if starts[0] != 0 or ends[-1] != n or not np.array_equal(starts[1:], ends[:-1]):
+        return None
+    return np.append(starts, n).astype(np.int64, copy=False)
 
 
 def _first_token(state: _State, chunk: int) -> int:
@@ -447,13 +469,14 @@ class _RegexRule:
             pos = at
         cs = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
         ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        bounds = _tiled(cs, ce, len(text))
         full = Encoding.from_parts(
             text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
-            starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes, chunk_spans=(cs, ce),
-            id_array=enc.id_array,
+            starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes,
+            chunk_spans=(cs, ce) if bounds is None else (bounds[:-1], bounds[1:]), id_array=enc.id_array,
         )
-        return _State(full, cs, ce)
+        return _State(full, bounds)
 
     def _chunks(self, text: str, pos: int, order: Sequence[str]) -> Iterator[tuple[int, int, str | None]]:
         """(start, end, special token or None) of every chunk from `pos`, which must be a chunk
@@ -469,9 +492,9 @@ class _RegexRule:
             pos = at
 
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
-        enc, cs, ce = state.enc, state.chunk_starts, state.chunk_ends
-        if cs is None:
+        if state.chunk_bounds is None:
             return None
+        enc, cs, ce = state.enc, state.chunk_starts, state.chunk_ends
         if self._nfc:  # the old text is NFC; the new one is where the edit leaves it so
             lo, hi = nfc_stable_window(new, p, p + len(inserted))
             if not unicodedata.is_normalized("NFC", new[lo:hi]):
@@ -515,12 +538,12 @@ class _RegexRule:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
         win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
 
-        cs_new = _spliced(cs, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
-        ce_new = _spliced(ce, k, j, np.array([w[1] for w in window], dtype=np.int64), delta)
+        # The window's chunks run from bounds[k] to where old chunk j now starts (or the end).
+        bounds = _spliced(state.chunk_bounds, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
         new_enc, changed = _splice(
-            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (cs_new, ce_new)
+            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (bounds[:-1], bounds[1:])
         )
-        return _State(new_enc, cs_new, ce_new), changed
+        return _State(new_enc, bounds), changed
 
     def _resplit(self, state: _State, new: str, a: int, edit_end: int, delta: int, allowed: set[str]):
         """The new chunks from `a` up to the first one after the edit that equals an old one, and
@@ -592,8 +615,10 @@ class _SplitsRule(_RegexRule):
 
     def full(self, enc: Encoding, allowed: set[str]) -> _State:
         cs, ce = enc.chunk_finder.spans()
-        enc.__dict__["_chunk_spans"] = (cs, ce)  # as `chunks` would find them, kept as arrays
-        return _State(enc, cs, ce)
+        bounds = _tiled(cs, ce, len(enc.text))
+        # as `chunks` would find them, kept as arrays
+        enc.__dict__["_chunk_spans"] = (cs, ce) if bounds is None else (bounds[:-1], bounds[1:])
+        return _State(enc, bounds)
 
     def _reach(self, allowed: set[str]) -> int:
         return self._added_reach
