@@ -281,12 +281,16 @@ class Encoding:
         """
         if lengths is None:
             lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(token_bytes))
-        ends = np.cumsum(lengths) - lead
-        starts = ends - lengths
-        np.clip(starts, 0, None, out=starts)
-        np.clip(ends, 0, None, out=ends)
+        # The tokens' bytes tile the text: token i spans bounds[i]:bounds[i + 1], one array for both.
+        bounds = np.zeros(len(lengths) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=bounds[1:])
+        if lead:
+            bounds -= lead
+            np.clip(bounds, 0, None, out=bounds)
+        starts, ends = bounds[:-1], bounds[1:]
         if len(dropped):
             starts, ends = _around(text, dropped, starts, ends)
+            bounds = None
         enc = cls(
             text,
             ids if isinstance(ids, (list, TokenIds)) else list(ids),
@@ -298,6 +302,8 @@ class Encoding:
             chunk_finder,
             dropped=tuple(dropped),
         )
+        if bounds is not None:
+            enc.__dict__["_byte_bounds"] = bounds
         if id_array is not None:
             enc.__dict__["id_array"] = id_array
         return enc
@@ -319,12 +325,15 @@ class Encoding:
         n_bytes: int,
         chunk_spans: tuple[np.ndarray, np.ndarray] | None = None,
         id_array: np.ndarray | None = None,
+        byte_bounds: np.ndarray | None = None,
     ) -> "Encoding":
         """Build with the derived values already known, so none is recomputed over the whole text.
 
         For incremental re-tokenization, which splices them from the previous Encoding. The caller
         guarantees they equal what the properties would compute. `chunk_spans` (code-point start
-        and end arrays) makes `chunks` read them instead of running a regex over the text.
+        and end arrays) makes `chunks` read them instead of running a regex over the text;
+        `byte_bounds`, when the byte spans tile the text, is the array they are both views of
+        (`byte_starts` is byte_bounds[:-1], `byte_ends` byte_bounds[1:]).
 
         >>> enc = Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"])
         >>> again = Encoding.from_parts("ab", enc.ids, enc.token_bytes, enc.byte_starts,
@@ -341,6 +350,8 @@ class Encoding:
             enc.__dict__["_chunk_spans"] = chunk_spans
         if id_array is not None:
             enc.__dict__["id_array"] = id_array
+        if byte_bounds is not None:
+            enc.__dict__["_byte_bounds"] = byte_bounds
         return enc
 
     def __len__(self) -> int:

@@ -333,8 +333,13 @@ def _splice(
 
     id_array = join(enc.id_array, np.asarray(win.ids, dtype=np.int64))
     ids = TokenIds(id_array)
-    byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
-    byte_ends = join(enc.byte_ends, win.byte_ends, byte_delta)
+    bounds = _tiled_bytes(enc, t0, t1, win, byte_start, byte_delta)
+    if bounds is not None:  # one array for both ends
+        bounds = _spliced(bounds, t0, t1, win.byte_starts, byte_delta)
+        byte_starts, byte_ends = bounds[:-1], bounds[1:]
+    else:
+        byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
+        byte_ends = join(enc.byte_ends, win.byte_ends, byte_delta)
     if enc.starts is enc.byte_starts and new_text.isascii() and (not n_tokens or byte_starts[-1] < len(new_text)):
         starts, ends = byte_starts, byte_ends  # as Encoding finds them for ASCII text: no copies
     else:
@@ -349,6 +354,7 @@ def _splice(
         n_bytes=enc.n_bytes + byte_delta,
         chunk_spans=chunk_spans,
         id_array=id_array,
+        byte_bounds=bounds,
     )
     edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
     edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
@@ -357,6 +363,20 @@ def _splice(
         win.ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
     )
     return new, _changed_range(new, i + t0, j + t0, *edit)
+
+
+def _tiled_bytes(enc: Encoding, t0: int, t1: int, win: _Window, byte_start: int, byte_delta: int):
+    """The Encoding's byte bounds (`Encoding.from_parts`), if it has them and the window's tokens
+    tile the bytes from where token t0 started to where token t1 now starts; else None."""
+    bounds = enc.__dict__.get("_byte_bounds")
+    if bounds is None:
+        return None
+    starts, ends = win.byte_starts, win.byte_ends
+    if not len(starts):
+        return bounds if int(bounds[t0]) == int(bounds[t1]) + byte_delta else None
+    if int(starts[0]) != byte_start or int(ends[-1]) != int(bounds[t1]) + byte_delta:
+        return None
+    return bounds if np.array_equal(starts[1:], ends[:-1]) else None
 
 
 def _spliced(old: np.ndarray, i: int, j: int, mid: np.ndarray, shift: int) -> np.ndarray:
@@ -475,6 +495,7 @@ class _RegexRule:
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes,
             chunk_spans=(cs, ce) if bounds is None else (bounds[:-1], bounds[1:]), id_array=enc.id_array,
+            byte_bounds=enc.__dict__.get("_byte_bounds"),
         )
         return _State(full, bounds)
 
