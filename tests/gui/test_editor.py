@@ -336,6 +336,14 @@ def test_panels_smoke(qtbot, window):
     assert model.data(model.index(1, 1)) == result.encoding.ids[1]
     assert result.encoding.token_bytes[1] == b" \xf0\x9f\x91"  # GPT-2: space + 3 of the emoji's bytes
     assert model.data(model.index(1, 2)) == "␣\\xf0\\x9f\\x91"  # the space shows, and the bytes
+    # the other roles a view asks: colour, tooltip and alignment where they belong, nothing else
+    roles = Qt.ItemDataRole
+    assert model.data(model.index(1, 2), roles.BackgroundRole) == window.token_table.model()._palette.background(
+        int(result.colours[1]))
+    assert model.data(model.index(1, 3), roles.ToolTipRole) == "20 f0 9f 91"
+    assert model.data(model.index(1, 0), roles.TextAlignmentRole) == int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+    assert [model.data(model.index(1, c), r) for c in range(4)
+            for r in (roles.DecorationRole, roles.FontRole, roles.ForegroundRole)] == [None] * 12
     window.state.set_hovered(2)
     selections = window.editor.extraSelections()
     assert len(selections) == 1

@@ -17,6 +17,13 @@ from .state import AppState
 from .tokenized import Tokenized
 
 HEADERS = ["#", "id", "text", "bytes"]
+# The roles the model answers, as the ints a view asks with. subtle: a view asks seven roles per
+# cell on every repaint (decoration, font, foreground, check state too): those return at once.
+DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND = (int(r) for r in (
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole,
+    Qt.ItemDataRole.BackgroundRole))
+ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
 class TokenTableModel(QAbstractTableModel):
@@ -51,12 +58,12 @@ class TokenTableModel(QAbstractTableModel):
             return HEADERS[section]
         return None
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
+    def data(self, index, role=DISPLAY):
         result = self.result
-        if result is None or not index.isValid():
+        if role not in ROLES or result is None or not index.isValid():
             return None
         row, col = index.row(), index.column()
-        if role == Qt.ItemDataRole.DisplayRole:
+        if role == DISPLAY:
             if col == 0:
                 return row
             if col == 1:
@@ -65,12 +72,12 @@ class TokenTableModel(QAbstractTableModel):
             if col == 2:
                 return token_label(data)
             return data.hex(" ")
-        if role == Qt.ItemDataRole.ToolTipRole and col == 3:  # a long token's bytes are elided
+        if role == TOOLTIP and col == 3:  # a long token's bytes are elided
             return result.encoding.token_bytes[row].hex(" ")
-        if role == Qt.ItemDataRole.BackgroundRole and col == 2:
+        if role == BACKGROUND and col == 2:
             return self._palette.background(int(result.colours[row]))
-        if role == Qt.ItemDataRole.TextAlignmentRole and col < 2:
-            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        if role == ALIGNMENT and col < 2:
+            return RIGHT
         return None
 
 
