@@ -42,6 +42,7 @@ class FittingLabel(QLabel):
         self.rich = rich
         self.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
         self.forms: list[str] = []
+        self._bold: QFontMetrics | None = None  # of the label's font in bold, made when first needed
 
     def set_forms(self, forms: list[str], tip: str | None = None) -> None:
         self.setToolTip(tip if tip is not None else forms[0] if forms else "")
@@ -61,9 +62,11 @@ class FittingLabel(QLabel):
         fm = self.fontMetrics()
         if not self.rich:
             return fm.horizontalAdvance(form)
-        bold = QFont(self.font())
-        bold.setBold(True)
-        bfm = QFontMetrics(bold)
+        if self._bold is None:
+            bold = QFont(self.font())
+            bold.setBold(True)
+            self._bold = QFontMetrics(bold)
+        bfm = self._bold
         extra = sum(bfm.horizontalAdvance(s) - fm.horizontalAdvance(s) for s in map(plain, BOLD.findall(form)))
         return fm.horizontalAdvance(plain(form)) + extra + 1  # +1: the pixel a glyph may round up to
 
@@ -97,5 +100,6 @@ class FittingLabel(QLabel):
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
+            self._bold = None
             self.updateGeometry()
             self._fit()

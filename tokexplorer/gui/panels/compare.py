@@ -5,8 +5,9 @@ the others are `TokenEditor`s on the same QTextDocument, each fed by its own `To
 (incremental re-tokenization, the generation rule), so typing in any pane edits all and each
 paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer is cheapest
 (and, for a sample that compares parts, what each part costs); each pane's header has its picker,
-its counts, the difference to the first pane and what the selection costs (shorter in a narrow
-pane, the tokens first: `FittingLabel`). Thin marks over the text show the token boundaries a
+its counts, the difference to the first pane and what the selection costs. In a narrow window
+each of these lines shows the fullest of its forms that fits (`FittingLabel`): a pane always its
+tokens and its difference to the first, the summary always the cheapest tokenizer. Thin marks over the text show the token boundaries a
 pane has and another lacks (red where one falls inside a character's UTF-8 bytes). Scrolling and
 the caret move in step; hovering a token highlights the tokens covering it in every pane.
 
