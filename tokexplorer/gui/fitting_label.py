@@ -43,11 +43,12 @@ class FittingLabel(QLabel):
         self.setTextFormat(Qt.TextFormat.RichText if rich else Qt.TextFormat.PlainText)
         self.forms: list[str] = []
         self._bold: QFontMetrics | None = None  # of the label's font in bold, made when first needed
+        self._widths: tuple[int, int] | None = None  # of the fullest and the shortest form, once measured
 
     def set_forms(self, forms: list[str], tip: str | None = None) -> None:
         self.setToolTip(tip if tip is not None else forms[0] if forms else "")
         if forms != self.forms:
-            self.forms = forms
+            self.forms, self._widths = forms, None
             self.updateGeometry()
             parent = self.parentWidget()
             if (self.sizePolicy().horizontalPolicy() != QSizePolicy.Policy.Ignored and parent is not None
@@ -80,18 +81,22 @@ class FittingLabel(QLabel):
                 fitting = html.escape(fitting)
         self.setText(fitting or "")
 
-    def _hint(self, form: str | None) -> QSize:
-        height = super().sizeHint().height()
-        if form is None:
+    def _hint(self, shortest: bool) -> QSize:
+        # One line: its height is the font's (not QLabel's hint, which lays the rich text out
+        # again after every change of text: layouts ask for hints several times a keystroke).
+        frame = self.size() - self.contentsRect().size()
+        height = self.fontMetrics().height() + frame.height() + 2 * self.margin()
+        if not self.forms:
             return QSize(0, height)
-        frame = self.width() - self.contentsRect().width() + 2 * self.margin()
-        return QSize(self.text_width(form) + frame, height)
+        if self._widths is None:
+            self._widths = (self.text_width(self.forms[0]), self.text_width(self.forms[-1]))
+        return QSize(self._widths[shortest] + frame.width() + 2 * self.margin(), height)
 
     def sizeHint(self) -> QSize:
-        return self._hint(self.forms[0] if self.forms else None)
+        return self._hint(shortest=False)
 
     def minimumSizeHint(self) -> QSize:
-        return self._hint(self.forms[-1] if self.forms else None)
+        return self._hint(shortest=True)
 
     def resizeEvent(self, event) -> None:
         super().resizeEvent(event)
@@ -100,6 +105,6 @@ class FittingLabel(QLabel):
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
-            self._bold = None
+            self._bold, self._widths = None, None
             self.updateGeometry()
             self._fit()
