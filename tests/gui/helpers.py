@@ -21,6 +21,8 @@ class FakeDialogs:
         self.paths: dict[str, str | None] = {}
         self.restore_answer = "restore"
         self.stop_training_answer = True
+        self.stop_sweep_answer = True
+        self.unsaved_tokenizers_answer = "discard"
 
     def open_text_path(self, folder):
         self.asked.append(("open_text_path", folder))
@@ -57,6 +59,14 @@ class FakeDialogs:
     def ask_stop_training(self, what, lost):
         self.asked.append(("ask_stop_training", (what, lost)))
         return self.stop_training_answer
+
+    def ask_stop_sweep(self, lost):
+        self.asked.append(("ask_stop_sweep", lost))
+        return self.stop_sweep_answer
+
+    def ask_unsaved_tokenizers(self, names):
+        self.asked.append(("ask_unsaved_tokenizers", names))
+        return self.unsaved_tokenizers_answer
 
     def choose_encoding(self, error):
         self.asked.append(("choose_encoding", error))

@@ -281,3 +281,18 @@ def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, m
     assert not window.documents.save()
     assert window.banner.kind == "error" and "No space left on device" in window.banner.label.text()
     assert target.read_text("utf-8") == "kept" and window.state.modified
+
+
+def test_the_details_box(monkeypatch, qtbot):
+    """Dialogs.show_details (the banner's Details… after an internal error) is the real dialogs'
+    method: it was defined, unreachable, inside info_dialog."""
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from tokexplorer.gui.dialogs import Dialogs
+
+    shown = []
+    monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append((box.text(), box.detailedText())) or 0)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    Dialogs(parent).show_details("Internal error", "something broke", "Traceback ...")
+    assert shown == [("something broke", "Traceback ...")]

@@ -13,10 +13,11 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tokexplorer.core.compare import boundary_marks, covering
+from tokexplorer.core.compare import boundary_marks, cheapest, compare_counts, covering, summary
 from tokexplorer.core.quirks import quirk, sample_text
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
+from tokexplorer.gui.fitting_label import plain
 from tokexplorer.gui.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding
@@ -208,6 +209,46 @@ def test_selection_counts_readable_in_four_narrow_panes(window, qtbot, corpora):
     assert all(c.header.selection.text() == c.header.selection.toolTip() for c in view.columns)  # wide
 
 
+def fits(label) -> bool:
+    return label.text_width(label.text()) <= label.contentsRect().width()
+
+
+def test_counts_and_summary_readable_in_four_narrow_panes(window, qtbot, corpora):
+    """Four panes in a 1000 px window: each pane's two count lines fit the pane and keep its tokens
+    and its difference to the first pane (the full lines in the tooltips); the summary row fits
+    and names the cheapest tokenizer. Widened, the full lines come back."""
+    window.resize(1000, 700)
+    text = (corpora / "multilingual/udhr/udhr_mya.txt").read_text("utf-8")[:2000]
+    names = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+    view = compare(qtbot, window, text, names)
+    QApplication.processEvents()
+    assert window.width() <= 1000 and len(view.columns) == 4
+    counts = compare_counts(names, [r.encoding for _, r in view._shown()])
+    for i, (column, c) in enumerate(zip(view.columns, counts)):
+        head = column.header
+        assert fits(head.counts) and fits(head.ratios), (head.counts.text(), head.ratios.text())
+        shown = plain(head.counts.text())
+        assert shown.startswith(f"{c.tokens:,}")
+        if i:
+            assert f"{c.delta_pct:+.1f}%" in shown, shown
+        assert head.ratios.text().startswith(f"{c.bytes_per_token:.2f} B")
+        full = (f"<b>{c.tokens:,}</b> tokens · " + (f"{c.delta_label()} vs gpt2" if i else "the reference"))
+        assert head.counts.toolTip() == full
+        assert head.ratios.toolTip() == f"{c.bytes_per_token:.2f} bytes/token · {c.chars_per_token:.2f} chars/token"
+    assert any(plain(c.header.counts.text()) != plain(c.header.counts.toolTip()) for c in view.columns)  # narrow
+    best = counts[cheapest(counts)[0]].name
+    assert best == "o200k_base" and fits(view.summary)
+    assert plain(view.summary.text()).startswith(f"cheapest: {best}")
+    assert view.summary.toolTip() == summary(counts)
+    assert plain(view.summary.text()) != summary(counts)  # it had to be shortened
+    window.resize(2200, 700)
+    QApplication.processEvents()
+    for column in view.columns:
+        assert column.header.counts.text() == column.header.counts.toolTip()
+        assert column.header.ratios.text() == column.header.ratios.toolTip()
+    assert plain(view.summary.text()) == summary(counts)
+
+
 def test_scrolling_and_caret_in_step(window, qtbot, corpora):
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:40_000]
     view = compare(qtbot, window, text, ["gpt2", "cl100k_base", "llama-sp"])
@@ -242,7 +283,7 @@ def test_panes_are_added_and_removed(window, qtbot):
 def test_a_refused_special_token_is_counted_as_text_and_said(window, qtbot, tmp_path):
     text = "a <|endoftext|> b"
     view = compare(qtbot, window, text, ["gpt2", "llama-sp", "cl100k_base"])
-    heads = [c.header.counts.text() for c in view.columns]
+    heads = [c.header.ratios.text() for c in view.columns]  # the second line says it
     assert "refused" in heads[0] and "refused" not in heads[1] and "refused" in heads[2]
     as_text = [len(tiktoken_encoding(n, tmp_path).encode_ordinary(text)) for n in ("gpt2", "cl100k_base")]
     assert [token_counts(view)[0], token_counts(view)[2]] == as_text
@@ -250,7 +291,7 @@ def test_a_refused_special_token_is_counted_as_text_and_said(window, qtbot, tmp_
     wait_compared(qtbot, window)
     assert [token_counts(view)[0], token_counts(view)[2]] == [
         len(tiktoken_encoding(n, tmp_path).encode(text, allowed_special="all")) for n in ("gpt2", "cl100k_base")]
-    assert not any("refused" in c.header.counts.text() for c in view.columns)
+    assert not any("refused" in c.header.counts.text() + c.header.ratios.text() for c in view.columns)
 
 
 def test_screenshot_of_the_compare_view(tmp_path):

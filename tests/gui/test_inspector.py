@@ -12,6 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.app import select_code_points
+from tokexplorer.gui.panels import inspector
 
 from .helpers import wait_settled
 
@@ -315,3 +316,42 @@ def test_the_byte_strip_shows_its_labels_whole(qtbot, make_window, app_font, sca
     window.resizeDocks([window.inspector_dock], [1], Qt.Orientation.Vertical)  # as short as it goes
     QApplication.processEvents()
     assert first_row_shown_whole(panel)
+
+
+def notes_and_tree(panel) -> tuple[float, float, float]:
+    """(lines the notes' text needs, lines the notes pane shows, rows the tree shows), the lines
+    rounded (a label is a pixel or two taller than its lines' spacing)."""
+    line = panel.notes.fontMetrics().lineSpacing()
+    need = round(panel.notes.heightForWidth(panel._split.width()) / line)
+    return need, round(panel._notes_area.height() / line), panel.tree.viewport().height() / panel.tree.sizeHintForRow(0)
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5])
+def test_the_notes_take_only_the_lines_they_need(qtbot, make_window, app_font, scale, corpora):
+    """The notes pane is as tall as its text (one line for one note; at most NOTES_LINES, then it
+    scrolls), so the code-point tree keeps the room; in a short dock the notes give way first,
+    down to one line. (They kept three lines whatever they said, and the tree gave way.)"""
+    app_font(scale)
+    window = make_window()
+    window.resize(1100, 1100)  # room for a tall dock
+    window.show_view("inspector")
+    panel = window.inspector
+    window.state.set_tokenizer("cl100k_base")
+    myanmar = (corpora / "multilingual/udhr/udhr_mya.txt").read_text("utf-8")[:1000]
+    window.documents.set_text("a\u200bb and more " + myanmar)
+    wait_settled(qtbot, window)
+
+    def show(start: int, end: int, dock: int) -> tuple[float, float, float]:
+        window.resizeDocks([window.inspector_dock], [dock], Qt.Orientation.Vertical)
+        assert select_code_points(window, start, end)
+        qtbot.waitUntil(lambda: panel.up_to_date and panel.info is not None and panel.info.counts.end == end)
+        QApplication.processEvents()
+        return notes_and_tree(panel)
+
+    need, shown, rows = show(0, 3, 320)  # a zero-width space: one note
+    assert "ZERO WIDTH SPACE" in panel.notes.text() and need == 1
+    assert shown == 1  # the tree has the rest
+    need, shown, rows = show(14, 414, 520)  # a long Myanmar selection: four lines of notes
+    assert need > inspector.NOTES_LINES and shown == inspector.NOTES_LINES and rows >= inspector.TREE_ROWS
+    need, shown, rows = show(14, 414, 300)  # a short dock
+    assert rows < inspector.TREE_ROWS + 1 and shown == 1  # the notes gave way to the tree

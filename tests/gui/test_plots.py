@@ -108,6 +108,8 @@ def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):
     tab.cancel()
     qtbot.waitUntil(lambda: tab.run_button.isEnabled(), timeout=60_000)
     assert tab.status.text() == "Cancelled." and tab.figure.sweep is None
+    window.close()  # no sweep runs: nothing to ask
+    assert not window.isVisible() and "ask_stop_sweep" not in [k for k, _ in window.dialogs.asked]
 
 
 def _sweepers() -> list:
@@ -118,7 +120,7 @@ def _sweepers() -> list:
 
 def test_sweep_trains_in_a_child_process_that_cancel_and_closing_end(qtbot, window, corpora, tmp_path):
     """The sweep's training runs in a process of its own (the window's thread stays free); Cancel
-    ends it, and so does closing the window."""
+    ends it, and so does closing the window, once the user says so (the window asks first)."""
     from PySide6.QtCore import QThreadPool
 
     big = tmp_path / "big.txt"
@@ -139,7 +141,13 @@ def test_sweep_trains_in_a_child_process_that_cancel_and_closing_end(qtbot, wind
             tab.cancel_button.click()
             assert tab.status.text() == "Cancelled." and tab.run_button.isEnabled()
         else:
+            window.dialogs.stop_sweep_answer = False
+            window.close()  # asks first; Cancel keeps the window and the sweep
+            assert window.isVisible() and tab.service.running and child.is_alive()
+            window.dialogs.stop_sweep_answer = True
             window.close()
+            assert not window.isVisible()
+            assert [k for k, _ in window.dialogs.asked].count("ask_stop_sweep") == 2
         assert not tab.service.running
         qtbot.waitUntil(lambda: QThreadPool.globalInstance().activeThreadCount() == 0, timeout=60_000)
         qtbot.waitUntil(lambda: not _sweepers(), timeout=10_000)

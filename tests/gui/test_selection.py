@@ -3,8 +3,11 @@ counts, with real tokenizers."""
 
 from __future__ import annotations
 
+from PySide6.QtWidgets import QApplication
+
 from tokexplorer.core.quirks import quirk
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.gui.positions import utf16_len
 from tokexplorer.gui.selection import code_point_at16
@@ -63,3 +66,31 @@ def test_selection_counts_follow_the_tokenizer(window, qtbot):
     window.state.set_tokenizer("llama-sp")
     wait_settled(qtbot, window)
     qtbot.waitUntil(lambda: window.selection_counts.text() == "selection: 4 tokens (4 whole) · 1 char · 4 bytes")
+
+
+def test_status_bar_counts_keep_their_tokens_in_a_narrow_window(window, qtbot):
+    """Long counts in a window as narrow as it goes: the status bar's selection counts and text
+    counts each show a line that fits, with the tokens (the full lines in the tooltips); widened,
+    the full lines come back. (The selection line was cut to "s".)"""
+    text = "To be, or not to be: that is the question. " * 24_000  # 1 MB: long numbers
+    window.state.set_tokenizer("cl100k_base")
+    window.documents.set_text(text)
+    wait_settled(qtbot, window)
+    select_code_points(window, 0, 400_000)
+    qtbot.waitUntil(lambda: window.selection_counts.forms != [])
+    window.resize(600, 600)  # the window stops at its minimum width
+    QApplication.processEvents()
+    sel, counts = window.selection_counts, window.counts_label
+    enc = window.state.result.encoding
+    s, n = selection_counts(enc, 0, 400_000), len(enc)
+    assert window.width() < 1000
+    for label, tokens in ((sel, s.tokens), (counts, n)):
+        assert label.isVisible() and label.text_width(label.text()) <= label.contentsRect().width(), label.text()
+        assert f"{tokens:,} token" in label.text()
+        assert label.text() != label.toolTip().splitlines()[0]  # shortened
+    assert sel.toolTip().startswith(f"selection: {s.tokens:,} tokens ({s.whole:,} whole) · 400,000 chars")
+    assert counts.toolTip().startswith(f"{n:,} tokens · {len(text):,} characters")
+    window.resize(1800, 600)
+    QApplication.processEvents()
+    for label in (sel, counts):
+        assert label.text() == label.toolTip().splitlines()[0]

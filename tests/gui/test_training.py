@@ -389,3 +389,116 @@ def test_the_stop_training_question(monkeypatch, qtbot, button, stops):
     assert lost == "The 7 merges learned so far will be lost."
     assert sorted(b.replace("&", "") for b in buttons) == ["Cancel", "Stop Training and Close"]
     assert default.replace("&", "") == "Cancel"
+
+
+def unsaved_questions(window) -> list:
+    return [names for kind, names in window.dialogs.asked if kind == "ask_unsaved_tokenizers"]
+
+
+def train_two(qtbot, panel, small_corpus) -> list[str]:
+    """Train two small tokenizers in the window; their names in the picker."""
+    panel.set_paths([small_corpus])
+    names = []
+    for size in (300, 320):
+        panel.vocab_spin.setValue(size)
+        run_training(qtbot, panel)
+        names.append(panel.result_name)
+    return names
+
+
+def test_closing_with_trained_tokenizers_never_saved_asks_and_saves_each(qtbot, window, small_corpus, tmp_path):
+    """Trained tokenizers live in memory only: closing asks (Cancel keeps the window; Save… asks
+    where for each in turn, writes it, then closes), and what was written loads back."""
+    panel = window.training_panel
+    names = train_two(qtbot, panel, small_corpus)
+    trained = {name: window.state.catalog.get(name) for name in names}
+    window.dialogs.unsaved_tokenizers_answer = "cancel"
+    window.close()
+    assert window.isVisible() and unsaved_questions(window) == [names]
+    asked_where = []
+
+    def where(suggested, formats):
+        asked_where.append(suggested)
+        return str(tmp_path / f"tok{len(asked_where)}"), "minbpe"
+
+    window.dialogs.save_tokenizer_path = where
+    window.dialogs.unsaved_tokenizers_answer = "save"
+    window.close()
+    assert not window.isVisible() and len(unsaved_questions(window)) == 2 and len(asked_where) == 2
+    sample = small_corpus.read_text("utf-8")[:2000]
+    for i, name in enumerate(names, start=1):
+        loaded = load_tokenizer(tmp_path / f"tok{i}.model")
+        assert loaded.encode(sample).ids == trained[name].encode(sample).ids
+
+
+def test_a_cancelled_save_keeps_the_window_and_discard_closes(qtbot, window, small_corpus):
+    panel = window.training_panel
+    names = train_two(qtbot, panel, small_corpus)
+    window.dialogs.unsaved_tokenizers_answer = "save"
+    window.dialogs.paths["save_tokenizer"] = None  # the save dialog is cancelled
+    window.close()
+    assert window.isVisible() and panel.unsaved.keys() == set(names)
+    window.dialogs.unsaved_tokenizers_answer = "discard"
+    window.close()
+    assert not window.isVisible() and unsaved_questions(window) == [names, names]
+
+
+def test_a_tokenizer_saved_from_the_panel_is_not_asked_about(qtbot, window, small_corpus, tmp_path):
+    panel = window.training_panel
+    first, second = train_two(qtbot, panel, small_corpus)
+    window.dialogs.paths["save_tokenizer"] = (str(tmp_path / "second"), "minbpe")
+    panel.save_button.click()  # saves the last one trained
+    qtbot.waitUntil(lambda: panel.message.text().startswith("saved"), timeout=TIMEOUT)
+    window.dialogs.unsaved_tokenizers_answer = "cancel"
+    window.close()
+    assert unsaved_questions(window) == [[first]]
+    window.dialogs.unsaved_tokenizers_answer = "discard"
+    window.close()
+    assert not window.isVisible()
+
+
+@pytest.mark.parametrize("button, answer", [("Save…", "save"), ("Discard", "discard"), ("Cancel", "cancel")])
+def test_the_unsaved_tokenizers_question(monkeypatch, qtbot, button, answer):
+    """The real question box: its text, buttons, default (Save…) and what each answers."""
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from tokexplorer.gui.dialogs import Dialogs
+
+    shown = []
+
+    def click(box):
+        shown.append((box.text(), [b.text().replace("&", "") for b in box.buttons()],
+                      box.defaultButton().text()))
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", click)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    assert Dialogs(parent).ask_unsaved_tokenizers(["BPE gpt4 300 (swift)", "BPE gpt4 320 (swift)"]) == answer
+    assert Dialogs(parent).ask_unsaved_tokenizers(["SP bpe 600 (text)"]) == answer
+    (many, buttons, default), (one, _, _) = shown
+    assert many == "2 trained tokenizers are not saved: “BPE gpt4 300 (swift)”, “BPE gpt4 320 (swift)”."
+    assert one == "The trained tokenizer “SP bpe 600 (text)” is not saved."
+    assert sorted(buttons) == ["Cancel", "Discard", "Save…"] and default == "Save…"
+
+
+@pytest.mark.parametrize("button, stops", [("Stop the Sweep and Close", True), ("Cancel", False)])
+def test_the_stop_sweep_question(monkeypatch, qtbot, button, stops):
+    from PySide6.QtWidgets import QMessageBox, QWidget
+
+    from tokexplorer.gui.dialogs import Dialogs
+
+    shown = []
+
+    def click(box):
+        shown.append((box.text(), box.defaultButton().text().replace("&", "")))
+        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
+        return 0
+
+    monkeypatch.setattr(QMessageBox, "exec", click)
+    parent = QWidget()
+    qtbot.addWidget(parent)
+    assert Dialogs(parent).ask_stop_sweep("Nothing of it is kept.") is stops
+    assert shown == [("The vocab-size sweep is still running. Stop the sweep and close tokexplorer?", "Cancel")]
+

@@ -361,7 +361,12 @@ def _take_screenshots(window, paths: list[Path], names: list[str],
             window.app_exit(1)
 
     def save(path: Path) -> None:
+        from PySide6.QtCore import QCoreApplication, QEvent
+
         todo.pop(0)
+        # subtle: a label that got its text in this event-loop turn (the status bar's selection
+        # counts) has not been given its new width yet: lay out first, or it is drawn squeezed.
+        QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
         window.repaint()
         if not window.grab().save(str(path), "PNG"):
             print(f"tokexplorer: error: cannot write {path}", file=sys.stderr)

@@ -90,14 +90,39 @@ class Dialogs:
 
     def ask_stop_training(self, what: str, lost: str) -> bool:
         """The window is closing while `what` trains: True to stop it and close, False to go on."""
-        box = QMessageBox(QMessageBox.Icon.Warning, "Training in progress",
-                          f"{what} is still training. Stop it and close tokexplorer?", parent=self.parent)
+        return self._ask_stop("Training in progress", f"{what} is still training. Stop it and close tokexplorer?",
+                              lost, "Stop Training and Close")
+
+    def ask_stop_sweep(self, lost: str) -> bool:
+        """The window is closing while the Plots panel's sweep runs: True to stop it and close."""
+        return self._ask_stop("Sweep in progress", "The vocab-size sweep is still running. Stop the sweep and "
+                              "close tokexplorer?", lost, "Stop the Sweep and Close")
+
+    def _ask_stop(self, title: str, text: str, lost: str, stop_label: str) -> bool:
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, parent=self.parent)
         box.setInformativeText(lost)
-        stop = box.addButton("Stop Training and Close", QMessageBox.ButtonRole.DestructiveRole)
+        stop = box.addButton(stop_label, QMessageBox.ButtonRole.DestructiveRole)
         keep = box.addButton(QMessageBox.StandardButton.Cancel)
-        box.setDefaultButton(keep)  # Return keeps the training, as Escape does
+        box.setDefaultButton(keep)  # Return keeps it running, as Escape does
         box.exec()
         return box.clickedButton() is stop
+
+    def ask_unsaved_tokenizers(self, names: list[str]) -> str:
+        """The window is closing and tokenizers trained in it were never saved: 'save' (each in
+        turn asks where), 'discard' or 'cancel'."""
+        if len(names) == 1:
+            text = f"The trained tokenizer “{names[0]}” is not saved."
+        else:
+            text = f"{len(names)} trained tokenizers are not saved: " + ", ".join(f"“{n}”" for n in names) + "."
+        box = QMessageBox(QMessageBox.Icon.Warning, "Trained tokenizers not saved", text, parent=self.parent)
+        box.setInformativeText("They live only in this window and are gone once it closes. Save them to open "
+                               "them again later (Save… asks where, one at a time).")
+        save = box.addButton("Save…", QMessageBox.ButtonRole.AcceptRole)
+        discard = box.addButton(QMessageBox.StandardButton.Discard)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save)
+        box.exec()
+        return {save: "save", discard: "discard"}.get(box.clickedButton(), "cancel")
 
     def ask_restore(self, name: str, when: str, chars: int) -> str:
         """After an abnormal exit: 'restore', 'discard' or 'later' (kept for the next start)."""
@@ -125,6 +150,12 @@ class Dialogs:
     def show_info(self, title: str, rich_text: str) -> None:
         info_dialog(self.parent, title, rich_text).exec()
 
+    def show_details(self, title: str, text: str, details: str) -> None:
+        """An error with its details folded away (the "Show Details…" button)."""
+        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Close, self.parent)
+        box.setDetailedText(details)
+        box.exec()
+
 
 def info_dialog(parent: QWidget | None, title: str, rich_text: str) -> QDialog:
     """A dialog that shows rich text at its natural width (no name cut off), scrolling only
@@ -148,12 +179,6 @@ def info_dialog(parent: QWidget | None, title: str, rich_text: str) -> QDialog:
     layout.addWidget(browser)
     layout.addWidget(buttons)
     return dialog
-
-    def show_details(self, title: str, text: str, details: str) -> None:
-        """An error with its details folded away (the "Show Details…" button)."""
-        box = QMessageBox(QMessageBox.Icon.Warning, title, text, QMessageBox.StandardButton.Close, self.parent)
-        box.setDetailedText(details)
-        box.exec()
 
 
 def display_name(path: Path | None) -> str:

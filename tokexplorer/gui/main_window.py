@@ -458,7 +458,7 @@ class MainWindow(QMainWindow):
     # --- closing -------------------------------------------------------------------------
 
     def closeEvent(self, event) -> None:
-        if not self.training_panel.may_close() or not self.documents.maybe_save():
+        if not (self.training_panel.may_close() and self.plots.may_close() and self.documents.maybe_save()):
             event.ignore()
             return
         self.window_settings.save()

@@ -1,4 +1,5 @@
-"""The editor's selection as the core counts it: code points of the tokenized text.
+"""The editor's selection as the core counts it: code points of the tokenized text, and what it
+costs in words (`selection_forms`, for the status bar and the compare panes).
 
 `SelectionTracker` follows the editor's selection and caret and sets `AppState.selection`, but only
 while the tokens on screen are those of the editor's text (the result's `mark` is the editor's
@@ -13,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QObject
 
+from ..core.selection import SelectionCounts
 from .state import AppState
 from .tokenized import Tokenized
 
@@ -26,6 +28,24 @@ def code_point_at16(result: Tokenized, position16: int) -> int:
         u += 2 if ord(text[cp]) > 0xFFFF else 1
         cp += 1
     return cp
+
+
+def selection_forms(c: SelectionCounts) -> list[str]:
+    """What a selection costs, from the fullest to the shortest (for a `FittingLabel`); every
+    form keeps the tokens it touches.
+
+    >>> selection_forms(SelectionCounts(0, 30, 1234, 1200, 30, 88, 0))[2:]
+    ['selection: 1,234 tokens (1,200 whole)', 'selection: 1,234 tokens', 'sel.: 1,234 tokens', 'sel.: 1,234']
+    >>> selection_forms(SelectionCounts(0, 1, 1, 1, 1, 1, 0))[0]
+    'selection: 1 token (1 whole) · 1 char · 1 byte'
+    """
+    t = f"selection: {_n(c.tokens, 'token')} ({c.whole:,} whole)"
+    return [f"{t} · {_n(c.chars, 'char')} · {_n(c.bytes, 'byte')}", f"{t} · {_n(c.chars, 'char')}", t,
+            f"selection: {_n(c.tokens, 'token')}", f"sel.: {_n(c.tokens, 'token')}", f"sel.: {c.tokens:,}"]
+
+
+def _n(count: int, noun: str) -> str:
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
 class SelectionTracker(QObject):

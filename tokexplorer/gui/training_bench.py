@@ -102,6 +102,7 @@ def measure_training(path: Path, vocab_size: int = 32768, idle_s: float = 2.0) -
     report = TrainingLatency(Path(path).name, vocab_size, idle, training, time.perf_counter() - t0,
                              len(panel.log_model.records), panel.message.text())
     window.training_service.shutdown()
+    panel.unsaved.clear()  # the benchmark's tokenizer is not kept: closing asks nothing
     window.close()
     app.processEvents()
     return report

@@ -5,8 +5,9 @@ the others are `TokenEditor`s on the same QTextDocument, each fed by its own `To
 (incremental re-tokenization, the generation rule), so typing in any pane edits all and each
 paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer is cheapest
 (and, for a sample that compares parts, what each part costs); each pane's header has its picker,
-its counts, the difference to the first pane and what the selection costs (shorter in a narrow
-pane, the tokens first: `FittingLabel`). Thin marks over the text show the token boundaries a
+its counts, the difference to the first pane and what the selection costs. In a narrow window
+each of these lines shows the fullest of its forms that fits (`FittingLabel`): a pane always its
+tokens and its difference to the first, the summary always the cheapest tokenizer. Thin marks over the text show the token boundaries a
 pane has and another lacks (red where one falls inside a character's UTF-8 bytes). Scrolling and
 the caret move in step; hovering a token highlights the tokens covering it in every pane.
 
@@ -27,13 +28,14 @@ from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from ...core.compare import Counts, boundary_marks, compare_counts, covered_span, part_counts, summary
+from ...core.compare import Counts, boundary_marks, cheapest, compare_counts, covered_span, part_counts, summary
 from ...core.quirks import Quirk
 from ...core.registry import BUILTINS, builtin_names
 from ...core.selection import selection_counts
 from ..editor import TokenEditor
+from ..fitting_label import FittingLabel
 from ..positions import Edit, editor_prefix, utf16_len
-from ..selection import code_point_at16
+from ..selection import code_point_at16, selection_forms
 from ..state import AppState
 from ..tokenized import Tokenized
 from ..worker import TokenizeService
@@ -162,51 +164,60 @@ class ComparePane(TokenEditor):
         return self._result
 
 
-class FittingLabel(QLabel):
-    """One line of plain text: the first of its forms (fullest first) that fits the label's width,
-    with the fullest as its tooltip. A narrow pane says "selection: 87 tokens" rather than
-    "selection: 87 tokens (87 whole) · 30 chars · 8…"."""
+def count_forms(c: Counts, reference: str | None) -> list[str]:
+    """A pane's tokens and its difference to the first pane (`reference`; None for the first
+    pane itself), as rich text from the fullest to the shortest; every form keeps both.
 
-    def __init__(self, parent=None):
-        super().__init__(parent)
-        self.setTextFormat(Qt.TextFormat.PlainText)
-        self.forms: list[str] = []
-
-    def set_forms(self, forms: list[str]) -> None:
-        self.forms = forms
-        self.setToolTip(forms[0] if forms else "")
-        self._fit()
-
-    def _fit(self) -> None:
-        width, fm = self.contentsRect().width(), self.fontMetrics()
-        fitting = next((f for f in self.forms if fm.horizontalAdvance(f) <= width), None)
-        if fitting is None and self.forms:  # narrower than the shortest form: its start, elided
-            fitting = fm.elidedText(self.forms[-1], Qt.TextElideMode.ElideRight, width)
-        self.setText(fitting or "")
-
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)
-        self._fit()
-
-    def changeEvent(self, event) -> None:
-        super().changeEvent(event)
-        if event.type() == QEvent.Type.FontChange:
-            self._fit()
-
-
-def selection_forms(tokens: int, whole: int, chars: int, nbytes: int) -> list[str]:
-    """What a selection costs, from the fullest to the shortest; the tokens touched always come first.
-
-    >>> selection_forms(1234, 1200, 30, 88)[-3:]
-    ['selection: 1,234 tokens', 'sel.: 1,234 tokens', 'sel.: 1,234']
+    >>> count_forms(Counts("b", 8404, 9, 9, 5.4, 1.9, -35746, -80.97), "gpt2")[1:]
+    ['<b>8,404</b> tokens · -35,746 (-81.0%)', '<b>8,404</b> · -35,746 (-81.0%)', '<b>8,404</b> tokens · -81.0%', '<b>8,404</b> · -81.0%']
     """
-    t = f"selection: {tokens:,} tokens ({whole:,} whole)"
-    return [f"{t} · {chars:,} chars · {nbytes:,} bytes", f"{t} · {chars:,} chars", t,
-            f"selection: {tokens:,} tokens", f"sel.: {tokens:,} tokens", f"sel.: {tokens:,}"]
+    n = f"<b>{c.tokens:,}</b>"
+    if reference is None:
+        return [f"{n} tokens · the reference", f"{n} tokens", n]
+    delta = c.delta_label()
+    pct = "±0" if c.delta == 0 else f"{c.delta_pct:+.1f}%"
+    forms = [f"{n} tokens · {delta} vs {html.escape(reference)}", f"{n} tokens · {delta}", f"{n} · {delta}",
+             f"{n} tokens · {pct}", f"{n} · {pct}"]
+    return list(dict.fromkeys(forms))
+
+
+def ratio_forms(c: Counts, refused: str | None, colour: str) -> list[str]:
+    """A pane's second line as rich text, fullest first: a refused special token (counted as
+    text) when there is one, which stays; then bytes and characters per token as room allows.
+
+    >>> ratio_forms(Counts("b", 4, 9, 9, 2.25, 2.25, -2, -33.3), None, "red")[-1]
+    '2.25 B/tok'
+    """
+    ratios = [f"{c.bytes_per_token:.2f} bytes/token · {c.chars_per_token:.2f} chars/token",
+              f"{c.bytes_per_token:.2f} B/tok · {c.chars_per_token:.2f} ch/tok", f"{c.bytes_per_token:.2f} B/tok"]
+    if refused is None:
+        return ratios
+    said = f"<span style='color:{colour}'>{html.escape(refused)} refused: counted as text</span>"
+    short = f"<span style='color:{colour}'>{html.escape(refused)} refused</span>"
+    return [f"{said} · {r}" for r in ratios] + [said, short]
+
+
+def summary_forms(counts: list[Counts]) -> list[str]:
+    """The summary row, fullest first (`core.compare.summary`'s line); every form names the
+    cheapest tokenizer.
+
+    >>> summary_forms([Counts("gpt2", 6, 18, 18, 3, 3, 0, 0.0), Counts("cl100k_base", 4, 18, 18, 4.5, 4.5, -2, -33.3)])[1:]
+    ['cheapest: cl100k_base, 4 tokens', 'cheapest: cl100k_base']
+    """
+    if not counts:
+        return []
+    best = cheapest(counts)
+    least = counts[best[0]].tokens
+    if len(best) == len(counts):
+        return [summary(counts), f"all cost the same: {least:,} tokens", "all cost the same"]
+    winners = " = ".join(counts[i].name for i in best)
+    return [summary(counts), f"cheapest: {winners}, {least:,} tokens", f"cheapest: {winners}"]
 
 
 class PaneHeader(QWidget):
-    """Above a pane: its tokenizer picker, its counts, the selection's cost and a close button."""
+    """Above a pane: its tokenizer picker, its counts (two lines: tokens and the difference to the
+    first pane; ratios), the selection's cost and a close button. Each line shows the fullest of
+    its forms that fits the pane."""
 
     def __init__(self, closable: bool, parent=None):
         super().__init__(parent)
@@ -214,17 +225,21 @@ class PaneHeader(QWidget):
         self.picker.setObjectName("compare_picker")
         self.picker.setMinimumContentsLength(12)
         self.picker.setToolTip("The tokenizer of this pane")
-        self.counts = QLabel("")
+        # A narrow pane shows shorter forms, never cut ones.
+        self.counts = FittingLabel(rich=True)
         self.counts.setObjectName("compare_counts")
-        self.selection = FittingLabel()  # a narrow pane shows a shorter form, never a cut one
+        self.ratios = FittingLabel(rich=True)
+        self.ratios.setObjectName("compare_ratios")
+        self.selection = FittingLabel()
         self.selection.setObjectName("compare_selection")
         # subtle: a label asks for the width of its text, which would make the panes unequal;
         # equal panes keep one line wrapping width for the document they share.
-        for label in (self.counts, self.selection):
+        for label in (self.counts, self.ratios, self.selection):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        # Two lines whatever it says ("tokenizing…" or the counts): a header that changed height
-        # would resize its pane, and lay out and repaint all of it, on every keystroke.
-        self.counts.setFixedHeight(2 * self.counts.fontMetrics().lineSpacing() + 2)
+        # One line each whatever they say ("tokenizing…" or the counts): a header that changed
+        # height would resize its pane, and lay out and repaint all of it, on every keystroke.
+        for label in (self.counts, self.ratios):
+            label.setFixedHeight(label.fontMetrics().lineSpacing() + 1)
         self.close_button = QToolButton()
         self.close_button.setText("×")
         self.close_button.setToolTip("Remove this pane")
@@ -238,7 +253,13 @@ class PaneHeader(QWidget):
         layout.setSpacing(1)
         layout.addLayout(top)
         layout.addWidget(self.counts)
+        layout.addWidget(self.ratios)
         layout.addWidget(self.selection)
+
+    def say(self, text: str) -> None:
+        """Instead of the counts: why there are none ("tokenizing…", a refusal, an error)."""
+        self.counts.set_forms([html.escape(text)], tip=text)
+        self.ratios.set_forms([])
 
     def fill(self, names: list[str], current: str) -> None:
         self.picker.blockSignals(True)
@@ -297,7 +318,7 @@ class CompareView(QWidget):
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.timeout.connect(self._refresh)
 
-        self.summary = QLabel("")
+        self.summary = FittingLabel(rich=True)  # in a narrow window: at least which one is cheapest
         self.summary.setObjectName("compare_summary")
         self.parts = QLabel("")
         self.parts.setObjectName("compare_parts")
@@ -428,7 +449,7 @@ class CompareView(QWidget):
         # "tokenizing…" comes with every keystroke on a long text: said only while there is nothing
         # else to show, so the counts do not flicker.
         column.service.busy.connect(lambda busy: busy and (column.editor.result is None or busy.startswith("loading"))
-                                    and column.header.counts.setText(busy))
+                                    and column.header.say(busy))
         pane.text_edited.connect(lambda: self._on_pane_edited(column))
         column.header.picker.currentTextChanged.connect(
             lambda name: name and self._set_pane_tokenizer(column, name))
@@ -625,8 +646,8 @@ class CompareView(QWidget):
             columns, results = current
             encodings = [r.encoding for r in results]
             self._counts = compare_counts([c.name for c in columns], encodings)
-            self.summary.setText(f"<b>{summary(self._counts)}</b>")
-            self.summary.setToolTip(summary(self._counts))
+            self.summary.set_forms([f"<b>{html.escape(f)}</b>" for f in summary_forms(self._counts)],
+                                   tip=summary(self._counts))
             parts = part_counts(encodings, self._parts) if self._parts else []
             self.parts.setText("  │  ".join(
                 f"{p.label}: " + " · ".join(f"{c.name} {n:,}" for c, n in zip(self._counts, p.tokens))
@@ -634,26 +655,25 @@ class CompareView(QWidget):
             self.parts.setVisible(bool(parts))
         elif self._settled():
             self._counts = []
-            self.summary.setText("fewer than two panes have tokens of this text: nothing to compare")
+            self.summary.set_forms(["fewer than two panes have tokens of this text: nothing to compare",
+                                    "fewer than two panes have tokens"])
             self.parts.hide()
         counts = dict(zip(current[0], self._counts)) if current is not None else {}
         start, end = self.state.selection
         for i, (column, result) in enumerate(self._shown()):
             header, c = column.header, counts.get(column)
             if column.message:
-                header.counts.setText(column.message)
+                header.say(column.message)
             elif c is not None:
-                delta = "the reference" if i == 0 else f"{c.delta_label()} vs {self.columns[0].name}"
-                refused = (f" · <span style='color:#d50000'>{html.escape(result.refusal.token)} refused: "
-                           "counted as text</span>" if result.refused else "")
-                header.counts.setText(f"<b>{c.tokens:,}</b> tokens · {delta}{refused}<br>"
-                                      f"{c.bytes_per_token:.2f} bytes/token · {c.chars_per_token:.2f} chars/token")
+                header.counts.set_forms(count_forms(c, None if i == 0 else self.columns[0].name))
+                header.ratios.set_forms(ratio_forms(c, result.refusal.token if result.refused else None,
+                                                    "#ff8a80" if self.state.dark else "#d50000"))
             elif result is None:
-                header.counts.setText("tokenizing…")
+                header.say("tokenizing…")
             selected = c is not None and end > start
             if selected:
                 s = selection_counts(result.encoding, start, end)
-                header.selection.set_forms(selection_forms(s.tokens, s.whole, s.chars, s.bytes))
+                header.selection.set_forms(selection_forms(s))
             header.selection.setVisible(selected)
 
     def _show_legend(self) -> None:

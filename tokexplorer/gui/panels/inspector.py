@@ -6,7 +6,8 @@ with a bar where one token ends and the next begins (so a token that ends inside
 shows as a bar inside its group) and a tooltip per byte naming its token (double-click: the
 editor goes to that token); the code points grouped by grapheme cluster (glyph, U+XXXX, name,
 category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ and the code
-points called out by name; a box that decodes ids typed into it, or looks one up, in the current
+points called out by name (as many lines as they need, up to NOTES_LINES, fewer in a short dock:
+the tree keeps its room); a box that decodes ids typed into it, or looks one up, in the current
 tokenizer.
 
 Hovering a token (in the editor, a compare pane or the chunk view) shows it instead, once the
@@ -51,6 +52,8 @@ SHOWN_CODE_POINTS = 100  # rows of a big selection shown (with a note); more is 
 FOLLOW_EDITS_MS = 120
 HOVER_MS = 250  # the mouse rests this long on a token before the inspector shows it
 LEAVE_MS = 150  # the mouse is off the tokens this long before the selection shows again
+NOTES_LINES = 3  # the notes take the lines their text needs, up to this many (then they scroll)
+TREE_ROWS = 4  # rows of the code-point tree that the notes give way to in a short dock
 
 
 def glyph(char: str, kinds: list[str]) -> str:
@@ -331,7 +334,7 @@ class InspectorPanel(QWidget):
         notes_area.setWidgetResizable(True)
         notes_area.setFrameShape(QScrollArea.Shape.NoFrame)
         notes_area.setWidget(self.notes)
-        split = QSplitter(Qt.Orientation.Vertical)
+        self._split = split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(strip_area)
         split.addWidget(self.tree)
         split.addWidget(notes_area)
@@ -341,8 +344,8 @@ class InspectorPanel(QWidget):
         # the minimum size hint" (a tree's is ~100 px); 1 lets the splitter shrink them away.
         for part in (self.tree, notes_area):
             part.setMinimumHeight(1)
-        line = self.fontMetrics().lineSpacing()
-        split.setSizes([strip_area.sizeHint().height(), 400, 3 * line])  # the tree takes the rest
+        # The tree takes the rest; the notes, what their text needs (`_fit_notes`).
+        split.setSizes([strip_area.sizeHint().height(), 400, self.fontMetrics().lineSpacing()])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -417,6 +420,31 @@ class InspectorPanel(QWidget):
     def showEvent(self, event) -> None:
         super().showEvent(event)
         self._timer.start(0)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)  # the splitter has its new height already (the layout's turn came first)
+        self._fit_notes()
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:
+            self._fit_notes()
+
+    def _fit_notes(self) -> None:
+        """Give the notes the lines their text needs (up to NOTES_LINES) and the tree the rest; in
+        a short dock, or at a large font, the notes give way first (down to one line, scrolling)
+        while the tree has fewer than TREE_ROWS rows."""
+        area, split = self._notes_area, self._split
+        if area.isHidden() or split.width() <= 0:
+            return
+        strip, tree, notes = split.sizes()
+        room = tree + notes
+        line = self.notes.fontMetrics().lineSpacing()
+        want = min(self.notes.heightForWidth(split.width()), NOTES_LINES * line)
+        row = max(self.tree.sizeHintForRow(0), self.tree.fontMetrics().height())
+        keep = self.tree.header().sizeHint().height() + TREE_ROWS * row + 2 * self.tree.frameWidth()
+        notes = max(min(want, room - keep), min(want, line))
+        split.setSizes([strip, room - notes, notes])
 
     def _on_palette(self, *_) -> None:
         self._palette = TokenPalette(self.state.dark, self.state.token_colours)
@@ -502,6 +530,7 @@ class InspectorPanel(QWidget):
         self._fill_tree(info, result)
         self.notes.setText(self._notes_html(info))
         self._notes_area.setVisible(bool(self.notes.text()))
+        self._fit_notes()
 
     @staticmethod
     def _byte_tip(cell: ByteCell, k: int, n: int, row, piece: TokenPiece | None) -> str:

@@ -9,7 +9,8 @@ CSV, asking for the path through the window's `Dialogs` and writing atomically.
 
 Compression over merges shows the training run of the last sweep here, or a training run that
 another view announces on `AppState.training_curve` (a CompressionCurve snapshot, growing while it
-trains). The panel never imports another panel.
+trains). Closing the window while a sweep runs asks first (`may_close`, the window's closeEvent
+calls it). The panel never imports another panel.
 """
 
 from __future__ import annotations
@@ -503,6 +504,13 @@ class PlotsPanel(QTabWidget):
         state.dark_changed.connect(self._on_dark)
         state.training_curve.connect(self._on_training_curve)
         self._on_dark(state.dark)
+
+    def may_close(self) -> bool:
+        """Whether the window may close: yes when no sweep runs, else the user's answer (a sweep
+        half done is no sweep: stopping keeps nothing of it)."""
+        service = self.sweep_tab.service
+        return not service.running or self.dialogs.ask_stop_sweep(
+            "Its training run ends and nothing of it is kept; run it again next time.")
 
     def current_text(self) -> str:
         result = self.state.result

@@ -2,19 +2,22 @@
 wholly inside it), its characters and its UTF-8 bytes, from `core.selection.selection_counts`.
 
 Select the JSON, then the YAML, to see which costs more; select a trailing space to see its
-token. Empty when nothing is selected.
+token. Empty when nothing is selected. A squeezed status bar (a narrow window, long counts beside
+it) shows a shorter line that keeps the tokens ("sel.: 1,121 tokens"); the full line is in the
+tooltip.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QLabel
 
 from ...core.selection import selection_counts
+from ..fitting_label import FittingLabel
+from ..selection import selection_forms
 from ..state import AppState
 
 
-class SelectionCountsLabel(QLabel):
+class SelectionCountsLabel(FittingLabel):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
@@ -35,16 +38,10 @@ class SelectionCountsLabel(QLabel):
         result = self.state.result
         start, end = self.state.selection
         if result is None or end <= start:
-            self.setText("")
-            self.setToolTip("")
+            self.set_forms([])
             return
         c = selection_counts(result.encoding, start, end)
-        self.setText(f"selection: {_n(c.tokens, 'token')} ({c.whole:,} whole) · {_n(c.chars, 'char')} · "
-                     f"{_n(c.bytes, 'byte')}")
-        self.setToolTip(f"{result.tokenizer}: characters {c.start:,}–{c.end:,} touch {c.tokens:,} "
-                        f"tokens, {c.whole:,} of them wholly inside the selection; "
-                        f"{c.bytes / max(c.tokens, 1):.2f} bytes per token")
-
-
-def _n(count: int, noun: str) -> str:
-    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+        forms = selection_forms(c)
+        self.set_forms(forms, tip=f"{forms[0]}\n{result.tokenizer}: characters {c.start:,}–{c.end:,} touch "
+                                  f"{c.tokens:,} tokens, {c.whole:,} of them wholly inside the selection; "
+                                  f"{c.bytes / max(c.tokens, 1):.2f} bytes per token")

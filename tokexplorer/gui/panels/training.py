@@ -7,13 +7,16 @@ o200k or a custom pattern, previewed live on the corpus), or SentencePiece BPE /
 Llama 2 options, each editable beside its default. Training runs in a child process
 (`TrainingService`); the merge log is a table model appended a batch at a time. The result joins
 the tokenizer picker as soon as it is built, and Save writes it in any format the core writes.
-Closing the window while it trains asks first (`may_close`, the window's closeEvent calls it).
+Closing the window while it trains asks first, and so does closing it with trained tokenizers that
+were never saved (they live in memory only: Save…, one at a time, Discard or Cancel); `may_close`,
+the window's closeEvent calls it.
 
 It does not train, split or save by itself: the core does, in the child process or a worker.
 """
 
 from __future__ import annotations
 
+import html
 import time
 from pathlib import Path
 from typing import Callable
@@ -126,6 +129,7 @@ class TrainingPanel(QWidget):
         self.paths: list[Path] = []
         self.result: TrainingResult | None = None
         self.result_name = ""  # the result's name in the picker
+        self.unsaved: dict[str, TrainingResult] = {}  # picker name -> a result never saved
         self._total = 0  # merges asked for
         self._training_name = ""  # of the run under way (or the last one)
         self._corpus_bytes = 0  # as training sees it
@@ -561,6 +565,7 @@ class TrainingPanel(QWidget):
     def _on_finished(self, result: TrainingResult) -> None:
         self.result = result
         self.result_name = self.state.add_tokenizer(result.tokenizer)
+        self.unsaved[self.result_name] = result
         self._set_running(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
@@ -602,8 +607,12 @@ class TrainingPanel(QWidget):
     # --- closing -------------------------------------------------------------------------
 
     def may_close(self) -> bool:
-        """Whether the window may close: yes when nothing trains, else the user's answer (stopping
-        ends the child and loses what it has learned: a result is kept only by Cancel, then Save)."""
+        """Whether the window may close: the user's answers when a training runs (stopping ends
+        the child and loses what it has learned: a result is kept only by Cancel, then Save) and
+        when trained tokenizers were never saved (each saved in turn, or all discarded)."""
+        return self._may_stop() and self._may_lose_unsaved()
+
+    def _may_stop(self) -> bool:
         if not self.service.running:
             return True
         merges = self.service.merges_so_far
@@ -615,21 +624,50 @@ class TrainingPanel(QWidget):
             lost = "Nothing learned so far will be kept."
         return self.dialogs.ask_stop_training(f"“{self._training_name}”", lost)
 
+    def _may_lose_unsaved(self) -> bool:
+        names = list(self.unsaved)
+        if not names:
+            return True
+        answer = self.dialogs.ask_unsaved_tokenizers(names)
+        if answer != "save":
+            return answer == "discard"
+        # subtle: written here and now, not in a worker: the window closes as soon as this returns.
+        for name in names:
+            tok = self.unsaved[name].tokenizer
+            answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(tok))
+            if not answer:
+                return False  # a cancelled save dialog cancels the close
+            try:
+                save_tokenizer(tok, *answer)
+            except (OSError, TokexplorerError) as exc:
+                message = f"cannot save {name}: {getattr(exc, 'strerror', None) or exc}"
+                self._say(message, error=True)
+                self.dialogs.show_info("Tokenizer not saved", html.escape(message))
+                return False
+            del self.unsaved[name]
+        return True
+
     # --- saving --------------------------------------------------------------------------
+
+    def _suggested_path(self, name: str) -> str:
+        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name).strip("_")
+        folder = self.paths[0].parent if self.paths else Path.cwd()
+        return str(folder / safe)
 
     def save(self) -> None:
         if self.result is None:
             return
-        tok = self.result.tokenizer
-        formats = save_formats(tok)
-        safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in self.result_name).strip("_")
-        folder = self.paths[0].parent if self.paths else Path.cwd()
-        answer = self.dialogs.save_tokenizer_path(str(folder / safe), formats)
+        tok, name = self.result.tokenizer, self.result_name
+        answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(tok))
         if not answer:
             return
         path, fmt = answer
-        run_job(lambda progress: save_tokenizer(tok, path, fmt),
-                on_result=while_alive(self, lambda written: self._say("saved " + ", ".join(map(str, written)))),
+
+        def saved(written: list[Path]) -> None:
+            self.unsaved.pop(name, None)
+            self._say("saved " + ", ".join(map(str, written)))
+
+        run_job(lambda progress: save_tokenizer(tok, path, fmt), on_result=while_alive(self, saved),
                 on_error=while_alive(self, lambda exc: self._say(f"cannot save: {exc}", error=True)))
 
 
