@@ -28,6 +28,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,6 +59,20 @@ typedef struct {
     uint32_t pair;  /* index into pairs */
 } Entry;
 
+/* A merge of (a, b) into `new` touches pairs that have a neighbour token t beside the occurrence:
+ * (t, a) and (b, t) lose occurrences, (t, new) and (new, t) are made. near[] is a small table keyed
+ * (role, t), good for one merge (an entry of an older merge's stamp is free), that finds their
+ * records once per neighbour rather than probing the big pair table at every occurrence, and adds
+ * up the losses, which are applied at the merge's end (counts are read only between merges). */
+enum { LOSES_LEFT, LOSES_RIGHT, MADE_LEFT, MADE_RIGHT };
+
+typedef struct {
+    uint64_t role_tok;  /* t << 2 | role */
+    uint32_t stamp;
+    uint32_t pair;      /* index into pairs */
+    int64_t lost;       /* occurrences lost in this merge (the LOSES roles) */
+} Near;
+
 typedef struct {
     uint64_t a, b, new_id;
     int64_t count, merged;
@@ -76,6 +91,11 @@ typedef struct {
     size_t heap_len, heap_cap;
     uint32_t *made;         /* the pairs made by the merge in progress */
     size_t n_made, made_cap;
+    Near *near;             /* the pairs the merge in progress touches, by neighbour (see Near) */
+    size_t near_mask;
+    uint32_t stamp;         /* the merge in progress's, in near[] */
+    size_t *touched;        /* its slots in near[] */
+    size_t n_touched, touched_cap;
     Result *results;
     size_t results_cap;
     int64_t step, total;    /* merges made, merges asked for */
@@ -289,17 +309,55 @@ static uint32_t made_pair(Merger *m, uint64_t key)
     return i;
 }
 
-/* A pair that loses `f` occurrences: it exists (its occurrence is in the stream). */
-static int lose(Merger *m, uint64_t key, int64_t f, uint32_t merging)
+static void put_near(Near *near, size_t mask, size_t *touched, size_t k, Near e)
 {
-    uint32_t i = find_pair(m, key);
-    if (i == NO_PAIR)
+    size_t i = hash_key(e.role_tok) & mask;
+    while (near[i].stamp == e.stamp)
+        i = (i + 1) & mask;
+    near[i] = e;
+    touched[k] = i;
+}
+
+/* Keep near[] at most half full with the merge in progress's entries. */
+static int reserve_near(Merger *m)
+{
+    size_t cap = m->near_mask + 1;
+    if (m->near && 2 * (m->n_touched + 1) <= cap)
+        return 0;
+    size_t n = m->near ? 2 * cap : 1024;
+    Near *near = calloc(n, sizeof(Near)); /* stamp 0: free (stamps start at 1) */
+    if (!near || grow((void **)&m->touched, &m->touched_cap, n / 2, sizeof(size_t)) < 0) {
+        free(near);
         return -1;
-    Pair *p = &m->pairs[i];
-    p->count -= f;
-    if (p->count <= 0 && i != merging)
-        drop_positions(p); /* gone for good; its heap entry is dropped when it surfaces */
+    }
+    for (size_t k = 0; k < m->n_touched; k++)
+        put_near(near, n - 1, m->touched, k, m->near[m->touched[k]]);
+    free(m->near);
+    m->near = near;
+    m->near_mask = n - 1;
     return 0;
+}
+
+/* The record of the pair that plays `role` beside neighbour t in the merge of (a, b) into new_id,
+ * found (or, for a made pair, created) the first time; NULL if memory ran out or a pair that must
+ * exist does not. */
+static Near *near_pair(Merger *m, int role, tok_t t, tok_t a, tok_t b, tok_t new_id)
+{
+    uint64_t role_tok = (uint64_t)t << 2 | (uint64_t)role;
+    size_t i = hash_key(role_tok) & m->near_mask;
+    for (; m->near && m->near[i].stamp == m->stamp; i = (i + 1) & m->near_mask)
+        if (m->near[i].role_tok == role_tok)
+            return &m->near[i];
+    uint64_t key = role == LOSES_LEFT ? (uint64_t)t << 32 | (uint32_t)a
+                 : role == LOSES_RIGHT ? (uint64_t)b << 32 | (uint32_t)t
+                 : role == MADE_LEFT ? (uint64_t)t << 32 | (uint32_t)new_id
+                 : (uint64_t)new_id << 32 | (uint32_t)t;
+    uint32_t pair = role == LOSES_LEFT || role == LOSES_RIGHT ? find_pair(m, key) : made_pair(m, key);
+    if (pair == NO_PAIR || reserve_near(m) < 0)
+        return NULL;
+    Near e = {role_tok, m->stamp, pair, 0};
+    put_near(m->near, m->near_mask, m->touched, m->n_touched, e);
+    return &m->near[m->touched[m->n_touched++]];
 }
 
 enum { MERGED = 1, NOTHING_LEFT = 0, NO_MEMORY = -1, INCONSISTENT = -2 };
@@ -342,6 +400,8 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
     Node *nodes = m->nodes;
     int64_t done = 0;
     m->n_made = 0;
+    m->n_touched = 0;
+    m->stamp++;
     /* subtle: m->pairs moves when a made pair is recorded; hold indices, not pointers, and read
      * the merging pair's positions through its own array, which does not move. */
     pos_t *cand = m->pairs[merging].at;
@@ -349,6 +409,11 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
     *visited += to - from;
     for (int64_t i = from; i < to; i++) {
         pos_t pos = cand[i];
+#ifdef __GNUC__
+        /* Occurrences are scattered over the stream: ask for the node of one a few ahead. */
+        if (i + 16 < to)
+            __builtin_prefetch(&nodes[cand[i + 16]]);
+#endif
         /* subtle: occurrences are visited left to right and re-checked, so an overlapping one
          * ("aaa" merging (a, a)) is skipped exactly as a left-to-right rewrite skips it. */
         if (nodes[pos].tok != a)
@@ -359,49 +424,60 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         int64_t f = nodes[pos].weight;
         done += f;
         pos_t left = nodes[pos].prv, right = nodes[q].nxt;
+        Near *e;
         if (left >= 0) {
             tok_t t = nodes[left].tok;
             if (t == new_id) {
                 /* subtle: the occurrence just before ("abab" merging (a, b)) made the pair
                  * (new, a) here, its last one; it becomes (new, new) instead. */
-                uint32_t j = find_pair(m, (uint64_t)new_id << 32 | (uint32_t)a);
-                if (j == NO_PAIR)
+                if (!(e = near_pair(m, MADE_RIGHT, a, a, b, new_id)))
+                    return NO_MEMORY;
+                if (!m->pairs[e->pair].len)
                     return INCONSISTENT;
-                m->pairs[j].len--;
-            } else if (lose(m, (uint64_t)t << 32 | (uint32_t)a, f, merging) < 0) {
-                return INCONSISTENT;
+                m->pairs[e->pair].len--;
+                m->pairs[e->pair].count -= f;
+            } else {
+                if (!(e = near_pair(m, LOSES_LEFT, t, a, b, new_id)))
+                    return NO_MEMORY;
+                e->lost += f;
             }
-            uint32_t j = made_pair(m, (uint64_t)t << 32 | (uint32_t)new_id);
-            if (j == NO_PAIR || append_position(&m->pairs[j], left) < 0)
+            if (!(e = near_pair(m, MADE_LEFT, t, a, b, new_id)) || append_position(&m->pairs[e->pair], left) < 0)
                 return NO_MEMORY;
+            m->pairs[e->pair].count += f; /* left is in pos's chunk: the same weight */
         }
         if (right >= 0) {
             tok_t t = nodes[right].tok;
-            if (lose(m, (uint64_t)b << 32 | (uint32_t)t, f, merging) < 0)
-                return INCONSISTENT;
-            uint32_t j = made_pair(m, (uint64_t)new_id << 32 | (uint32_t)t);
-            if (j == NO_PAIR || append_position(&m->pairs[j], pos) < 0)
+            if (!(e = near_pair(m, LOSES_RIGHT, t, a, b, new_id)))
                 return NO_MEMORY;
+            e->lost += f;
+            if (!(e = near_pair(m, MADE_RIGHT, t, a, b, new_id)) || append_position(&m->pairs[e->pair], pos) < 0)
+                return NO_MEMORY;
+            m->pairs[e->pair].count += f;
             nodes[right].prv = pos;
         }
         nodes[pos].tok = new_id;
         nodes[q].tok = -1;
         nodes[pos].nxt = right;
     }
+    for (size_t k = 0; k < m->n_touched; k++) {
+        Near *e = &m->near[m->touched[k]];
+        if ((e->role_tok & 3) > LOSES_RIGHT)
+            continue;
+        Pair *p = &m->pairs[e->pair];
+        p->count -= e->lost;
+        if (p->count <= 0)
+            drop_positions(p); /* gone for good; its heap entry is dropped when it surfaces */
+    }
     m->pairs[merging].count = 0;
     drop_positions(&m->pairs[merging]);
     for (size_t k = 0; k < m->n_made; k++) {
         Pair *p = &m->pairs[m->made[k]];
-        int64_t n = 0;
-        for (int64_t i = 0; i < p->len; i++)
-            n += m->nodes[p->at[i]].weight;
-        p->count = n;
         if (!p->len) {
             drop_positions(p);
             continue;
         }
         /* at[0] may be stale, i.e. earlier than the truth: fine for the lazy heap. */
-        Entry e = {n, p->at[0], m->made[k]};
+        Entry e = {p->count, p->at[0], m->made[k]};
         if (heap_push(m, e) < 0)
             return NO_MEMORY;
     }
@@ -425,16 +501,12 @@ static void Merger_free_state(Merger *m)
     free(m->slots);
     free(m->heap);
     free(m->made);
+    free(m->near);
+    free(m->touched);
     free(m->results);
     free(m->nodes);
-    m->pairs = NULL;
-    m->keys = NULL;
-    m->slots = NULL;
-    m->heap = NULL;
-    m->made = NULL;
-    m->results = NULL;
-    m->nodes = NULL;
-    m->n_pairs = 0;
+    /* Everything after the object's header back to zero: no memory, no capacity, no merges. */
+    memset(&m->size, 0, sizeof(Merger) - offsetof(Merger, size));
 }
 
 static void Merger_dealloc(Merger *m)
