@@ -59,18 +59,16 @@ typedef struct {
     uint32_t pair;  /* index into pairs */
 } Entry;
 
-/* A merge of (a, b) into `new` touches pairs that have a neighbour token t beside the occurrence:
- * (t, a) and (b, t) lose occurrences, (t, new) and (new, t) are made. near[] is a small table keyed
- * (role, t), good for one merge (an entry of an older merge's stamp is free), that finds their
- * records once per neighbour rather than probing the big pair table at every occurrence, and adds
- * up the losses, which are applied at the merge's end (counts are read only between merges). */
-enum { LOSES_LEFT, LOSES_RIGHT, MADE_LEFT, MADE_RIGHT };
+/* A merge of (a, b) into `new` touches pairs that have a neighbour token t beside an occurrence:
+ * (t, a) and (b, t) lose occurrences, (t, new) and (new, t) are made. near[role][t] finds their
+ * records once per neighbour rather than probing the big pair table at every occurrence (an entry
+ * stamped by an older merge is stale), and lost[role][t] adds up the losses, applied at the merge's
+ * end (counts are read only between merges). Indexed by token: tokens are below the new one. */
+enum { LOSES_LEFT, LOSES_RIGHT, MADE_LEFT, MADE_RIGHT, ROLES };
 
 typedef struct {
-    uint64_t role_tok;  /* t << 2 | role */
-    uint32_t stamp;
-    uint32_t pair;      /* index into pairs */
-    int64_t lost;       /* occurrences lost in this merge (the LOSES roles) */
+    uint32_t stamp;  /* the merge that filled it */
+    uint32_t pair;   /* index into pairs */
 } Near;
 
 typedef struct {
@@ -91,10 +89,11 @@ typedef struct {
     size_t heap_len, heap_cap;
     uint32_t *made;         /* the pairs made by the merge in progress */
     size_t n_made, made_cap;
-    Near *near;             /* the pairs the merge in progress touches, by neighbour (see Near) */
-    size_t near_mask;
-    uint32_t stamp;         /* the merge in progress's, in near[] */
-    size_t *touched;        /* its slots in near[] */
+    Near *near[ROLES];      /* role -> token -> the pair the merge in progress touches (see Near) */
+    int64_t *lost[2];       /* LOSES role -> token -> occurrences lost in the merge in progress */
+    size_t near_cap;        /* tokens each of near[] and lost[] holds */
+    uint32_t stamp;         /* the merge in progress's */
+    uint32_t *touched;      /* t << 1 | role of each LOSES entry of the merge in progress */
     size_t n_touched, touched_cap;
     Result *results;
     size_t results_cap;
@@ -309,55 +308,56 @@ static uint32_t made_pair(Merger *m, uint64_t key)
     return i;
 }
 
-static void put_near(Near *near, size_t mask, size_t *touched, size_t k, Near e)
+/* Room in near[] and lost[] for every token up to `new_id`. */
+static int reserve_near(Merger *m, tok_t new_id)
 {
-    size_t i = hash_key(e.role_tok) & mask;
-    while (near[i].stamp == e.stamp)
-        i = (i + 1) & mask;
-    near[i] = e;
-    touched[k] = i;
-}
-
-/* Keep near[] at most half full with the merge in progress's entries. */
-static int reserve_near(Merger *m)
-{
-    size_t cap = m->near_mask + 1;
-    if (m->near && 2 * (m->n_touched + 1) <= cap)
+    size_t need = (size_t)new_id + 1, cap = m->near_cap;
+    if (need <= cap)
         return 0;
-    size_t n = m->near ? 2 * cap : 1024;
-    Near *near = calloc(n, sizeof(Near)); /* stamp 0: free (stamps start at 1) */
-    if (!near || grow((void **)&m->touched, &m->touched_cap, n / 2, sizeof(size_t)) < 0) {
-        free(near);
-        return -1;
+    size_t n = cap ? cap : 1024;
+    while (n < need)
+        n *= 2;
+    for (int role = 0; role < ROLES; role++) {
+        Near *near = realloc(m->near[role], n * sizeof(Near));
+        if (!near)
+            return -1;
+        memset(near + cap, 0, (n - cap) * sizeof(Near)); /* stamp 0: stale (stamps start at 1) */
+        m->near[role] = near;
     }
-    for (size_t k = 0; k < m->n_touched; k++)
-        put_near(near, n - 1, m->touched, k, m->near[m->touched[k]]);
-    free(m->near);
-    m->near = near;
-    m->near_mask = n - 1;
+    for (int role = 0; role < 2; role++) {
+        int64_t *lost = realloc(m->lost[role], n * sizeof(int64_t));
+        if (!lost)
+            return -1;
+        m->lost[role] = lost;
+    }
+    m->near_cap = n;
     return 0;
 }
 
-/* The record of the pair that plays `role` beside neighbour t in the merge of (a, b) into new_id,
- * found (or, for a made pair, created) the first time; NULL if memory ran out or a pair that must
- * exist does not. */
-static Near *near_pair(Merger *m, int role, tok_t t, tok_t a, tok_t b, tok_t new_id)
+/* The pair that plays `role` beside neighbour t in the merge of (a, b) into new_id, found (or,
+ * for a made pair, created) the first time; NO_PAIR if memory ran out or a pair that must exist
+ * does not. */
+static inline uint32_t near_pair(Merger *m, int role, tok_t t, tok_t a, tok_t b, tok_t new_id)
 {
-    uint64_t role_tok = (uint64_t)t << 2 | (uint64_t)role;
-    size_t i = hash_key(role_tok) & m->near_mask;
-    for (; m->near && m->near[i].stamp == m->stamp; i = (i + 1) & m->near_mask)
-        if (m->near[i].role_tok == role_tok)
-            return &m->near[i];
+    Near *e = &m->near[role][t];
+    if (e->stamp == m->stamp)
+        return e->pair;
     uint64_t key = role == LOSES_LEFT ? (uint64_t)t << 32 | (uint32_t)a
                  : role == LOSES_RIGHT ? (uint64_t)b << 32 | (uint32_t)t
                  : role == MADE_LEFT ? (uint64_t)t << 32 | (uint32_t)new_id
                  : (uint64_t)new_id << 32 | (uint32_t)t;
-    uint32_t pair = role == LOSES_LEFT || role == LOSES_RIGHT ? find_pair(m, key) : made_pair(m, key);
-    if (pair == NO_PAIR || reserve_near(m) < 0)
-        return NULL;
-    Near e = {role_tok, m->stamp, pair, 0};
-    put_near(m->near, m->near_mask, m->touched, m->n_touched, e);
-    return &m->near[m->touched[m->n_touched++]];
+    uint32_t pair = role >= MADE_LEFT ? made_pair(m, key) : find_pair(m, key);
+    if (pair == NO_PAIR)
+        return NO_PAIR;
+    if (role < MADE_LEFT) {
+        if (grow((void **)&m->touched, &m->touched_cap, m->n_touched + 1, sizeof(uint32_t)) < 0)
+            return NO_PAIR;
+        m->touched[m->n_touched++] = (uint32_t)t << 1 | (uint32_t)role;
+        m->lost[role][t] = 0;
+    }
+    e->stamp = m->stamp;
+    e->pair = pair;
+    return pair;
 }
 
 enum { MERGED = 1, NOTHING_LEFT = 0, NO_MEMORY = -1, INCONSISTENT = -2 };
@@ -402,6 +402,8 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
     m->n_made = 0;
     m->n_touched = 0;
     m->stamp++;
+    if (reserve_near(m, new_id) < 0)
+        return NO_MEMORY;
     /* subtle: m->pairs moves when a made pair is recorded; hold indices, not pointers, and read
      * the merging pair's positions through its own array, which does not move. */
     pos_t *cand = m->pairs[merging].at;
@@ -424,35 +426,37 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         int64_t f = nodes[pos].weight;
         done += f;
         pos_t left = nodes[pos].prv, right = nodes[q].nxt;
-        Near *e;
+        uint32_t j;
         if (left >= 0) {
             tok_t t = nodes[left].tok;
             if (t == new_id) {
                 /* subtle: the occurrence just before ("abab" merging (a, b)) made the pair
                  * (new, a) here, its last one; it becomes (new, new) instead. */
-                if (!(e = near_pair(m, MADE_RIGHT, a, a, b, new_id)))
+                if ((j = near_pair(m, MADE_RIGHT, a, a, b, new_id)) == NO_PAIR)
                     return NO_MEMORY;
-                if (!m->pairs[e->pair].len)
+                if (!m->pairs[j].len)
                     return INCONSISTENT;
-                m->pairs[e->pair].len--;
-                m->pairs[e->pair].count -= f;
+                m->pairs[j].len--;
+                m->pairs[j].count -= f;
             } else {
-                if (!(e = near_pair(m, LOSES_LEFT, t, a, b, new_id)))
-                    return NO_MEMORY;
-                e->lost += f;
+                if (near_pair(m, LOSES_LEFT, t, a, b, new_id) == NO_PAIR)
+                    return INCONSISTENT;
+                m->lost[LOSES_LEFT][t] += f;
             }
-            if (!(e = near_pair(m, MADE_LEFT, t, a, b, new_id)) || append_position(&m->pairs[e->pair], left) < 0)
+            if ((j = near_pair(m, MADE_LEFT, t, a, b, new_id)) == NO_PAIR
+                || append_position(&m->pairs[j], left) < 0)
                 return NO_MEMORY;
-            m->pairs[e->pair].count += f; /* left is in pos's chunk: the same weight */
+            m->pairs[j].count += f; /* left is in pos's chunk: the same weight */
         }
         if (right >= 0) {
             tok_t t = nodes[right].tok;
-            if (!(e = near_pair(m, LOSES_RIGHT, t, a, b, new_id)))
+            if (near_pair(m, LOSES_RIGHT, t, a, b, new_id) == NO_PAIR)
+                return INCONSISTENT;
+            m->lost[LOSES_RIGHT][t] += f;
+            if ((j = near_pair(m, MADE_RIGHT, t, a, b, new_id)) == NO_PAIR
+                || append_position(&m->pairs[j], pos) < 0)
                 return NO_MEMORY;
-            e->lost += f;
-            if (!(e = near_pair(m, MADE_RIGHT, t, a, b, new_id)) || append_position(&m->pairs[e->pair], pos) < 0)
-                return NO_MEMORY;
-            m->pairs[e->pair].count += f;
+            m->pairs[j].count += f;
             nodes[right].prv = pos;
         }
         nodes[pos].tok = new_id;
@@ -460,11 +464,10 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         nodes[pos].nxt = right;
     }
     for (size_t k = 0; k < m->n_touched; k++) {
-        Near *e = &m->near[m->touched[k]];
-        if ((e->role_tok & 3) > LOSES_RIGHT)
-            continue;
-        Pair *p = &m->pairs[e->pair];
-        p->count -= e->lost;
+        int role = (int)(m->touched[k] & 1);
+        tok_t t = (tok_t)(m->touched[k] >> 1);
+        Pair *p = &m->pairs[m->near[role][t].pair];
+        p->count -= m->lost[role][t];
         if (p->count <= 0)
             drop_positions(p); /* gone for good; its heap entry is dropped when it surfaces */
     }
@@ -501,7 +504,10 @@ static void Merger_free_state(Merger *m)
     free(m->slots);
     free(m->heap);
     free(m->made);
-    free(m->near);
+    for (int role = 0; role < ROLES; role++)
+        free(m->near[role]);
+    free(m->lost[0]);
+    free(m->lost[1]);
     free(m->touched);
     free(m->results);
     free(m->nodes);
