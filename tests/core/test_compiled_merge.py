@@ -130,6 +130,44 @@ def test_an_abandoned_run_frees_its_state():
     assert resident_mb() - before < 300
 
 
+OUT_OF_MEMORY = """
+import resource
+from tokexplorer.core._merge import Merger
+
+def limit(headroom):
+    with open("/proc/self/statm") as f:
+        used = int(f.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + headroom, resource.RLIM_INFINITY))
+
+merger = Merger([b"ab" * 2_000_000], [1], 10)  # the first merge makes a pair of 2,000,000 positions
+chunks = [bytes(range(256)) * 40_000]  # 10 MB: over 160 MB of nodes
+limit(2 << 20)
+for what, call in [("set-up", lambda: Merger(chunks, [1], 100)), ("merge", lambda: merger.merge(64))]:
+    try:
+        call()
+    except MemoryError:
+        print(what, "MemoryError")
+try:
+    merger.merge(64)
+except RuntimeError as exc:
+    print("after:", exc)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc")
+def test_running_out_of_memory_is_a_memory_error(tmp_path):
+    """In set-up or mid-merge, a failed allocation raises MemoryError (no crash), and a merger
+    left half-way refuses to go on."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["set-up MemoryError", "merge MemoryError",
+                                        "after: Merger is not usable (its set-up or a merge failed)"]
+
+
 def test_threads_train_at_once_with_the_same_merges():
     """Merges run with the interpreter lock released: separate runs in threads do not mix."""
     text = "the cat sat on the mat, the hat " * 300
