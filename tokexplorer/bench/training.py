@@ -7,7 +7,8 @@ script that trains with `tokenizers` (`hf_train.py`: same split pattern, byte-le
 line, writes vocab.json and merges.txt). The two alternate, --repeat times each; the table gives
 the median and the range. Peak memory is the process's peak resident set size (ru_maxrss via
 os.wait4), interpreter and imports included. `tokenizers` is an optional extra: without it the
-bench says how to install it.
+bench says how to install it. A note says which merge loop ours ran (compiled, or pure Python and
+why), as `tokexplorer train --json` reports it.
 
 Against the slow reference trainer (tests/reference_bpe.py in a source checkout) the measure is
 training only, in a fresh process, timed on its first merges and scaled linearly to the full

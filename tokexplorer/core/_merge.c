@@ -9,20 +9,20 @@
  *     multiplicity of its chunk (one 16-byte node: a merge reads all four at random positions,
  *     so together they cost one cache miss, not four);
  *   - one Pair record per pair ever seen: its weighted count and its ascending positions (some
- *     stale: a position is checked against tokens[] when read);
+ *     stale: a position is checked against the nodes when read);
  *   - a lazy max-heap keyed (count, first position, pair): counts only fall and first positions
  *     only move right, so a stale entry is never worse than the truth; the top is re-checked and
  *     re-filed until it is exact.
  *
- * A Merger object holds that state; Merger.merge(limit) makes up to `limit` merges (fewer when a
- * merge was large, so that a call stays short and the caller can stop between calls) with the
- * interpreter lock released, and returns one (a, b, new_id, count, merged) tuple per merge; an
- * empty list when no pair is left or every merge asked for is made.
+ * A Merger object holds that state; Merger.merge(limit) makes up to `limit` merges (fewer when
+ * they were large, or past MAX_BATCH, so that a call stays short and the caller can stop between
+ * calls) with the interpreter lock released, and returns one (a, b, new_id, count, merged) tuple
+ * per merge; an empty list when no pair is left or every merge asked for is made.
  *
  * Positions, token ids and multiplicities are 32-bit: a stream of 2**31 bytes or more, or a chunk
  * counted 2**32 times or more, is refused (OverflowError) and the caller falls back to the Python
- * loop. Allocation failures raise MemoryError; the object
- * is then unusable, and everything is freed when it is collected.
+ * loop. Allocation failures raise MemoryError; the object is then unusable, and everything is
+ * freed when it is collected (a generator dropped between merges drops its Merger with it).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -39,6 +39,7 @@ typedef int32_t tok_t;  /* a token id, or -1 at a position merged into its left 
 #define NO_PAIR UINT32_MAX
 #define EMPTY_KEY UINT64_MAX   /* no pair has it: token ids are below 2**31 */
 #define MERGE_BUDGET (1 << 16) /* positions visited per call before returning early */
+#define MAX_BATCH 4096         /* merges per call at most, whatever the caller asks */
 
 typedef struct {
     tok_t tok;
@@ -308,7 +309,7 @@ static uint32_t made_pair(Merger *m, uint64_t key)
     return i;
 }
 
-/* Room in near[] and lost[] for every token up to `new_id`. */
+/* Room in near[], lost[] and touched[] for every token up to `new_id`. */
 static int reserve_near(Merger *m, tok_t new_id)
 {
     size_t need = (size_t)new_id + 1, cap = m->near_cap;
@@ -330,13 +331,15 @@ static int reserve_near(Merger *m, tok_t new_id)
             return -1;
         m->lost[role] = lost;
     }
+    if (grow((void **)&m->touched, &m->touched_cap, 2 * n, sizeof(uint32_t)) < 0)
+        return -1; /* room for both LOSES roles of every token */
     m->near_cap = n;
     return 0;
 }
 
 /* The pair that plays `role` beside neighbour t in the merge of (a, b) into new_id, found (or,
- * for a made pair, created) the first time; NO_PAIR if memory ran out or a pair that must exist
- * does not. */
+ * for a made pair, created) the first time; NO_PAIR if a pair that must exist does not, or if
+ * memory ran out making one. */
 static inline uint32_t near_pair(Merger *m, int role, tok_t t, tok_t a, tok_t b, tok_t new_id)
 {
     Near *e = &m->near[role][t];
@@ -350,8 +353,6 @@ static inline uint32_t near_pair(Merger *m, int role, tok_t t, tok_t a, tok_t b,
     if (pair == NO_PAIR)
         return NO_PAIR;
     if (role < MADE_LEFT) {
-        if (grow((void **)&m->touched, &m->touched_cap, m->n_touched + 1, sizeof(uint32_t)) < 0)
-            return NO_PAIR;
         m->touched[m->n_touched++] = (uint32_t)t << 1 | (uint32_t)role;
         m->lost[role][t] = 0;
     }
@@ -654,6 +655,8 @@ static PyObject *Merger_merge(Merger *m, PyObject *arg)
     }
     if (limit > m->total - m->step)
         limit = (Py_ssize_t)(m->total - m->step);
+    if (limit > MAX_BATCH)
+        limit = MAX_BATCH;
     if (limit < 0)
         limit = 0;
     if (grow((void **)&m->results, &m->results_cap, (size_t)limit + 1, sizeof(Result)) < 0)
