@@ -24,11 +24,12 @@ merge of a small stream, run in plain Python, where small merges are cheaper.
 Which merge loop runs (`merge_loop()` says, and `tokexplorer train` prints it): the same algorithm
 compiled, `_merge.c` (built by `pip install`, or `python setup.py build_ext --inplace` in a source
 checkout), when it is built: in Python the merge loop is most of a training run, and it spends
-that time in the interpreter, not in the work (compiled: 5 to 10 times faster). Otherwise the Python loop here, which is also the
-compiled one's reference: tests/core/test_compiled_merge.py runs both on the same inputs and asks
-for the same steps. Setting TOKEXPLORER_PURE_PYTHON=1 forces the Python loop. The build is
-optional (no compiler: the install still works, training is slower); the compiled loop takes
-streams under 2**31 bytes and chunk counts under 2**32, and hands anything larger to Python.
+that time in the interpreter, not in the work (compiled: 5 to 10 times faster). Otherwise the
+Python loop here, which is also the compiled one's reference: tests/core/test_compiled_merge.py
+runs both on the same inputs and asks for the same steps. Setting TOKEXPLORER_PURE_PYTHON=1 forces
+the Python loop. The build is optional (no compiler: the install still works, training is
+slower); the compiled loop takes streams under 2**31 bytes and chunk counts under 2**32, and hands
+anything larger to Python.
 
 It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_files`).
 """
