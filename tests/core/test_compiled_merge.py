@@ -94,9 +94,9 @@ def test_counts_past_32_bits_fall_back_to_python():
 def test_batches_stay_short_and_stop_at_the_total():
     merger = _merge.Merger([b"ab" * 100_000, b"cd" * 10], [1, 5], 3)
     first = merger.merge(64)
-    assert len(first) == 1 and first[0] == (97, 98, 256, 100_000, 100_000)  # a large merge: one a call
-    assert merger.merge(64) == [(256, 256, 257, 99_999, 50_000)]
-    assert merger.merge(64) == [(257, 257, 258, 49_999, 25_000)]
+    assert first == [(1, 3, (97, 98), 256, 100_000, 100_000)]  # a large merge: one a call
+    assert merger.merge(64) == [(2, 3, (256, 256), 257, 99_999, 50_000)]
+    assert merger.merge(64) == [(3, 3, (257, 257), 258, 49_999, 25_000)]
     assert merger.merge(64) == []  # the total is reached
 
 

@@ -16,8 +16,9 @@
  *
  * A Merger object holds that state; Merger.merge(limit) makes up to `limit` merges (fewer when
  * they were large, or past MAX_BATCH, so that a call stays short and the caller can stop between
- * calls) with the interpreter lock released, and returns one (a, b, new_id, count, merged) tuple
- * per merge; an empty list when no pair is left or every merge asked for is made.
+ * calls) with the interpreter lock released, and returns one tuple per merge, a MergeStep's fields
+ * (step, total, (a, b), new_id, count, merged); an empty list when no pair is left or every merge
+ * asked for is made.
  *
  * Positions, token ids and multiplicities are 32-bit: a stream of 2**31 bytes or more, or a chunk
  * counted 2**32 times or more, is refused (OverflowError) and the caller falls back to the Python
@@ -73,6 +74,7 @@ typedef struct {
 } Near;
 
 typedef struct {
+    int64_t step;
     uint64_t a, b, new_id;
     int64_t count, merged;
 } Result;
@@ -486,6 +488,7 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
             return NO_MEMORY;
     }
     m->step++;
+    r->step = m->step;
     r->a = (uint64_t)a;
     r->b = (uint64_t)b;
     r->new_id = (uint64_t)new_id;
@@ -686,7 +689,8 @@ static PyObject *Merger_merge(Merger *m, PyObject *arg)
         return NULL;
     for (Py_ssize_t i = 0; i < made; i++) {
         Result *r = &m->results[i];
-        PyObject *t = Py_BuildValue("(KKKLL)", (unsigned long long)r->a, (unsigned long long)r->b,
+        PyObject *t = Py_BuildValue("(LL(KK)KLL)", (long long)r->step, (long long)m->total,
+                                    (unsigned long long)r->a, (unsigned long long)r->b,
                                     (unsigned long long)r->new_id, (long long)r->count,
                                     (long long)r->merged);
         if (!t) {
@@ -700,8 +704,8 @@ static PyObject *Merger_merge(Merger *m, PyObject *arg)
 
 static PyMethodDef Merger_methods[] = {
     {"merge", (PyCFunction)Merger_merge, METH_O,
-     "merge(limit) -> list of (a, b, new_id, count, merged): up to `limit` merges, fewer when they "
-     "were large; empty when no pair is left or every merge asked for is made."},
+     "merge(limit) -> list of (step, total, (a, b), new_id, count, merged): up to `limit` merges, "
+     "fewer when they were large; empty when no pair is left or every merge asked for is made."},
     {NULL, NULL, 0, NULL},
 };
 

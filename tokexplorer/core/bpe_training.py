@@ -36,6 +36,7 @@ It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_fi
 
 from __future__ import annotations
 
+import functools
 import heapq
 import os
 import threading
@@ -360,7 +361,7 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
         from ._merge import Merger
 
         try:
-            return _train_compiled(Merger(chunks, freq, total), total)
+            return _train_compiled(Merger(chunks, freq, total))
         except OverflowError:
             pass  # over the compiled loop's 32-bit numbers (2**31 bytes, a chunk counted 2**32 times)
     return _train_python(chunks, freq, total)
@@ -371,13 +372,12 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
 COMPILED_BATCH = 64
 
 
-def _train_compiled(merger, total: int) -> Iterator[MergeStep]:
+def _train_compiled(merger) -> Iterator[MergeStep]:
     """Merge steps from a `_merge.Merger`: the same as `_train_python`'s, a batch at a time."""
-    step = 0
+    # The merger gives a MergeStep's fields: made into one without a Python call per merge.
+    make = functools.partial(tuple.__new__, MergeStep)
     while batch := merger.merge(COMPILED_BATCH):
-        for a, b, new, count, merged in batch:
-            step += 1
-            yield MergeStep(step, total, (a, b), new, count, merged)
+        yield from map(make, batch)
 
 
 def _train_python(chunks: list[bytes], freq: list[int], total: int) -> Iterator[MergeStep]:
