@@ -38,11 +38,13 @@ def both(monkeypatch, train, *args, **kwargs) -> tuple[list, list]:
 
 
 def test_the_variable_chooses_the_loop(monkeypatch):
+    def loop() -> str:
+        return bpe_training._train_stream([b"ab"], [1], 1).gi_code.co_name
+
     monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
-    assert merge_loop() == "compiled"
-    assert type(bpe_training._train_stream([b"ab"], [1], 1)).__name__ == "generator"
+    assert merge_loop() == "compiled" and loop() == "_train_compiled"
     monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
-    assert merge_loop() == f"pure Python ({PURE_PYTHON_VARIABLE} is set)"
+    assert merge_loop() == f"pure Python ({PURE_PYTHON_VARIABLE} is set)" and loop() == "_train_python"
     monkeypatch.setenv(PURE_PYTHON_VARIABLE, "0")
     assert merge_loop() == "compiled"
 
