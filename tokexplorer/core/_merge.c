@@ -102,7 +102,7 @@ typedef struct {
     size_t results_cap;
     int64_t step, total;    /* merges made, merges asked for */
     int busy;               /* a call is running (with the lock released) */
-    int broken;             /* an allocation failed mid-merge: the state is no longer consistent */
+    int broken;             /* its set-up or a merge failed: the state is not to be used */
 } Merger;
 
 /* ---- growable arrays and the pair table (no Python calls: usable without the lock) ---------- */
