@@ -9,7 +9,9 @@ work="${TOKEXPLORER_BUILD_DIR:-build/packaging}"
 rm -rf "$work/venv"
 python3 -m venv "$work/venv"
 . "$work/venv/bin/activate"
-pip install --quiet . "pyinstaller>=6,<7"
+# Editable: the compiled merge loop of training is built beside its source (tokexplorer/core),
+# where the spec's Analysis (pathex: the checkout) finds the package.
+pip install --quiet -e . "pyinstaller>=6,<7"
 pyinstaller --noconfirm --log-level WARN --distpath "$work/dist" --workpath "$work/build" \
     packaging/tokexplorer.spec
 du -sh "$work/dist/tokexplorer"

@@ -113,6 +113,17 @@ def test_cancel_keeps_what_was_learned(tmp_path, capsys, monkeypatch):
     assert len(load_tokenizer(tmp_path / "part.model").merges) == 5
 
 
+def test_says_which_merge_loop_ran(tmp_path, capsys, monkeypatch):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat " * 20, "utf-8")
+    monkeypatch.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")
+    code, out, _ = run(capsys, "train", corpus, "--vocab-size", 300, "-o", tmp_path / "m")
+    assert code == 0 and "(merge loop: pure Python (TOKEXPLORER_PURE_PYTHON is set))" in out
+    monkeypatch.delenv(bpe_training.PURE_PYTHON_VARIABLE)
+    code, out, _ = run(capsys, "train", corpus, "--vocab-size", 300, "-o", tmp_path / "m", "--json")
+    assert code == 0 and json.loads(out)["merge_loop"] == bpe_training.merge_loop()
+
+
 def test_stops_cleanly_when_no_pair_is_left(tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_text("ab ab ab", "utf-8")

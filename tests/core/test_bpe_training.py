@@ -183,6 +183,7 @@ def test_vectorised_merges_equal_the_reference(text, extra, pattern):
     if not text:
         return
     with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")  # the numpy path is part of the Python loop
         mp.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
         mp.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
         fast = fast_merges(text, 256 + extra, pattern)
@@ -192,6 +193,7 @@ def test_vectorised_merges_equal_the_reference(text, extra, pattern):
 def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
     from tokexplorer.core import bpe_training
 
+    monkeypatch.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")
     monkeypatch.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
     monkeypatch.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
     text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:12_000]
@@ -238,6 +240,7 @@ def test_merged_occurrences_shorten_the_text_as_the_reference(text, extra, patte
 def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora, monkeypatch):
     from tokexplorer.core import bpe_training
 
+    monkeypatch.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")
     monkeypatch.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)
     text = (corpora / "en/taylorswift.txt").read_text("utf-8")
     steps = list(iter_train(text, 300))  # Basic: the first merges have thousands of occurrences

@@ -7,7 +7,8 @@ script that trains with `tokenizers` (`hf_train.py`: same split pattern, byte-le
 line, writes vocab.json and merges.txt). The two alternate, --repeat times each; the table gives
 the median and the range. Peak memory is the process's peak resident set size (ru_maxrss via
 os.wait4), interpreter and imports included. `tokenizers` is an optional extra: without it the
-bench says how to install it.
+bench says how to install it. A note says which merge loop ours ran (compiled, or pure Python and
+why), as `tokexplorer train --json` reports it.
 
 Against the slow reference trainer (tests/reference_bpe.py in a source checkout) the measure is
 training only, in a fresh process, timed on its first merges and scaled linearly to the full
@@ -135,6 +136,7 @@ def whole_process_case(files: list[Path], vocab_size: int, repeat: int, have_hf:
     out.rmdir()
     return {"ours": ours, "peer": peer,
             "vocab": json.loads(ours[-1]["out"])["vocab_size"],
+            "merge_loop": json.loads(ours[-1]["out"])["merge_loop"],
             "peer_vocab": int(peer[-1]["out"].strip()) if peer else None}
 
 
@@ -151,6 +153,7 @@ def run(args) -> dict:
         notes.append("Hugging Face tokenizers, the peer of the whole-process rows, is not installed; "
                      f"install it with: {INSTALL_PEER}")
     en = corpora_dir() / "en/tinyshakespeare.txt"
+    loops = set()
     for name, files in (("tinyshakespeare.txt", [en]), ("all corpora", all_corpora_files())):
         case = whole_process_case(files, 32768, repeat, have_hf)
         ours_s = [r["seconds"] for r in case["ours"]]
@@ -164,6 +167,8 @@ def run(args) -> dict:
         else:
             row += [f"not installed: {INSTALL_PEER}", "", "", ""]
         rows.append(row)
+        loops.add(case["merge_loop"])
+    notes.append(f"ours: merge loop {', '.join(sorted(loops))} (TOKEXPLORER_PURE_PYTHON=1 forces the Python one)")
     for label, corpus, vocab_size, pattern, ref_merges in [
         ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, "gpt4", 32),
         ("Basic, vocab 4096", "en/tinyshakespeare.txt", 4096, None, 4),

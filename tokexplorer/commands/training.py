@@ -108,7 +108,8 @@ class _Progress:
 
 def _preload(with_numpy: bool) -> None:
     """Import what training and saving need (run in a thread while the corpus is read and split);
-    numpy only for a corpus large enough to train with it (see bpe_training.NUMPY_STREAM_MIN)."""
+    numpy only for the Python merge loop on a corpus large enough to train with it (see
+    bpe_training.NUMPY_STREAM_MIN): the compiled loop needs none."""
     if with_numpy:
         import numpy  # noqa: F401
 
@@ -234,16 +235,17 @@ def run_train(args: argparse.Namespace) -> int:
     # only scan them again and again (15% of the time). This process ends after training.
     gc.disable()
     from ..core.bpe_training import (NUMPY_STREAM_MIN, check_vocab_size, chunk_bytes, count_chunks, iter_train,
-                                     iter_train_chunks)
+                                     iter_train_chunks, merge_loop)
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
     total = check_vocab_size(args.vocab_size, len(specials))
-    # subtle: the tokenizer and its files' code (and numpy for a large corpus: the distinct chunks
-    # of a regex split are a small part of it) take a while to import and are needed only after the
-    # corpus is read and split; the split releases the interpreter lock, so import them in a thread
-    # meanwhile (the user waits for the whole process).
-    big = _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN)
+    # subtle: the tokenizer and its files' code (and numpy for the Python merge loop on a large
+    # corpus: the distinct chunks of a regex split are a small part of it) take a while to import
+    # and are needed only after the corpus is read and split; the split releases the interpreter
+    # lock, so import them in a thread meanwhile (the user waits for the whole process).
+    big = (merge_loop() != "compiled"
+           and _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN))
     preload = threading.Thread(target=_preload, args=(big,), daemon=True)
     preload.start()
     text = _read_corpora(args.corpus, args.encoding)
@@ -287,7 +289,7 @@ def run_train(args: argparse.Namespace) -> int:
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
         "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
-        "special_tokens": tok.special_tokens, "seconds": round(seconds, 3),
+        "special_tokens": tok.special_tokens, "seconds": round(seconds, 3), "merge_loop": merge_loop(),
         "corpus_bytes": n_bytes, "dropped_bytes": n_bytes - kept, "corpus_tokens": tokens,
         "compression": round(kept / tokens, 4) if tokens else None,
         "stopped": "interrupted" if interrupted else "no pair left" if len(merges) < total else None,
@@ -296,7 +298,8 @@ def run_train(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        print(f"learned {len(merges)} merges in {seconds:.2f} s: vocab size {tok.n_vocab}")
+        print(f"learned {len(merges)} merges in {seconds:.2f} s (merge loop: {merge_loop()}): "
+              f"vocab size {tok.n_vocab}")
         if interrupted:
             where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
                      if moved else "")

@@ -1,0 +1,187 @@
+"""The compiled merge loop (tokexplorer/core/_merge.c) learns exactly the Python loop's merges.
+
+The Python loop is the reference here (itself checked against minbpe's plain algorithm in
+test_bpe_training.py, which runs the compiled loop when it is built): both run on the same inputs,
+random and real corpora, and must give the same MergeStep sequences, ties included. Without the
+compiled module these tests are skipped, unless TOKEXPLORER_REQUIRE_COMPILED is set (CI: a machine
+with a C compiler must have built it).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tokexplorer.core import bpe_training
+from tokexplorer.core.bpe_training import (PURE_PYTHON_VARIABLE, count_chunks, iter_train, iter_train_chunks,
+                                           merge_loop)
+from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
+
+if os.environ.get("TOKEXPLORER_REQUIRE_COMPILED"):
+    from tokexplorer.core import _merge
+else:
+    _merge = pytest.importorskip("tokexplorer.core._merge", reason="the compiled merge loop is not built")
+
+
+def both(monkeypatch, train, *args, **kwargs) -> tuple[list, list]:
+    """The steps of train(*args) by the compiled loop, then by the Python loop (the variable set)."""
+    monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+    compiled = list(train(*args, **kwargs))
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    python = list(train(*args, **kwargs))
+    monkeypatch.delenv(PURE_PYTHON_VARIABLE)
+    return compiled, python
+
+
+def test_the_variable_chooses_the_loop(monkeypatch):
+    def loop() -> str:
+        return bpe_training._train_stream([b"ab"], [1], 1).gi_code.co_name
+
+    monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
+    assert merge_loop() == "compiled" and loop() == "_train_compiled"
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "1")
+    assert merge_loop() == f"pure Python ({PURE_PYTHON_VARIABLE} is set)" and loop() == "_train_python"
+    monkeypatch.setenv(PURE_PYTHON_VARIABLE, "0")
+    assert merge_loop() == "compiled"
+
+
+tie_text = st.text(alphabet="ab \n", max_size=80) | st.text(alphabet="aé😀 \x00", max_size=50)
+
+
+@given(text=tie_text, extra=st.integers(1, 60),
+       pattern=st.sampled_from([None, GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, r"..?", r"\S+|\s+"]))
+def test_random_texts_give_the_same_steps(text, extra, pattern):
+    if not text:
+        return
+    with pytest.MonkeyPatch.context() as mp:
+        compiled, python = both(mp, iter_train, text, 256 + extra, pattern=pattern)
+    assert compiled == python
+
+
+@given(chunks=st.dictionaries(st.text(alphabet="ab😀", min_size=1, max_size=8), st.integers(1, 2**31),
+                              min_size=1, max_size=30),
+       extra=st.integers(1, 40))
+def test_weighted_chunks_give_the_same_steps(chunks, extra):
+    """Large multiplicities: counts past 32 bits, ties between weighted and unweighted pairs."""
+    with pytest.MonkeyPatch.context() as mp:
+        compiled, python = both(mp, iter_train_chunks, chunks, 256 + extra)
+    assert compiled == python
+
+
+@pytest.mark.parametrize("rel, pattern, vocab_size", [
+    ("en/tinyshakespeare.txt", "gpt4", 32768),  # runs out of pairs before 32768
+    ("multilingual/zh_hans_lunyu.txt", "gpt4", 4096),  # long chunks: a Chinese sentence is one
+    ("code/pokemon.json", "gpt2", 4096),
+    ("unicode/blns.txt", "o200k", 4096),
+    ("multilingual/ja_wagahaiwa_nekodearu.txt", None, 1024),  # Basic: one chunk, counted once
+])
+def test_corpora_give_the_same_steps(corpora, monkeypatch, rel, pattern, vocab_size):
+    text = (corpora / rel).read_text("utf-8")
+    chunks = {text: 1} if pattern is None else count_chunks(text, pattern)
+    compiled, python = both(monkeypatch, iter_train_chunks, chunks, vocab_size)
+    assert compiled == python and len(compiled) > 700
+
+
+def test_counts_past_32_bits_fall_back_to_python():
+    """A chunk counted 2**32 times or more does not fit the compiled loop: Python's takes it."""
+    steps = list(iter_train_chunks({"ab": 2**40, "abab": 3}, 258))
+    assert [(s.pair, s.count, s.merged) for s in steps] == [((97, 98), 2**40 + 6, 2**40 + 6),
+                                                            ((256, 256), 3, 3)]
+
+
+def test_batches_stay_short_and_stop_at_the_total():
+    merger = _merge.Merger([b"ab" * 100_000, b"cd" * 10], [1, 5], 3)
+    first = merger.merge(64)
+    assert first == [(1, 3, (97, 98), 256, 100_000, 100_000)]  # a large merge: one a call
+    assert merger.merge(64) == [(2, 3, (256, 256), 257, 99_999, 50_000)]
+    assert merger.merge(64) == [(3, 3, (257, 257), 258, 49_999, 25_000)]
+    assert merger.merge(64) == []  # the total is reached
+
+
+def test_bad_arguments_are_python_errors():
+    with pytest.raises(ValueError, match="differ in length"):
+        _merge.Merger([b"ab"], [1, 2], 3)
+    with pytest.raises(TypeError, match="list of bytes"):
+        _merge.Merger(["ab"], [1], 3)
+    with pytest.raises(OverflowError):
+        _merge.Merger([b"ab"], [-1], 3)
+    unusable = _merge.Merger.__new__(_merge.Merger)
+    with pytest.raises(RuntimeError, match="not usable"):
+        unusable.merge(1)
+
+
+def resident_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc")
+def test_an_abandoned_run_frees_its_state():
+    """Cancel: the caller drops the generator between merges, and the merger's memory goes with it
+    (over 20 MB a run here: 40 runs kept would be over a gigabyte)."""
+    text = bytes(range(256)) * 4096  # 1 MB, every byte pair a different count of positions
+    before = resident_mb()
+    for _ in range(40):
+        steps = bpe_training._train_stream([text], [1], 1000)
+        next(steps)
+        del steps
+    assert resident_mb() - before < 300
+
+
+OUT_OF_MEMORY = """
+import resource
+from tokexplorer.core._merge import Merger
+
+def limit(headroom):
+    with open("/proc/self/statm") as f:
+        used = int(f.read().split()[0]) * resource.getpagesize()
+    resource.setrlimit(resource.RLIMIT_AS, (used + headroom, resource.RLIM_INFINITY))
+
+merger = Merger([b"ab" * 2_000_000], [1], 10)  # the first merge makes a pair of 2,000,000 positions
+chunks = [bytes(range(256)) * 40_000]  # 10 MB: over 160 MB of nodes
+limit(2 << 20)
+for what, call in [("set-up", lambda: Merger(chunks, [1], 100)), ("merge", lambda: merger.merge(64))]:
+    try:
+        call()
+    except MemoryError:
+        print(what, "MemoryError")
+try:
+    merger.merge(64)
+except RuntimeError as exc:
+    print("after:", exc)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/statm"), reason="reads /proc")
+def test_running_out_of_memory_is_a_memory_error(tmp_path):
+    """In set-up or mid-merge, a failed allocation raises MemoryError (no crash), and a merger
+    left half-way refuses to go on."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", OUT_OF_MEMORY], capture_output=True, text=True, timeout=120,
+                          cwd=tmp_path, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["set-up MemoryError", "merge MemoryError",
+                                        "after: Merger is not usable (its set-up or a merge failed)"]
+
+
+def test_threads_train_at_once_with_the_same_merges():
+    """Merges run with the interpreter lock released: separate runs in threads do not mix."""
+    text = "the cat sat on the mat, the hat " * 300
+    expected = [s.pair for s in iter_train(text, 600, pattern="gpt2")]
+    results: list[list] = [[] for _ in range(4)]
+
+    def run(out: list) -> None:
+        out.extend(s.pair for s in iter_train(text, 600, pattern="gpt2"))
+
+    threads = [threading.Thread(target=run, args=(out,)) for out in results]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [expected] * 4
