@@ -120,19 +120,24 @@ class ByteStrip(QWidget):
         fm = QFontMetrics(self.label_font())
         lh = self._metrics()[1]
         out = []
-        k = lo
-        while k < hi:
-            j = k
-            while j < hi and self.cells[j].token == self.cells[k].token and (
-                    self._rects[j].top() == self._rects[k].top()):
-                j += 1
+        for k, j in self._runs(lo, hi, "token"):
             span = self._rects[k].united(self._rects[j - 1])
             label = self._token_labels.get(self.cells[k].token, "")
             if fm.horizontalAdvance(label) > span.width():
                 label = fm.elidedText(label.split(" ")[0], Qt.TextElideMode.ElideRight, span.width())
             out.append((QRect(span.left(), span.bottom() + 1, span.width(), lh), label))
-            k = j
         return out
+
+    def _runs(self, lo: int, hi: int, key: str):
+        """(k, j) of each run of cells lo..hi-1 with the same `key` attribute on the same row."""
+        k = lo
+        while k < hi:
+            j = k + 1
+            while j < hi and getattr(self.cells[j], key) == getattr(self.cells[k], key) and (
+                    self._rects[j].top() == self._rects[k].top()):
+                j += 1
+            yield k, j
+            k = j
 
     def changeEvent(self, event) -> None:
         super().changeEvent(event)  # asks the layout again: the size hints follow the font
@@ -188,19 +193,13 @@ class ByteStrip(QWidget):
         text_pen = QPen(pal.text().color())
         bar = QPen(pal.text().color())
         bar.setWidth(3)
-        k = lo
-        while k < hi:
-            j = k
-            while j < hi and self.cells[j].char == self.cells[k].char and (
-                    self._rects[j].top() == self._rects[k].top()):
-                j += 1
+        for k, j in self._runs(lo, hi, "char"):
             group = self._rects[k].united(self._rects[j - 1])
             painter.setPen(text_pen)
             label = fm.elidedText(self._glyphs.get(self.cells[k].char, ""), Qt.TextElideMode.ElideRight,
                                   group.width())
             painter.drawText(QRect(group.left(), group.top() - lh, group.width(), lh),
                              Qt.AlignmentFlag.AlignCenter, label)
-            k = j
         painter.setFont(self.label_font())
         for rect, label in self.token_labels(lo, hi):
             painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, label)
