@@ -254,7 +254,7 @@ class TokenizersTokenizer:
         pre-tokenizer splits one of them further: for re-encoding a few chunks of a text.
         `allowed`: the special tokens the text may spell, as resolved for the whole text."""
         out = []
-        for result in self._run_small(words, allowed):
+        for result in self._run_batch(words, allowed):
             if len(set(result.word_ids)) > 1 or None in result.word_ids:
                 return None
             out.append(result.ids)
@@ -265,22 +265,19 @@ class TokenizersTokenizer:
         return self._bytes_of(ids)
 
     def _run_batch(self, texts: list[str], allowed: set[str]) -> list[tokenizers.Encoding]:
-        with self._lock:
-            self._tok.encode_special_tokens = not allowed
-            return self._tok.encode_batch(texts, add_special_tokens=False)
+        """The library's encodings of `texts`.
 
-    def _run_small(self, texts: list[str], allowed: set[str]) -> list[tokenizers.Encoding]:
-        """As `_run_batch`, for a few short texts (the words around an edit).
-
-        subtle: encode_batch hands its texts to the library's thread pool; for a handful of words
-        waking those threads costs more than the work (~150 us against ~35 us for five words,
-        and milliseconds while the other cores are busy), so each is encoded in this thread.
+        subtle: encode_batch hands its texts to the library's thread pool, letting go of the
+        interpreter lock meanwhile; for a handful of short words (the ones around an edit) waking
+        those threads costs more than the work (~150 us against ~35 us for five words, and
+        milliseconds while the other cores are busy), so those are encoded in this thread.
         """
-        if len(texts) > SMALL_BATCH or sum(map(len, texts)) > SMALL_BATCH * 16:
-            return self._run_batch(texts, allowed)
+        small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
         with self._lock:
             self._tok.encode_special_tokens = not allowed
-            return [self._tok.encode(t, add_special_tokens=False) for t in texts]
+            if small:
+                return [self._tok.encode(t, add_special_tokens=False) for t in texts]
+            return self._tok.encode_batch(texts, add_special_tokens=False)
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at the library's speed."""
