@@ -369,30 +369,38 @@ def test_closing_without_a_training_running_does_not_ask(qtbot, window, small_co
     assert not window.isVisible() and stop_questions(window) == []
 
 
-@pytest.mark.parametrize("button, stops", [("Stop Training and Close", True), ("Cancel", False)])
-def test_the_stop_training_question(monkeypatch, qtbot, button, stops):
-    """The real question box: its buttons and what each answers (exec answered by a click)."""
+def real_dialogs(monkeypatch, qtbot, button: str):
+    """The window's real question boxes, each answered by clicking `button` (exec is patched):
+    the Dialogs, and a list of what each box showed (text, informative text, buttons, default;
+    buttons without their "&")."""
     from PySide6.QtWidgets import QMessageBox, QWidget
 
     from tokexplorer.gui.dialogs import Dialogs
 
     shown = []
 
-    def answer(box):
-        shown.append((box.text(), box.informativeText(), [b.text() for b in box.buttons()],
-                      box.defaultButton().text()))
+    def click(box):
+        shown.append((box.text(), box.informativeText(), [b.text().replace("&", "") for b in box.buttons()],
+                      box.defaultButton().text().replace("&", "")))
         next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
         return 0
 
-    monkeypatch.setattr(QMessageBox, "exec", answer)
+    monkeypatch.setattr(QMessageBox, "exec", click)
     parent = QWidget()
     qtbot.addWidget(parent)
-    assert Dialogs(parent).ask_stop_training("“BPE 512”", "The 7 merges learned so far will be lost.") is stops
+    return Dialogs(parent), shown
+
+
+@pytest.mark.parametrize("button, stops", [("Stop Training and Close", True), ("Cancel", False)])
+def test_the_stop_training_question(monkeypatch, qtbot, button, stops):
+    """The real question box: its buttons and what each answers (exec answered by a click)."""
+    dialogs, shown = real_dialogs(monkeypatch, qtbot, button)
+    assert dialogs.ask_stop_training("“BPE 512”", "The 7 merges learned so far will be lost.") is stops
     [(text, lost, buttons, default)] = shown
     assert text == "“BPE 512” is still training. Stop it and close tokexplorer?"
     assert lost == "The 7 merges learned so far will be lost."
-    assert sorted(b.replace("&", "") for b in buttons) == ["Cancel", "Stop Training and Close"]
-    assert default.replace("&", "") == "Cancel"
+    assert sorted(buttons) == ["Cancel", "Stop Training and Close"]
+    assert default == "Cancel"
 
 
 def unsaved_questions(window) -> list:
@@ -464,24 +472,10 @@ def test_a_tokenizer_saved_from_the_panel_is_not_asked_about(qtbot, window, smal
 @pytest.mark.parametrize("button, answer", [("Save…", "save"), ("Discard", "discard"), ("Cancel", "cancel")])
 def test_the_unsaved_tokenizers_question(monkeypatch, qtbot, button, answer):
     """The real question box: its text, buttons, default (Save…) and what each answers."""
-    from PySide6.QtWidgets import QMessageBox, QWidget
-
-    from tokexplorer.gui.dialogs import Dialogs
-
-    shown = []
-
-    def click(box):
-        shown.append((box.text(), [b.text().replace("&", "") for b in box.buttons()],
-                      box.defaultButton().text()))
-        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
-        return 0
-
-    monkeypatch.setattr(QMessageBox, "exec", click)
-    parent = QWidget()
-    qtbot.addWidget(parent)
-    assert Dialogs(parent).ask_unsaved_tokenizers(["BPE gpt4 300 (swift)", "BPE gpt4 320 (swift)"]) == answer
-    assert Dialogs(parent).ask_unsaved_tokenizers(["SP bpe 600 (text)"]) == answer
-    (many, buttons, default), (one, _, _) = shown
+    dialogs, shown = real_dialogs(monkeypatch, qtbot, button)
+    assert dialogs.ask_unsaved_tokenizers(["BPE gpt4 300 (swift)", "BPE gpt4 320 (swift)"]) == answer
+    assert dialogs.ask_unsaved_tokenizers(["SP bpe 600 (text)"]) == answer
+    (many, _, buttons, default), (one, _, _, _) = shown
     assert many == "2 trained tokenizers are not saved: “BPE gpt4 300 (swift)”, “BPE gpt4 320 (swift)”."
     assert one == "The trained tokenizer “SP bpe 600 (text)” is not saved."
     assert sorted(buttons) == ["Cancel", "Discard", "Save…"] and default == "Save…"
@@ -489,20 +483,8 @@ def test_the_unsaved_tokenizers_question(monkeypatch, qtbot, button, answer):
 
 @pytest.mark.parametrize("button, stops", [("Stop the Sweep and Close", True), ("Cancel", False)])
 def test_the_stop_sweep_question(monkeypatch, qtbot, button, stops):
-    from PySide6.QtWidgets import QMessageBox, QWidget
-
-    from tokexplorer.gui.dialogs import Dialogs
-
-    shown = []
-
-    def click(box):
-        shown.append((box.text(), box.defaultButton().text().replace("&", "")))
-        next(b for b in box.buttons() if b.text().replace("&", "") == button).click()
-        return 0
-
-    monkeypatch.setattr(QMessageBox, "exec", click)
-    parent = QWidget()
-    qtbot.addWidget(parent)
-    assert Dialogs(parent).ask_stop_sweep("Nothing of it is kept.") is stops
-    assert shown == [("The vocab-size sweep is still running. Stop the sweep and close tokexplorer?", "Cancel")]
+    dialogs, shown = real_dialogs(monkeypatch, qtbot, button)
+    assert dialogs.ask_stop_sweep("Nothing of it is kept.") is stops
+    assert [(text, default) for text, _, _, default in shown] == [
+        ("The vocab-size sweep is still running. Stop the sweep and close tokexplorer?", "Cancel")]
 
