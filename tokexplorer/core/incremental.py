@@ -515,12 +515,12 @@ class _RegexRule:
     def edit(self, state: _State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
         if state.chunk_bounds is None:
             return None
-        enc, cs, ce = state.enc, state.chunk_starts, state.chunk_ends
+        enc, ce = state.enc, state.chunk_ends
         if self._nfc:  # the old text is NFC; the new one is where the edit leaves it so
             lo, hi = nfc_stable_window(new, p, p + len(inserted))
             if not unicodedata.is_normalized("NFC", new[lo:hi]):
                 return None
-        old, n_tok, n_chunks = enc.text, len(enc.ids), len(cs)
+        old, n_tok = enc.text, len(enc.ids)
         delta = len(inserted) - removed
         # Restart point. A match ending at e read characters up to e + LOOKAHEAD, or to the end of
         # a whitespace run it started in; and whether a position ends a segment depends on the
