@@ -8,13 +8,14 @@ import re
 
 import pytest
 
-from PySide6.QtCore import QPoint, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool
 from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
 from tokexplorer.core.compare import boundary_marks, cheapest, compare_counts, covering, summary
 from tokexplorer.core.quirks import quirk, sample_text
+from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.gui.fitting_label import plain
@@ -379,6 +380,27 @@ def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, c
         expected = window.editor.source_text()
         assert window.compare.panes[1].result.encoding.text == expected == window.state.result.encoding.text
     assert window.editor.source_text() == "\naXdf\ngh\r\n"
+    assert "out of step" not in capfd.readouterr().err
+
+
+def test_undo_in_a_pane_gives_every_pane_the_files_line_breaks_back(window, qtbot, tmp_path, capfd):
+    """Undoing, in a pane, the deletion of a lone CR's and a CRLF's breaks: the window's map gets
+    back what they stood for, and every pane tokenizes the file's own text again."""
+    source = "ab\r\ncd\ref\ngh"
+    open_compared(window, qtbot, tmp_path / "mixed.txt", source)
+    pane = window.compare.panes[1]
+    cursor = QTextCursor(pane.document())
+    cursor.setPosition(1)
+    cursor.setPosition(8, QTextCursor.MoveMode.KeepAnchor)  # "b", the CRLF, "cd", the CR, "ef"
+    pane.setTextCursor(cursor)
+    qtbot.keyClick(pane, Qt.Key.Key_Backspace)
+    wait_compared(qtbot, window)
+    assert window.editor.source_text() == "a\ngh" == pane.result.encoding.text
+    qtbot.keyClick(pane, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    wait_compared(qtbot, window)
+    assert window.editor.source_text() == source
+    assert pane.result.encoding.text == source == window.state.result.encoding.text
+    assert pane.result.encoding.ids == get_builtin("cl100k_base").encode(source).ids
     assert "out of step" not in capfd.readouterr().err
 
 

@@ -111,3 +111,36 @@ def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, ca
         assert window.state.result.encoding.text == editor.source_text()
     assert editor.source_text() == "\r\na" and editor.plain_text() == "\na"
     assert "out of step" not in capfd.readouterr().err
+
+
+def test_undo_gives_a_deleted_line_break_back_what_it_stood_for(qtbot, window, tmp_path, capfd):
+    """Qt's undo restores the editor's text, not what its line breaks stand for: deleting a lone
+    CR's and a U+2029's breaks, then undoing (the keys, and the Edit menu), must give the file's
+    own text back, tokens and saved bytes included; redoing deletes them again."""
+    from PySide6.QtCore import Qt
+
+    original = "one\rtwo\u2029three\nfour\n"
+    path = tmp_path / "odd.txt"
+    path.write_bytes(original.encode("utf-8"))
+    open_file(qtbot, window, path)
+    editor = window.editor
+    cursor = QTextCursor(editor.document())
+    cursor.setPosition(2)
+    cursor.setPosition(10, QTextCursor.MoveMode.KeepAnchor)  # "e\rtwo\u2029th"
+    editor.setTextCursor(cursor)
+    qtbot.keyClick(editor, Qt.Key.Key_Delete)
+    wait_settled(qtbot, window)
+    assert editor.source_text() == "onree\nfour\n" == window.state.result.encoding.text
+    qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
+    wait_settled(qtbot, window)
+    assert editor.source_text() == original == window.state.result.encoding.text
+    editor.redo()
+    wait_settled(qtbot, window)
+    assert editor.source_text() == "onree\nfour\n"
+    window.undo_action.trigger()  # the Edit menu
+    wait_settled(qtbot, window)
+    assert window.state.result.encoding.text == original
+    assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(original).ids
+    assert window.documents.save()
+    assert path.read_bytes() == original.encode("utf-8")
+    assert "out of step" not in capfd.readouterr().err

@@ -32,13 +32,13 @@ import time
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
+from .positions import BREAK_NAMES, BreakHistory, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import DROPPED, Tokenized
@@ -87,6 +87,7 @@ class TokenEditor(QPlainTextEdit):
     text_edited = Signal()  # the user changed the text (not emitted while a file loads)
     load_progress = Signal(int, int)  # characters inserted so far, total
     loaded = Signal()  # load_text finished
+    breaks_restored = Signal()  # an undo or redo gave line breaks back what they stood for
 
     def __init__(self, state: AppState, parent=None, *, document: QTextDocument | None = None,
                  follow_state: bool = True):
@@ -113,6 +114,9 @@ class TokenEditor(QPlainTextEdit):
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
+        self._break_history = BreakHistory()  # ... at each point of the undo history
+        self.map_owner = self  # the view whose SourceMap this one reads (a pane: the window's editor)
+        self._remembering = False  # a call to remember the breaks is queued
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
         # for views sharing the document and its map.
         self.last_source_edit: tuple[int, int, int, tuple[int, int, str] | None] | None = None
@@ -165,6 +169,7 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox, self._unsent = None, [], None, []
+        self._break_history.clear()
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text = text.source or text.text
@@ -209,6 +214,7 @@ class TokenEditor(QPlainTextEdit):
         self._blocks = doc.blockCount()
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
+        self._break_history.remember(0, self._source)
         self.loaded.emit()
 
     def snapshot(self, full: bool = False) -> TextDelta:
@@ -287,6 +293,9 @@ class TokenEditor(QPlainTextEdit):
                 removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
             if source_edit is None:  # a view on a shared document that cannot tell: send it all
                 self._outbox = None
+        if not self._remembering and self.map_owner is self:
+            self._remembering = True  # once Qt has counted this edit's undo step
+            QTimer.singleShot(0, self._remember_breaks)
         self.last_source_edit = (position, removed, added, source_edit)
         self._blocks = doc.blockCount()
         if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
@@ -297,6 +306,39 @@ class TokenEditor(QPlainTextEdit):
                 self._wrap_anywhere(True)
         self._post_edit(position, removed, added, source_edit)
         self.text_edited.emit()
+
+    def _remember_breaks(self) -> None:
+        self._remembering = False
+        self._break_history.remember(self.document().availableUndoSteps(), self._source)
+
+    def keyPressEvent(self, event) -> None:
+        # Qt's own undo keys would bypass undo() and redo() below.
+        if event.matches(QKeySequence.StandardKey.Undo):
+            self.undo()
+        elif event.matches(QKeySequence.StandardKey.Redo):
+            self.redo()
+        else:
+            super().keyPressEvent(event)
+
+    def undo(self) -> None:
+        self._history_step(super().undo)
+
+    def redo(self) -> None:
+        self._history_step(super().redo)
+
+    def _history_step(self, step) -> None:
+        """Undo or redo, then give the line breaks it brought back what they stood for; the next
+        request of every view on the document then sends the whole text, since each one's edits
+        were read with the document's newline there."""
+        owner = self.map_owner
+        if owner._remembering:
+            owner._remember_breaks()  # the last edit's step, before it is undone
+        step()
+        restored = owner._break_history.recall(self.document().availableUndoSteps(), owner._source)
+        if restored is not None:
+            owner._source = restored
+            owner._outbox = None
+            owner.breaks_restored.emit()
 
     def _text16(self, start: int, end: int) -> str:
         """The editor's text in UTF-16 range [start, end), Qt's block separators as U+2029 (the

@@ -258,6 +258,48 @@ class SourceMap:
         return "".join(parts)
 
 
+class BreakHistory:
+    """What the editor's line breaks stood for at each point of Qt's undo history, so that an
+    undo or redo that brings a break back brings back what it stood for (a lone CR, a U+2029...),
+    not the document's newline: Qt's undo restores the editor's text, never the SourceMap.
+
+    Points are Qt's undo step counts (`availableUndoSteps`); the maps kept hold at most `budget`
+    breaks in all, the points farthest from the newest dropped first (an undo that far gets the
+    newline).
+
+    >>> h, m = BreakHistory(), SourceMap("\\n", [1], ["\\r"])
+    >>> h.remember(0, m); m.edit(0, 3, 0)  # the text and its lone CR's break deleted
+    >>> h.recall(0, m).src, h.recall(0, SourceMap("\\n", [1], ["\\r"]))
+    (['\\r'], None)
+    """
+
+    def __init__(self, budget: int = 1_000_000):
+        self.budget = budget
+        self._maps: dict[int, tuple[np.ndarray, list[str]]] = {}
+        self._size = 0  # breaks kept, over all points
+
+    def clear(self) -> None:
+        self._maps, self._size = {}, 0
+
+    def remember(self, steps: int, current: SourceMap) -> None:
+        """Keep what the breaks stand for now, at `steps` undo steps."""
+        if not current.src and not self._maps:
+            return  # no break stands for anything but the newline, and none did
+        old = self._maps.pop(steps, None)
+        self._size += len(current.src) - (len(old[1]) if old else 0)
+        self._maps[steps] = (current.pos16.copy(), list(current.src))
+        while self._size > self.budget and len(self._maps) > 1:
+            farthest = max(self._maps, key=lambda k: abs(k - steps))
+            self._size -= len(self._maps.pop(farthest)[1])
+
+    def recall(self, steps: int, current: SourceMap) -> SourceMap | None:
+        """The map kept at `steps` undo steps, if it differs from `current`; else None."""
+        kept = self._maps.get(steps)
+        if kept is None or (kept[1] == current.src and np.array_equal(kept[0], current.pos16)):
+            return None
+        return SourceMap(current.newline, kept[0].copy(), kept[1])
+
+
 @dataclass(frozen=True)
 class EditorText:
     """Text ready for the editor, the source it stands for, and what the editor shows differently."""

@@ -75,6 +75,16 @@ class SharedSource:
     def __getattr__(self, name: str):
         return getattr(self._editor._source, name)
 
+    @property
+    def identity(self) -> bool:
+        """The source is the editor's text, and was before this edit.
+
+        subtle: the window's editor follows each edit first, and its map becomes the identity
+        when the edit deletes the last break that stood for something else; this pane must
+        still take that edit's source edit (the last CR's unit goes with it)."""
+        last = self._editor.last_source_edit
+        return self._editor._source.identity and (last is None or last[3] is None)
+
     def edit(self, position16: int, removed: int, added: int) -> None:
         pass  # the window's editor has moved it already
 
@@ -121,6 +131,8 @@ class ComparePane(TokenEditor):
         # subtle: a pane tokenizes the same text as the window's editor, a file's own line breaks
         # ("\r\n"...) included, or the panes could not be compared.
         self._source = SharedSource(editor)
+        self.map_owner = editor
+        editor.breaks_restored.connect(self._resend)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
         state.hovered_changed.disconnect(self._on_hovered)
         state.reveal_token.disconnect(self.show_token)
@@ -131,6 +143,10 @@ class ComparePane(TokenEditor):
         self._on_font()
         self._hover = (-1, -1)
         self.following = False  # shown in the compare view: tokenize the text as it is edited
+
+    def _resend(self) -> None:
+        """The next request sends the whole text: an undo gave line breaks back their meaning."""
+        self._outbox = None
 
     def _show_marks(self, *_) -> None:
         """No marked occurrences here: the marked id is the window tokenizer's (see __init__);
