@@ -521,6 +521,8 @@ def test_bench_gui_runs(qtbot, tmp_path):
                                                        train_vocab=512))
     assert [row[0] for row in section["rows"]] == builtin_names()
     assert all(row[-1] == "4/4" for row in section["rows"])
+    assert section["headers"][3:5] == ["switch back s", "back stall ms"]
+    assert all(float(row[3]) > 0 for row in section["rows"])  # each switched back to, once loaded
     assert "launch" in " ".join(section["notes"])
     assert "opening a 1 MB text (small.txt repeated" in huge["title"]
     assert huge["headers"][:5] == ["app s", "baseline s", "ratio", "longest stall ms", "app peak MB"]

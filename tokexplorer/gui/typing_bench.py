@@ -49,6 +49,8 @@ class TokenizerRun:
     latencies_s: list[float] = field(default_factory=list)
     typing_stall_s: float = 0.0
     keys: int = 0
+    reswitch_s: float = 0.0  # switching back to it once every tokenizer is loaded
+    reswitch_stall_s: float = 0.0
 
 
 @dataclass
@@ -148,6 +150,12 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
         loop.run(0.1)
         run.typing_stall_s = loop.stop_meter()
         report.runs.append(run)
+    for run in report.runs:  # every tokenizer is loaded now: what a switch costs by itself
+        t0 = time.perf_counter()
+        loop.start_meter()
+        window.state.set_tokenizer(run.name)
+        loop.run(300, lambda: settled(window))
+        run.reswitch_s, run.reswitch_stall_s = time.perf_counter() - t0, loop.stop_meter()
     editor.document().setModified(False)
     window.close()
     return report
