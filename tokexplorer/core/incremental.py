@@ -76,6 +76,7 @@ MAX_WINDOW_CHUNKS = 10_000
 # lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
 # few milliseconds each, between which the UI thread gets it back.
 SPLIT_PIECE = 1 << 16
+LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
@@ -851,7 +852,7 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
         # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs on
         # each regex match); it is private, so its absence means a full re-encode.
         if hasattr(enc, "_encode_single_piece"):
-            return _RegexRule(tokenizer, enc._encode_single_piece, enc.decode_tokens_bytes)
+            return _RegexRule(tokenizer, _piece_encoder(enc, compile_pattern(pattern)), enc.decode_tokens_bytes)
     if family == "bpe" and pattern in LOCAL_PATTERNS:
         # minbpe's per-chunk encoder; the tokenizer's tiktoken fast path gives the same ids (it
         # is only used where it does).
@@ -866,6 +867,27 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     if family == "sentencepiece":
         return _cached(tokenizer, lambda: _line_rule(tokenizer, tokenizer.model_proto))
     return None
+
+
+def _piece_encoder(enc, pattern: regex.Pattern) -> Callable[[str], list[int]]:
+    """tiktoken's BPE of one chunk, a long one without the interpreter lock.
+
+    subtle: `_encode_single_piece` holds the lock throughout: 0.7 s for a chunk of a million
+    letters (a line without break points), during which the window cannot even repaint.
+    `_encode_bytes` releases it, but splits its text again: it is used only where the pattern,
+    run on the chunk alone, matches all of it (then its one piece is the chunk, and its BPE the
+    same; what could differ alone is a lookahead at the chunk's end, such as a run of spaces).
+    """
+    single, releasing = enc._encode_single_piece, getattr(enc, "_encode_bytes", None)
+
+    def encode(piece: str) -> list[int]:
+        if len(piece) >= LONG_CHUNK and releasing is not None:
+            whole = pattern.match(piece)
+            if whole is not None and whole.end() == len(piece):
+                return releasing(piece.encode("utf-8"))
+        return single(piece)
+
+    return encode
 
 
 def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:

@@ -7,6 +7,10 @@ positions Qt's layout gives (`token_paint`), for the visible lines only, on ever
 result or palette repaints, it never lays text out again. A line of any length costs only what is
 on screen.
 
+Qt itself lays a whole block out again on every edit of it, so a long line is held as pieces with
+soft breaks between them (`positions.editor_text`), marked by a small arrow at each piece's end;
+they stand for nothing in the text that is tokenized, saved and copied.
+
 Between an edit and the tokenization of the new text, the edited lines are painted with the
 previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
 result then replaces them, repainting only the lines whose tokens changed. Colours are keyed on
@@ -31,14 +35,15 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
+from .positions import (BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, code_points, longest_line,
+                        utf16_len)
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import DROPPED, Tokenized
@@ -57,6 +62,7 @@ PROBE_WALK = 4096  # UTF-16 units of one more probe per request, that walks thro
 # length: 3.7 s to lay out 200,000 "a" and 1.9 s again per keystroke, minutes at a million;
 # wrapping anywhere lays it out in one pass (0.2 s, then 0.14 s a key; measured offscreen).
 WRAP_ANYWHERE_LINE = 10_000
+SOFT_MARK = "\u21a9"  # ↩ painted at the end of a piece of a long line: it goes on below
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -119,6 +125,8 @@ class TokenEditor(QPlainTextEdit):
         self._unsent: list[Edit] = []  # the last PROBE_EDITS edits since the last snapshot
         self._walk = 0  # where the next walking probe starts
         self._blocks = self.document().blockCount()  # after the last change seen
+        self._redo_steps = 0  # the document's redo steps after the last change seen: more is an undo
+        self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -172,10 +180,14 @@ class TokenEditor(QPlainTextEdit):
         else:
             self._source = SourceMap()
             self._loaded_text = text
+        # The document fills up in slices, so the breaks before a position are counted in the text.
+        breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
+            if self._source.newline != "\n" and "" in self._source.src else None
+        self._loaded_soft16 = tuple(self._source.soft16(lambda p: int(np.searchsorted(breaks, p))).tolist())
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
-        anywhere = longest_line(text, WRAP_ANYWHERE_LINE) > 0
+        anywhere = bool(self._loaded_soft16) or longest_line(text, WRAP_ANYWHERE_LINE) > 0
         if anywhere != self.wraps_anywhere():
             self.clear()  # subtle: else Qt lays the old text out again in the new mode
             self._wrap_anywhere(anywhere)  # before Qt lays the new text out
@@ -207,6 +219,7 @@ class TokenEditor(QPlainTextEdit):
         doc.setModified(False)
         self.setReadOnly(False)
         self._blocks = doc.blockCount()
+        self._redo_steps = 0
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
         self.loaded.emit()
@@ -219,7 +232,8 @@ class TokenEditor(QPlainTextEdit):
             # tokenizes meanwhile) with the whole text's length, so its copy is in step when
             # the load ends and the next request brings no edits.
             self._outbox, self._unsent = [], []
-            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text))
+            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text),
+                             soft16=self._loaded_soft16)
         outbox, self._outbox = self._outbox, []
         doc = self.document()
         length16 = doc.characterCount() - 1  # without the final block separator
@@ -227,10 +241,12 @@ class TokenEditor(QPlainTextEdit):
             length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
         edits, self._unsent = self._unsent, []
+        soft16 = () if self._source.identity else tuple(
+            self._source.soft16(lambda p: doc.findBlock(p).blockNumber()).tolist())
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
             text = loaded if loaded is not None and not outbox else self.source_text()
-            return TextDelta(text, None, self.edit_count, length16)
-        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits))
+            return TextDelta(text, None, self.edit_count, length16, soft16=soft16)
+        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits), soft16)
 
     def _probes(self, edits: list[Edit]) -> tuple[tuple[int, str], ...]:
         """Bits of the source, as (source UTF-16 position, text), for the worker to find in its
@@ -277,6 +293,7 @@ class TokenEditor(QPlainTextEdit):
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         self._unsent = self._unsent[1 - PROBE_EDITS:] + [Edit(position, removed, added)]
         doc = self.document()
+        redo_steps, self._redo_steps = self._redo_steps, doc.availableRedoSteps()
         source_edit = None
         if not self._source.identity:  # where the edit falls in the source, and what it spells
             inserted = self._text16(position, position + added).replace("\u2029", "\n")
@@ -284,7 +301,8 @@ class TokenEditor(QPlainTextEdit):
             following = "" if end >= doc.characterCount() - 1 else doc.characterAt(end).replace("\u2029", "\n")
             source_edit = self._source.follow(
                 position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
-                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
+                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following,
+                undo=self._redo_steps > redo_steps)  # only an undo adds a step to redo
             if source_edit is None:  # a view on a shared document that cannot tell: send it all
                 self._outbox = None
         self.last_source_edit = (position, removed, added, source_edit)
@@ -432,7 +450,8 @@ class TokenEditor(QPlainTextEdit):
 
     def _paint_breaks(self, painter: QPainter, rect: QRect) -> None:
         """At the end of each line whose break stands for something Qt cannot hold (a U+2029, a
-        lone CR...), its name in a small box: the text there is not what it seems."""
+        lone CR...), its name in a small box: the text there is not what it seems; at the end of
+        a piece of a long line (a soft break), a small arrow."""
         pos16, src = self._source.pos16, self._source.src
         font = self.font()
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.7))
@@ -447,8 +466,12 @@ class TokenEditor(QPlainTextEdit):
             k = int(np.searchsorted(pos16, end))
             if k == len(src) or pos16[k] != end:
                 continue
-            name = BREAK_NAMES.get(src[k], "?")
             x = origin.x() + line.cursorToX(line.textStart() + line.textLength())[0] + 4
+            if not src[k]:  # a soft break: the line goes on below, nothing to read there
+                painter.drawText(QRectF(x - 2, origin.y() + line.y(), metrics.horizontalAdvance(SOFT_MARK) + 4,
+                                        line.height()), Qt.AlignmentFlag.AlignCenter, SOFT_MARK)
+                continue
+            name = BREAK_NAMES.get(src[k], "?")
             box = QRectF(x, origin.y() + line.y() + 2, metrics.horizontalAdvance(name) + 6, line.height() - 4)
             painter.drawRoundedRect(box, 3, 3)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
@@ -601,6 +624,22 @@ class TokenEditor(QPlainTextEdit):
 
 
     # --- drops ----------------------------------------------------------------------------
+
+    def createMimeDataFromSelection(self):
+        """Copy or drag the selection without the soft breaks in it (they are not in the text).
+
+        subtle: Qt's own mime data makes its text when asked, from the selection: setText on it
+        is lost."""
+        cursor = self.textCursor()
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        soft = [p - start for p, s in zip(self._source.pos16.tolist(), self._source.src) if not s and start <= p < end]
+        if not soft:
+            return super().createMimeDataFromSelection()
+        text = cursor.selectedText().replace("\u2029", "\n")
+        cuts = code_points(text, soft).tolist()
+        mime = QMimeData()
+        mime.setText("".join(text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])))
+        return mime
 
     def canInsertFromMimeData(self, source) -> bool:
         # Dropped or pasted files are opened by the window, not inserted as their paths.

@@ -5,8 +5,9 @@ costs in words (`selection_forms`, for the status bar and the compare panes).
 while the tokens on screen are those of the editor's text (the result's `mark` is the editor's
 edit count), so the range always indexes `state.result`'s text; a new result updates it again.
 
-subtle: Qt's positions are UTF-16 code units. The conversion walks from the token that starts at
-or before the position, so it costs the length of one token, not of the text.
+subtle: Qt's positions are UTF-16 code units, and a long line holds soft breaks that the text
+has not. The conversion walks from the token that starts at or before the position, so it costs
+the length of one token, not of the text.
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ def code_point_at16(result: Tokenized, position16: int) -> int:
     text = result.encoding.text
     i = int(np.searchsorted(result.starts16, position16, side="right")) - 1
     cp, u = (int(result.encoding.starts[i]), int(result.starts16[i])) if i >= 0 else (0, 0)
+    if len(result.soft16):  # walk in units without the soft breaks (those before a position)
+        position16 -= int(np.searchsorted(result.soft16, position16))
+        u -= int(np.searchsorted(result.soft16, u))
     while u < position16 and cp < len(text):
         u += 2 if ord(text[cp]) > 0xFFFF else 1
         cp += 1

@@ -34,7 +34,7 @@ from ...core.registry import BUILTINS, builtin_names
 from ...core.selection import selection_counts
 from ..editor import TokenEditor
 from ..fitting_label import FittingLabel
-from ..positions import Edit, editor_prefix, utf16_len
+from ..positions import Edit, astral_prefix, editor_prefix, utf16_len
 from ..selection import code_point_at16, selection_forms
 from ..state import AppState
 from ..tokenized import Tokenized
@@ -60,9 +60,10 @@ def utf16_at(result: Tokenized, position: int) -> int:
     of `selection.code_point_at16`), walking from the token that starts at or before it."""
     starts = result.encoding.starts
     i = int(np.searchsorted(starts, position, side="right")) - 1
-    if i < 0:
-        return editor_len(result.encoding.text[:position])
-    return int(result.starts16[i]) + editor_len(result.encoding.text[int(starts[i]):position])
+    start, start16 = (int(starts[i]), int(result.starts16[i])) if i >= 0 else (0, 0)
+    # The soft breaks in (start, position]: one unit each (the token's start has its own).
+    soft = int(np.searchsorted(result.soft, position, side="right") - np.searchsorted(result.soft, start, side="right"))
+    return start16 + editor_len(result.encoding.text[start:position]) + soft
 
 
 class SharedSource:
@@ -799,14 +800,16 @@ class CompareView(QWidget):
         c1 = code_point_at16(first, hi16 + MARK_MARGIN)
         w16 = utf16_at(first, c0)
         window = text[c0:c1]
-        prefix = editor_prefix(window)
+        soft = first.soft[(first.soft > c0) & (first.soft <= c1)] - c0  # w16 counts one at c0
+        prefix = editor_prefix(window, soft)
         if prefix is None:
             prefix = np.zeros(len(window) + 1, dtype=np.int64)
+        astral = astral_prefix(window)
         out = {}
         for column, m in zip(columns, boundary_marks([r.encoding for r in results], c0, c1)):
             local = m.chars - c0
             out[column.editor] = Marks16(w16 + local + prefix[local],
-                                         np.maximum(1 + prefix[local + 1] - prefix[local], 1), m.fraction)
+                                         1 + astral[local + 1] - astral[local], m.fraction)
         return [id(r) for r in results], w16, utf16_at(first, c1), out
 
     def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
