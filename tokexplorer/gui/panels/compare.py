@@ -35,7 +35,7 @@ from ...core.selection import selection_counts
 from ..editor import TokenEditor
 from ..fitting_label import FittingLabel
 from ..positions import Edit, astral_prefix, editor_prefix, utf16_len
-from ..selection import code_point_at16, selection_forms
+from ..selection import code_point_at16, selection_forms, utf16_at
 from ..state import AppState
 from ..tokenized import Tokenized
 from ..worker import TokenizeService
@@ -43,27 +43,6 @@ from ..worker import TokenizeService
 MAX_PANES = 4
 ALL = (-1, -1)  # every position
 MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are computed with it
-
-
-def editor_len(text: str) -> int:
-    """How many UTF-16 positions of the editor a piece of the tokenized (source) text takes: an
-    astral character two, a "\\r\\n" one (one line break there).
-
-    >>> editor_len("a😀\\r\\n")
-    4
-    """
-    return utf16_len(text) - text.count("\r\n")
-
-
-def utf16_at(result: Tokenized, position: int) -> int:
-    """The editor's UTF-16 position of code point `position` of the result's text (the inverse
-    of `selection.code_point_at16`), walking from the token that starts at or before it."""
-    starts = result.encoding.starts
-    i = int(np.searchsorted(starts, position, side="right")) - 1
-    start, start16 = (int(starts[i]), int(result.starts16[i])) if i >= 0 else (0, 0)
-    # The soft breaks in (start, position]: one unit each (the token's start has its own).
-    soft = int(np.searchsorted(result.soft, position, side="right") - np.searchsorted(result.soft, start, side="right"))
-    return start16 + editor_len(result.encoding.text[start:position]) + soft
 
 
 class SharedSource:
