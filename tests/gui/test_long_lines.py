@@ -4,7 +4,7 @@ edit of it), and its tokens, counts, selection, copies and saved file stay the l
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from tokexplorer.core.registry import get_builtin
@@ -147,3 +147,33 @@ def test_pasting_a_long_line_wraps_anywhere(qtbot, window):
     editor.textCursor().insertText("x" * (WRAP_ANYWHERE_LINE + 1))
     assert editor.wraps_anywhere()
     wait_settled(qtbot, window, timeout=60_000)
+
+
+def test_a_pasted_long_line_goes_in_as_pieces_through_undo_and_redo(qtbot, window, tmp_path):
+    window.state.set_tokenizer("cl100k_base")
+    text = "start\n"
+    path = tmp_path / "pasted.txt"
+    path.write_text(text, encoding="utf-8")
+    open_file(qtbot, window, path)
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(2)
+    cursor.setPosition(4, QTextCursor.MoveMode.KeepAnchor)  # replaces "ar"
+    editor.setTextCursor(cursor)
+    line = "".join(chr(97 + (i * 7) % 26) for i in range(30_000)) + " end\nnext line"
+    mime = QMimeData()
+    mime.setText(line)
+    editor.insertFromMimeData(mime)
+    pasted = "st" + line + "t\n"
+    assert editor.document().blockCount() > 8 and editor.wraps_anywhere()
+    assert editor.source_text() == pasted
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.state.result.encoding.ids == get_builtin("cl100k_base").encode(pasted).ids
+    editor.undo()
+    assert editor.source_text() == text
+    editor.redo()
+    assert editor.source_text() == pasted
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.state.result.encoding.text == pasted
+    window.documents.save()
+    assert path.read_bytes() == pasted.encode("utf-8")

@@ -42,8 +42,8 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import (BREAK_NAMES, Edit, EditorText, SourceMap, cluster_bounds16, code_points, longest_line,
-                        utf16_len)
+from .positions import (BREAK_NAMES, LONG_LINE, Edit, EditorText, SourceMap, cluster_bounds16, code_points,
+                        longest_line, soft_breaks, to_utf16, utf16_len)
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import DROPPED, Tokenized
@@ -127,6 +127,7 @@ class TokenEditor(QPlainTextEdit):
         self._blocks = self.document().blockCount()  # after the last change seen
         self._redo_steps = 0  # the document's redo steps after the last change seen: more is an undo
         self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
+        self._soft_paste: list[int] = []  # where the paste being inserted has soft breaks (UTF-16)
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -295,14 +296,15 @@ class TokenEditor(QPlainTextEdit):
         doc = self.document()
         redo_steps, self._redo_steps = self._redo_steps, doc.availableRedoSteps()
         source_edit = None
-        if not self._source.identity:  # where the edit falls in the source, and what it spells
+        if self._source.tracking or self._soft_paste:  # where the edit falls in the source, and what it spells
             inserted = self._text16(position, position + added).replace("\u2029", "\n")
             end = position + added
             following = "" if end >= doc.characterCount() - 1 else doc.characterAt(end).replace("\u2029", "\n")
             source_edit = self._source.follow(
                 position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
                 removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following,
-                undo=self._redo_steps > redo_steps)  # only an undo adds a step to redo
+                # an undo adds a step to redo, a redo takes one (a new edit after an undo clears them)
+                undo=self._redo_steps != redo_steps, soft=[p - position for p in self._soft_paste])
             if source_edit is None:  # a view on a shared document that cannot tell: send it all
                 self._outbox = None
         self.last_source_edit = (position, removed, added, source_edit)
@@ -648,7 +650,8 @@ class TokenEditor(QPlainTextEdit):
         return super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source) -> None:
-        """Paste or drop, with any lone surrogate in the pasted text shown as U+FFFD.
+        """Paste or drop, with any lone surrogate in the pasted text shown as U+FFFD; a line
+        longer than LONG_LINE goes in as pieces (`_paste_long_line`).
 
         subtle: Qt keeps a lone surrogate that another program (or Python) put in a QString, but
         PySide drops it on every way back to Python (`text()`, `selectedText()`, `toRawText()`),
@@ -659,12 +662,33 @@ class TokenEditor(QPlainTextEdit):
         `beginEditBlock` segfaults in QtGui after a few hundred to a few thousand pastes (seen in
         the soak; a bare QPlainTextEdit subclass does the same).
         """
+        text = source.text() if source.hasText() else ""
+        if (isinstance(self._source, SourceMap) and longest_line(text, LONG_LINE + 1)
+                and not any(ch in text for ch in "\r\u2029\ufdd0\ufdd1")):
+            self._paste_long_line(text)
+            return
         start = self.textCursor().selectionStart()
         super().insertFromMimeData(source)
         end = self.textCursor().position()
         if end - start != utf16_len(source.text()):  # units Python cannot see
             self._outbox = None
             self._replace_lone_surrogates(start, end)
+
+    def _paste_long_line(self, text: str) -> None:
+        """Paste a text with a line longer than LONG_LINE as pieces, as a file's is loaded: the
+        soft breaks between them stand for nothing (`positions.SourceMap.follow`'s `soft`), and
+        lines wrap anywhere."""
+        cuts = soft_breaks(text)
+        shown = "\n".join(text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]))
+        cursor = self.textCursor()
+        start = cursor.selectionStart()
+        self._soft_paste = (start + to_utf16(text, np.array(cuts, dtype=np.int64)) + np.arange(len(cuts))).tolist()
+        self._wrap_anywhere(True)
+        try:
+            cursor.insertText(shown)
+        finally:
+            self._soft_paste = []
+        self.setTextCursor(cursor)
 
     def _replace_lone_surrogates(self, start: int, end: int) -> None:
         doc = self.document()

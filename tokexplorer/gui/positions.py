@@ -175,8 +175,8 @@ class SourceMap:
     right after a lone CR, which stands for a CRLF.
 
     A soft break (src "") stands for nothing: the editor cut a long line there. A break an edit
-    removes is remembered, so that the undo that puts it back (`follow(undo=True)`) gives it its
-    meaning again instead of the usual line ending's.
+    removes is remembered, so that the undo (or redo) that puts it back (`follow(undo=True)`)
+    gives it its meaning again instead of the usual line ending's.
 
     The source, read back as a file (`editor_text`), always gives the editor's text again: one
     line break for each of the editor's (soft breaks aside: a long line is cut afresh).
@@ -208,6 +208,11 @@ class SourceMap:
         """The source is the editor's text itself."""
         return self.newline == "\n" and not self.src
 
+    @property
+    def tracking(self) -> bool:
+        """Whether edits must be followed: it holds breaks, or remembers removed ones."""
+        return not self.identity or bool(self._gone)
+
     def extra(self, position16: int, breaks_before: int) -> int:
         """UTF-16 units the source holds beyond the editor's before editor position16, given the
         number of line breaks before it."""
@@ -235,14 +240,15 @@ class SourceMap:
         self.pos16[self.pos16 >= position16 + removed] += added - removed
 
     def follow(self, position16: int, removed: int, inserted: str, *, breaks_before: int,
-               removed_breaks: int, following: str, undo: bool = False) -> tuple[int, int, str]:
+               removed_breaks: int, following: str, undo: bool = False, soft=()) -> tuple[int, int, str]:
         """Follow an edit of the editor's text, and return it as an edit of the source: (UTF-16
         position, units removed, text inserted).
 
         `inserted`: the editor's new text there, line breaks as "\\n"; `breaks_before`: the line
         breaks before position16; `removed_breaks`: those in the removed text; `following`: the
         editor's character after the edit ("\\n" for a line break, "" at the end); `undo`: the
-        edit undoes one, so breaks it puts back where an edit removed them mean what they meant.
+        edit undoes or redoes one, so breaks it puts back where an edit removed them mean what
+        they meant; `soft`: the UTF-16 offsets in `inserted` of soft breaks (a long line pasted).
 
         >>> m = SourceMap("\\n", [1], ["\\r"])  # the editor's "a\\nb" is "a\\rb"
         >>> m.follow(2, 0, "\\n", breaks_before=1, removed_breaks=0, following="b")
@@ -253,6 +259,9 @@ class SourceMap:
         start = position16 + self.extra(position16, breaks_before)
         units = self.removed(position16, removed, removed_breaks)
         self.edit(position16, removed, utf16_len(inserted))
+        if len(soft):
+            self._insert(position16 + np.asarray(soft, dtype=np.int64), [""] * len(soft))
+            return start, units, self.source(inserted, position16)
         if undo and self._restore(position16, inserted):
             return start, units, self.source(inserted, position16)
         text = inserted.replace("\n", self.newline)
@@ -275,13 +284,17 @@ class SourceMap:
             if position == position16 and removed == length16 and all(
                     units[2 * o:2 * o + 2] == b"\n\x00" for o in offsets):
                 del self._gone[i]
-                pos16 = np.concatenate([self.pos16, position16 + np.asarray(offsets, dtype=np.int64)])
-                order = np.argsort(pos16, kind="stable")
-                every = self.src + src
-                self.pos16, self.src = pos16[order], [every[k] for k in order.tolist()]
-                self._index()
+                self._insert(position16 + np.asarray(offsets, dtype=np.int64), src)
                 return True
         return False
+
+    def _insert(self, pos16: np.ndarray, src: list[str]) -> None:
+        """Add breaks standing for `src` at editor positions `pos16` (already in the text)."""
+        pos16 = np.concatenate([self.pos16, pos16])
+        order = np.argsort(pos16, kind="stable")
+        every = self.src + src
+        self.pos16, self.src = pos16[order], [every[k] for k in order.tolist()]
+        self._index()
 
     def soft16(self, breaks_before: Callable[[int], int]) -> np.ndarray:
         """The source's UTF-16 positions of the soft breaks (where the editor cut a long line);
