@@ -438,8 +438,14 @@ def soft_breaks(text: str) -> list[int]:
     ([4003, 8003], [3999, 7999])
     """
     cuts = []
-    for line in re.finditer(f"[^\\n]{{{LONG_LINE + 1},}}", text):
-        start, end = line.span()
+    start = 0
+    while start + LONG_LINE < len(text):  # lines found as in `longest_line`
+        last = text.rfind("\n", start, start + LONG_LINE + 1)
+        if last >= 0:
+            start = last + 1
+            continue
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
         cut = start + SOFT_LINE
         while cut < end:
             if not (text[cut - 1].isascii() and text[cut].isascii()):
@@ -448,6 +454,7 @@ def soft_breaks(text: str) -> list[int]:
                 cut = max([b for b in bounds if b <= cut], default=cut)
             cuts.append(cut)
             cut += SOFT_LINE
+        start = end + 1
     return cuts
 
 
