@@ -288,7 +288,7 @@ class _Window:
     start: int
     end: int
     ids: list[int]
-    token_bytes: list[bytes]
+    token_bytes: Sequence[bytes]
     byte_starts: np.ndarray
     byte_ends: np.ndarray
     special_mask: np.ndarray | None
@@ -459,9 +459,13 @@ class _RegexRule:
         tokenizer,
         encode_piece: Callable[[str], list[int]],
         bytes_of: Callable[[list[int]], list[bytes]],
+        byte_lengths: np.ndarray | None = None,
     ):
         self._encode_piece = encode_piece  # one chunk's ids, as the full encode makes them
         self._bytes_of = bytes_of  # each token's bytes
+        # Each id's byte length, if known: the window's bytes are then looked up only when read
+        # (a window of a million letters has half a million tokens: 0.7 s of Python for their bytes).
+        self._byte_lengths = byte_lengths
         self._regex = compile_pattern(tokenizer.split_pattern)
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
@@ -550,8 +554,12 @@ class _RegexRule:
         ids: list[int] = []
         for chunk_ids in per_chunk:
             ids += chunk_ids
-        token_bytes = self._bytes_of(ids)
-        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
+        if self._byte_lengths is not None:
+            token_bytes = LazyTokenBytes(ids, self._bytes_of)
+            lengths = self._byte_lengths[np.asarray(ids, dtype=np.int64)]
+        else:
+            token_bytes = self._bytes_of(ids)
+            lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
         byte_ends = byte_a + np.cumsum(lengths)
         old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
         byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
@@ -626,6 +634,7 @@ class _SplitsRule(_RegexRule):
     def __init__(self, tokenizer, added: "_AddedTokens"):
         self._tokenizer = tokenizer
         self._bytes_of = tokenizer.tokens_bytes
+        self._byte_lengths = None
         self._regex = compile_pattern(DEEPSEEK_V3_PATTERNS[2])
         cjk = DEEPSEEK_V3_PATTERNS[1][:-1]  # the character class, without its "+"
         self._hard_char = regex.compile(rf"[\p{{N}}{cjk[1:-1]}]")  # where a segment ends
@@ -852,7 +861,8 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
         # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs on
         # each regex match); it is private, so its absence means a full re-encode.
         if hasattr(enc, "_encode_single_piece"):
-            return _RegexRule(tokenizer, _piece_encoder(enc, compile_pattern(pattern)), enc.decode_tokens_bytes)
+            return _RegexRule(tokenizer, _piece_encoder(enc, compile_pattern(pattern)), enc.decode_tokens_bytes,
+                              getattr(tokenizer, "byte_lengths", None))
     if family == "bpe" and pattern in LOCAL_PATTERNS:
         # minbpe's per-chunk encoder; the tokenizer's tiktoken fast path gives the same ids (it
         # is only used where it does).
