@@ -287,7 +287,7 @@ class _Window:
 
     start: int
     end: int
-    ids: list[int]
+    ids: list[int] | TokenIds
     token_bytes: Sequence[bytes]
     byte_starts: np.ndarray
     byte_ends: np.ndarray
@@ -332,7 +332,10 @@ def _splice(
             return None
         return mid if old is None else join(old, mid)
 
-    id_array = join(enc.id_array, np.asarray(win.ids, dtype=np.int64))
+    # subtle: each conversion of a window's list of ids holds the interpreter lock (25 ms for
+    # the half a million tokens of a line of a million letters): convert once.
+    mid_ids = win.ids.array if isinstance(win.ids, TokenIds) else np.asarray(win.ids, dtype=np.int64)
+    id_array = join(enc.id_array, mid_ids)
     ids = TokenIds(id_array)
     bounds = _tiled_bytes(enc, t0, t1, win, byte_start, byte_delta)
     if bounds is not None:  # one array for both ends
@@ -360,8 +363,8 @@ def _splice(
     edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
     edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
     i, j = _differing(
-        enc.ids[t0:t1], enc.byte_starts[t0:t1], enc.byte_ends[t0:t1],
-        win.ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
+        enc.id_array[t0:t1], enc.byte_starts[t0:t1], enc.byte_ends[t0:t1],
+        mid_ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
     )
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
@@ -554,9 +557,10 @@ class _RegexRule:
         ids: list[int] = []
         for chunk_ids in per_chunk:
             ids += chunk_ids
+        id_array = np.asarray(ids, dtype=np.int64)
         if self._byte_lengths is not None:
             token_bytes = LazyTokenBytes(ids, self._bytes_of)
-            lengths = self._byte_lengths[np.asarray(ids, dtype=np.int64)]
+            lengths = self._byte_lengths[id_array]
         else:
             token_bytes = self._bytes_of(ids)
             lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
@@ -565,8 +569,8 @@ class _RegexRule:
         byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
         special_mask = None  # as the backend: a mask only when special tokens can occur
         if allowed and self._special_id_set:
-            special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
-        win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
+            special_mask = np.isin(id_array, list(self._special_id_set))
+        win = _Window(a, b, TokenIds(id_array), token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
 
         # The window's chunks run from bounds[k] to where old chunk j now starts (or the end).
         bounds = _spliced(state.chunk_bounds, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)

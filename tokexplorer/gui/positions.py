@@ -12,9 +12,9 @@ builds both once, on the way in, and says what the editor shows differently.
 
 A line longer than LONG_LINE is held as pieces of SOFT_LINE characters: each piece ends in a
 "soft" line break that stands for nothing ("") in the source. Qt lays out a whole block again on
-every edit of it (a quarter of a second a key in a line of a million characters, and as much for
-reading a position in it); pieces bound that to a few milliseconds, and the tokens and the saved
-file are the line's own.
+every edit of it (a quarter of a second a key in a line of a million characters, and most of a
+millisecond for each position looked up in it); pieces bound that to a few milliseconds, and the
+tokens and the saved file are the line's own.
 
 No Qt here: plain Python and numpy, testable without a display.
 
