@@ -426,16 +426,21 @@ def editor_text(text: str, *, soft: bool = True) -> EditorText:
 
 LONG_LINE = 10_000  # characters: a longer line is held in the editor as pieces of SOFT_LINE
 SOFT_LINE = 4_000
+CUT_AFTER = " ,;}]>"  # a piece preferably ends after one of these...
+CUT_REACH = 100  # ...found within this many characters before SOFT_LINE
 UNDO_MEMORY = 100  # edits that removed line breaks whose meanings an undo can give back
 
 
 def soft_breaks(text: str) -> list[int]:
     """The code points of `text` before which the editor cuts its lines longer than LONG_LINE:
-    every SOFT_LINE characters, moved back to the start of a grapheme cluster (a cut inside one
-    would change how it is drawn).
+    every SOFT_LINE characters, moved back after a space or a separator of minified data within
+    CUT_REACH characters if there is one (easier to read), and to the start of a grapheme cluster
+    (a cut inside one would change how it is drawn).
 
     >>> soft_breaks("ab\\n" + "x" * 10_001), soft_breaks("é" * 3_999 + "e\\u0301" * 4_000)
     ([4003, 8003], [3999, 7999])
+    >>> soft_breaks("abcdef," * 1_800)  # after a comma
+    [3997, 7994, 11991]
     """
     cuts = []
     start = 0
@@ -448,6 +453,8 @@ def soft_breaks(text: str) -> list[int]:
         end = len(text) if end < 0 else end
         cut = start + SOFT_LINE
         while cut < end:
+            after = max(text.rfind(ch, max(start, cut - CUT_REACH), cut) for ch in CUT_AFTER)
+            cut = cut if after < 0 else after + 1
             if not (text[cut - 1].isascii() and text[cut].isascii()):
                 lo = max(start, cut - 64)
                 bounds = [lo + m.start() for m in regex.finditer(r"\X", text[lo:cut + 1]) if m.start()]
