@@ -18,6 +18,7 @@ from tokexplorer.core.bpe_training import train
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.incremental import (
     LOCAL_PATTERNS,
+    LONG_CHUNK,
     MINBPE_GPT2_PATTERN,
     MINBPE_GPT4_PATTERN,
     IncrementalEncoder,
@@ -292,6 +293,20 @@ def test_a_window_too_large_is_encoded_whole(builtin):
     """Inserting a digit before 40,000 digits regroups every group of three (cl100k, o200k)."""
     check_edit(builtin, "1" * 40_000 + " end", 0, 0, "2")
     check_edit(builtin, "", 0, 0, "word " * 20_000)  # a paste into an empty document
+
+
+@pytest.mark.parametrize("text, start, removed, inserted", [
+    ("a" * 30_000, 15_000, 0, "b"),  # one chunk of 30,000 letters, encoded without the lock
+    ("x" + "ab" * 15_000 + " " * 12_000 + "y", 20_000, 1, "q"),  # and a long run of spaces after it
+    ("x" + " " * 12_000 + "y", 6_000, 0, " "),  # spaces before a word: alone, the run would be one chunk
+    ("x" + " " * 12_000, 6_000, 0, "\t"),  # spaces at the end of the text
+    ("é" * 12_000 + "1" * 12_000, 100, 1, "e\u0301"),  # letters then digits
+])
+def test_long_chunks_equal_a_full_encode(builtin, text, start, removed, inserted):
+    """A chunk of LONG_CHUNK characters or more is encoded by tiktoken's lock-releasing call only
+    where the pattern matches all of it alone; the ids stay a full encode's."""
+    assert len(text) > LONG_CHUNK
+    check_edit(builtin, text, start, removed, inserted)
 
 
 def test_chunks_are_precomputed(builtin):

@@ -422,3 +422,26 @@ def test_a_caret_in_another_pane_names_the_windows_token(window, qtbot):
     # llama pane must not mark its own token of that number either.
     window.state.set_marked(llama.result.encoding.ids[0])
     assert not llama._marks
+
+
+def test_a_long_line_is_compared_through_its_soft_breaks(window, qtbot, tmp_path):
+    """A line held as pieces: every pane tokenizes the line itself, typing in a pane reaches all,
+    and the boundary marks sit where the tokens are (a soft break before each piece)."""
+    source = "x😀 " + "ab" * 7_000 + "\n"
+    open_compared(window, qtbot, tmp_path / "long.txt", source)
+    view = window.compare
+    pane = view.panes[1]
+    assert window.editor.document().blockCount() > 3  # pieces
+    cursor = QTextCursor(pane.document())
+    cursor.setPosition(pane.document().findBlockByNumber(2).position())  # after the second soft break
+    pane.setTextCursor(cursor)
+    qtbot.keyClicks(pane, "Z")
+    wait_compared(qtbot, window)
+    expected = window.editor.source_text()
+    assert expected.count("Z") == 1 and expected.replace("Z", "") == source
+    results = [window.state.result, pane.result]
+    assert [r.encoding.text for r in results] == [expected, expected]
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(expected)) for n in view.names]
+    prefix = editor_prefix(expected, results[0].soft)
+    for p, m in zip(view.panes, boundary_marks([r.encoding for r in results])):
+        assert view._visible_marks(p).positions.tolist() == (m.chars + prefix[m.chars]).tolist()

@@ -1,36 +1,145 @@
 """A line without break points (minified data, one long word) keeps the window usable: the
-editor wraps it anywhere (Qt's word-boundary wrapping costs the square of such a line's length),
-and its tokens stay the command line's."""
+editor holds it as pieces with soft breaks between them (Qt lays a whole block out again on every
+edit of it), and its tokens, counts, selection, copies and saved file stay the line's own."""
 
 from __future__ import annotations
 
-from PySide6.QtGui import QTextCursor
+from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.editor import WRAP_ANYWHERE_LINE
+from tokexplorer.gui.positions import SOFT_LINE
 
 from .helpers import wait_settled
 from .test_counts import open_file
 
+LINE = "a" * 200_000
+TEXT = "x😀\n" + LINE + "\nshort words here\n"  # an astral character before the line, too
 
-def test_a_long_unbroken_line_wraps_anywhere_with_exact_tokens(qtbot, window, tmp_path):
-    text = "a" * 200_000 + "\nshort words here\n"
+
+def _open(qtbot, window, tmp_path, text=TEXT):
     path = tmp_path / "long.txt"
-    path.write_text(text, encoding="utf-8")
-    editor = window.editor
-    assert not editor.wraps_anywhere()
+    path.write_bytes(text.encode("utf-8"))
     open_file(qtbot, window, path)
-    assert editor.wraps_anywhere()
-    cursor = QTextCursor(editor.document())
-    cursor.setPosition(100_000)
-    cursor.insertText("b c")
+    return path
+
+
+def _editor_position(editor, cp: int) -> int:
+    """The editor's UTF-16 position of code point `cp` of TEXT (3 = the line's start)."""
+    doc = editor.document()
+    piece, offset = divmod(cp - 3, SOFT_LINE)
+    return doc.findBlockByNumber(1 + piece).position() + offset
+
+
+def test_a_long_line_is_held_in_pieces_and_typed_into_with_exact_tokens(qtbot, window, tmp_path):
+    window.state.set_tokenizer("cl100k_base")
+    path = _open(qtbot, window, tmp_path)
+    editor = window.editor
+    doc = editor.document()
+    lengths = []
+    block = doc.begin()
+    while block.isValid():
+        lengths.append(block.length())
+        block = block.next()
+    assert max(lengths) <= SOFT_LINE + 1  # no block as long as the line
+    assert editor.source_text() == TEXT
+    assert "shown in pieces" in window.banner.label.text()
+    tok = get_builtin("cl100k_base")
+    assert window.state.result.encoding.ids == tok.encode(TEXT).ids
+    # Type into the middle of the line, across the end of a piece, and delete a character.
+    cp = 3 + 25 * SOFT_LINE - 2
+    cursor = editor.textCursor()
+    cursor.setPosition(_editor_position(editor, cp))
+    editor.setTextCursor(cursor)
+    qtbot.keyClicks(editor, "b")
+    qtbot.keyClicks(editor, "cd")
     wait_settled(qtbot, window, timeout=60_000)
-    typed = text[:100_000] + "b c" + text[100_000:]
-    assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(typed).ids
-    short = tmp_path / "short.txt"
-    short.write_text("hello world\n" * 10, encoding="utf-8")
-    open_file(qtbot, window, short)
-    assert not editor.wraps_anywhere()  # words wrap at their boundaries again
+    cursor = editor.textCursor()
+    cursor.setPosition(cursor.block().next().position())  # after the piece's soft break
+    editor.setTextCursor(cursor)
+    qtbot.keyClicks(editor, "e")
+    expected = TEXT[:cp] + "bcd" + TEXT[cp:cp + 2] + "e" + TEXT[cp + 2:]
+    wait_settled(qtbot, window, timeout=60_000)
+    assert editor.source_text() == expected
+    result = window.state.result
+    assert result.encoding.ids == tok.encode(expected).ids
+    # Every token's editor span holds its text (soft breaks aside).
+    for i in result.range16(*editor._visible_range()):
+        cursor = QTextCursor(doc)
+        cursor.setPosition(int(result.starts16[i]))
+        cursor.setPosition(int(result.ends16[i]), QTextCursor.MoveMode.KeepAnchor)
+        shown = cursor.selectedText().replace("\u2029", "")
+        assert shown == expected[result.encoding.starts[i]:result.encoding.ends[i]]
+    window.documents.save()
+    assert path.read_bytes() == expected.encode("utf-8")  # no line break added
+
+
+def test_a_selection_across_a_soft_break_counts_and_copies_the_line(qtbot, window, tmp_path):
+    window.state.set_tokenizer("cl100k_base")
+    _open(qtbot, window, tmp_path)
+    editor = window.editor
+    start, end = 3 + SOFT_LINE - 10, 3 + 3 * SOFT_LINE + 10  # across three soft breaks
+    cursor = editor.textCursor()
+    cursor.setPosition(_editor_position(editor, start))
+    cursor.setPosition(_editor_position(editor, end), QTextCursor.MoveMode.KeepAnchor)
+    editor.setTextCursor(cursor)
+    assert window.state.selection == (start, end)
+    counts = selection_counts(window.state.result.encoding, start, end)
+    assert counts.chars == end - start
+    editor.copy()
+    assert QGuiApplication.clipboard().text() == TEXT[start:end]
+
+
+def test_deleting_a_soft_break_and_undoing_keeps_the_text(qtbot, window, tmp_path):
+    _open(qtbot, window, tmp_path)
+    editor = window.editor
+    blocks = editor.document().blockCount()
+    third = _editor_position(editor, 3 + 3 * SOFT_LINE) - 1  # the third soft break
+    cursor = editor.textCursor()
+    cursor.setPosition(_editor_position(editor, 3 + SOFT_LINE))  # after the first soft break
+    editor.setTextCursor(cursor)
+    qtbot.keyClick(editor, Qt.Key.Key_Backspace)
+    assert editor.document().blockCount() == blocks - 1
+    assert editor.source_text() == TEXT
+    # A selection over a piece's end replaced, then undone: the break is soft again.
+    third -= 1
+    cursor.setPosition(third - 2)
+    cursor.setPosition(third + 3, QTextCursor.MoveMode.KeepAnchor)
+    editor.setTextCursor(cursor)
+    qtbot.keyClicks(editor, "zz")
+    assert editor.source_text() == TEXT[:3 + 3 * SOFT_LINE - 2] + "zz" + TEXT[3 + 3 * SOFT_LINE + 2:]
+    editor.undo()
+    assert editor.source_text() == TEXT
+    assert editor.document().blockCount() == blocks - 1
+    editor.undo()
+    assert editor.source_text() == TEXT
+    assert editor.document().blockCount() == blocks
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.state.result.encoding.text == TEXT
+
+
+def test_a_long_line_of_astral_and_combining_characters_keeps_its_clusters(qtbot, window, tmp_path):
+    line = "e\u0301😀" * 6_000  # an accent and an emoji after every letter
+    text = line + "\n"
+    _open(qtbot, window, tmp_path, text)
+    editor = window.editor
+    assert editor.document().blockCount() > 2
+    block = editor.document().begin()
+    while block.next().isValid():
+        assert block.text()[:1] == "e"  # every piece starts a cluster
+        block = block.next()
+    assert editor.source_text() == text
+    result = window.state.result
+    assert result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
+    doc = editor.document()
+    assert all(doc.characterAt(p) == "\u2029" for p in result.soft16.tolist())
+    cursor = editor.textCursor()  # from the second piece's start to the last's
+    cursor.setPosition(int(result.soft16[0]) + 1)
+    cursor.setPosition(int(result.soft16[-1]) + 1, QTextCursor.MoveMode.KeepAnchor)
+    editor.setTextCursor(cursor)
+    assert window.state.selection == (int(result.soft[0]), int(result.soft[-1]))
 
 
 def test_pasting_a_long_line_wraps_anywhere(qtbot, window):
@@ -38,3 +147,33 @@ def test_pasting_a_long_line_wraps_anywhere(qtbot, window):
     editor.textCursor().insertText("x" * (WRAP_ANYWHERE_LINE + 1))
     assert editor.wraps_anywhere()
     wait_settled(qtbot, window, timeout=60_000)
+
+
+def test_a_pasted_long_line_goes_in_as_pieces_through_undo_and_redo(qtbot, window, tmp_path):
+    window.state.set_tokenizer("cl100k_base")
+    text = "start\n"
+    path = tmp_path / "pasted.txt"
+    path.write_text(text, encoding="utf-8")
+    open_file(qtbot, window, path)
+    editor = window.editor
+    cursor = editor.textCursor()
+    cursor.setPosition(2)
+    cursor.setPosition(4, QTextCursor.MoveMode.KeepAnchor)  # replaces "ar"
+    editor.setTextCursor(cursor)
+    line = "".join(chr(97 + (i * 7) % 26) for i in range(30_000)) + " end\nnext line"
+    mime = QMimeData()
+    mime.setText(line)
+    editor.insertFromMimeData(mime)
+    pasted = "st" + line + "t\n"
+    assert editor.document().blockCount() > 8 and editor.wraps_anywhere()
+    assert editor.source_text() == pasted
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.state.result.encoding.ids == get_builtin("cl100k_base").encode(pasted).ids
+    editor.undo()
+    assert editor.source_text() == text
+    editor.redo()
+    assert editor.source_text() == pasted
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.state.result.encoding.text == pasted
+    window.documents.save()
+    assert path.read_bytes() == pasted.encode("utf-8")

@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import example, given, strategies as st
 
 from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
-from tokexplorer.gui.positions import (Edit, SourceMap, TextMirror, astral_prefix, editor_text, longest_line,
-                                       to_utf16, utf16_len)
+from tokexplorer.gui.positions import (LONG_LINE, SOFT_LINE, Edit, SourceMap, TextMirror, astral_prefix,
+                                       code_points, editor_prefix, editor_text, longest_line, to_utf16, utf16_len)
 
 
 @given(st.text())
@@ -142,3 +142,50 @@ def test_longest_line_equals_splitting(text, at_least):
 def test_a_very_long_line_is_pointed_out():
     assert "a line of 150,000 characters" in editor_text("x\n" + "y" * 150_000 + "\nz").notes[0]
     assert editor_text("short\n" * 50_000).notes == ()
+
+
+long_lines = st.lists(st.sampled_from(["a", "é", "e\u0301", "😀", " ", "\r\n", "\r", "\n", "\u2029"]),
+                      max_size=40).map(lambda parts: "".join(p * (3_000 if p in "aé😀" else 1) for p in parts))
+
+
+@given(long_lines)
+def test_long_lines_are_cut_into_pieces_that_stand_for_the_line(text):
+    """Soft breaks: every editor line is at most SOFT_LINE characters (or a cluster more) where
+    the source's was longer than LONG_LINE, the source comes back whole, no cut splits a grapheme
+    cluster, and the soft breaks' positions agree in both texts."""
+    t = editor_text(text)
+    source = t.source
+    smap = t.map or SourceMap(t.newline)
+    assert smap.source(t.text) == source
+    soft = [p for p, s in zip(smap.pos16.tolist(), smap.src) if s == ""]
+    assert max(map(len, t.text.split("\n"))) <= LONG_LINE
+    assert bool(soft) == bool(longest_line(editor_text(text, soft=False).text, LONG_LINE + 1))
+    # The soft breaks as the worker gets them (source UTF-16 units), then as code points.
+    shown = to_utf16(t.text, np.arange(len(t.text) + 1))
+    cps = code_points(source, smap.soft16(lambda p: t.text[:int(np.searchsorted(shown, p))].count("\n")))
+    prefix = editor_prefix(source, cps)
+    for q, p16 in zip(cps.tolist(), soft):
+        assert q + prefix[q] - 1 == p16  # the unit before code point q is the break
+        cp = int(np.searchsorted(shown, p16))
+        assert t.text[cp] == "\n" and t.text[cp + 1:cp + 2] != "\u0301"  # a piece starts a cluster
+
+
+def test_editor_prefix_counts_soft_breaks_before_each_code_point():
+    assert editor_prefix("ab", [1]).tolist() == [0, 1, 1]
+    assert editor_prefix("a😀b\r\nc", [3]).tolist() == [0, 0, 1, 2, 1, 1, 1]  # the break before "\r"
+
+
+def test_an_undo_gives_a_removed_break_its_meaning_back():
+    """"ab|cd" (a soft break) and "cd\\ref" (a lone CR in a file of "\\n"): deleted together, typed
+    back (a plain line break each) or undone (what they were)."""
+    def fresh():
+        return SourceMap("\n", [2, 5], ["", "\r"])
+    editor = "ab\ncd\nef"
+    m = fresh()
+    assert m.follow(1, 6, "", breaks_before=0, removed_breaks=2, following="f") == (1, 5, "")
+    assert m.follow(1, 0, "b\ncd\ne", breaks_before=0, removed_breaks=0, following="f", undo=True) == (1, 0, "bcd\re")
+    assert m.source(editor) == fresh().source(editor) == "abcd\ref"
+    m = fresh()
+    m.follow(1, 6, "", breaks_before=0, removed_breaks=2, following="f")
+    assert m.follow(1, 0, "b\ncd\ne", breaks_before=0, removed_breaks=0, following="f") == (1, 0, "b\ncd\ne")
+    assert m.source(editor) == "ab\ncd\nef"  # typed: plain line breaks

@@ -35,11 +35,26 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--soak", type=int, default=0, metavar="N",
                    help="N random edits with tokenizer switches on a 1 MB text in a window: memory "
                    "growth, threads, tokens (e.g. 300; the long run is 10000)")
-    p.add_argument("--long-line", type=int, default=0, metavar="N",
+    p.add_argument("--long-line", type=_sizes, default=(), metavar="N[,N...]",
                    help="open a text of one N-character line without break points in a window and type "
-                   "into it: open time, stalls, key latency (e.g. 200000)")
+                   "into it: open time, stalls, key latency (e.g. 200000,1000000)")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
+
+
+def _sizes(value: str) -> tuple[int, ...]:
+    """--long-line: line lengths separated by commas, each 1 or more.
+
+    >>> _sizes("200000,1000000")
+    (200000, 1000000)
+    """
+    try:
+        sizes = tuple(int(v) for v in value.split(","))
+    except ValueError:
+        sizes = ()
+    if not sizes or min(sizes) < 1:
+        raise argparse.ArgumentTypeError(f"{value!r}: give numbers of characters, e.g. 200000,1000000")
+    return sizes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -52,8 +67,6 @@ def run(args: argparse.Namespace) -> int:
         read_text_file(args.corpus)  # a missing, binary or non-UTF-8 corpus: one clear line now
     if args.soak < 0:
         raise TokexplorerError(f"--soak {args.soak}: give a number of edits, e.g. 300")
-    if args.long_line < 0:
-        raise TokexplorerError(f"--long-line {args.long_line}: give a number of characters, e.g. 200000")
     chosen = ([flag for flag in SECTIONS if getattr(args, flag)] + (["soak"] if args.soak else [])
               + (["long_line"] if args.long_line else []))
     if not chosen:

@@ -76,6 +76,7 @@ MAX_WINDOW_CHUNKS = 10_000
 # lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
 # few milliseconds each, between which the UI thread gets it back.
 SPLIT_PIECE = 1 << 16
+LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
@@ -286,8 +287,8 @@ class _Window:
 
     start: int
     end: int
-    ids: list[int]
-    token_bytes: list[bytes]
+    ids: list[int] | TokenIds
+    token_bytes: Sequence[bytes]
     byte_starts: np.ndarray
     byte_ends: np.ndarray
     special_mask: np.ndarray | None
@@ -331,7 +332,10 @@ def _splice(
             return None
         return mid if old is None else join(old, mid)
 
-    id_array = join(enc.id_array, np.asarray(win.ids, dtype=np.int64))
+    # subtle: each conversion of a window's list of ids holds the interpreter lock (25 ms for
+    # the half a million tokens of a line of a million letters): convert once.
+    mid_ids = win.ids.array if isinstance(win.ids, TokenIds) else np.asarray(win.ids, dtype=np.int64)
+    id_array = join(enc.id_array, mid_ids)
     ids = TokenIds(id_array)
     bounds = _tiled_bytes(enc, t0, t1, win, byte_start, byte_delta)
     if bounds is not None:  # one array for both ends
@@ -359,8 +363,8 @@ def _splice(
     edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
     edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
     i, j = _differing(
-        enc.ids[t0:t1], enc.byte_starts[t0:t1], enc.byte_ends[t0:t1],
-        win.ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
+        enc.id_array[t0:t1], enc.byte_starts[t0:t1], enc.byte_ends[t0:t1],
+        mid_ids, win.byte_starts, win.byte_ends, (edit_start, edit_end, byte_delta),
     )
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
@@ -458,9 +462,13 @@ class _RegexRule:
         tokenizer,
         encode_piece: Callable[[str], list[int]],
         bytes_of: Callable[[list[int]], list[bytes]],
+        byte_lengths: np.ndarray | None = None,
     ):
         self._encode_piece = encode_piece  # one chunk's ids, as the full encode makes them
         self._bytes_of = bytes_of  # each token's bytes
+        # Each id's byte length, if known: the window's bytes are then looked up only when read
+        # (a window of a million letters has half a million tokens: 0.7 s of Python for their bytes).
+        self._byte_lengths = byte_lengths
         self._regex = compile_pattern(tokenizer.split_pattern)
         self._special_ids = tokenizer.special_tokens
         self._special_id_set = frozenset(self._special_ids.values())
@@ -549,15 +557,20 @@ class _RegexRule:
         ids: list[int] = []
         for chunk_ids in per_chunk:
             ids += chunk_ids
-        token_bytes = self._bytes_of(ids)
-        lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
+        id_array = np.asarray(ids, dtype=np.int64)
+        if self._byte_lengths is not None:
+            token_bytes = LazyTokenBytes(ids, self._bytes_of)
+            lengths = self._byte_lengths[id_array]
+        else:
+            token_bytes = self._bytes_of(ids)
+            lengths = np.fromiter(map(len, token_bytes), dtype=np.int64, count=len(ids))
         byte_ends = byte_a + np.cumsum(lengths)
         old_bytes = (int(enc.byte_starts[t1]) if t1 < n_tok else enc.n_bytes) - byte_a
         byte_delta = (int(byte_ends[-1]) - byte_a if ids else 0) - old_bytes
         special_mask = None  # as the backend: a mask only when special tokens can occur
         if allowed and self._special_id_set:
-            special_mask = np.isin(np.asarray(ids, dtype=np.int64), list(self._special_id_set))
-        win = _Window(a, b, ids, token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
+            special_mask = np.isin(id_array, list(self._special_id_set))
+        win = _Window(a, b, TokenIds(id_array), token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
 
         # The window's chunks run from bounds[k] to where old chunk j now starts (or the end).
         bounds = _spliced(state.chunk_bounds, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
@@ -625,6 +638,7 @@ class _SplitsRule(_RegexRule):
     def __init__(self, tokenizer, added: "_AddedTokens"):
         self._tokenizer = tokenizer
         self._bytes_of = tokenizer.tokens_bytes
+        self._byte_lengths = None
         self._regex = compile_pattern(DEEPSEEK_V3_PATTERNS[2])
         cjk = DEEPSEEK_V3_PATTERNS[1][:-1]  # the character class, without its "+"
         self._hard_char = regex.compile(rf"[\p{{N}}{cjk[1:-1]}]")  # where a segment ends
@@ -851,7 +865,8 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
         # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs on
         # each regex match); it is private, so its absence means a full re-encode.
         if hasattr(enc, "_encode_single_piece"):
-            return _RegexRule(tokenizer, enc._encode_single_piece, enc.decode_tokens_bytes)
+            return _RegexRule(tokenizer, _piece_encoder(enc, compile_pattern(pattern)), enc.decode_tokens_bytes,
+                              getattr(tokenizer, "byte_lengths", None))
     if family == "bpe" and pattern in LOCAL_PATTERNS:
         # minbpe's per-chunk encoder; the tokenizer's tiktoken fast path gives the same ids (it
         # is only used where it does).
@@ -866,6 +881,27 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     if family == "sentencepiece":
         return _cached(tokenizer, lambda: _line_rule(tokenizer, tokenizer.model_proto))
     return None
+
+
+def _piece_encoder(enc, pattern: regex.Pattern) -> Callable[[str], list[int]]:
+    """tiktoken's BPE of one chunk, a long one without the interpreter lock.
+
+    subtle: `_encode_single_piece` holds the lock throughout: 0.7 s for a chunk of a million
+    letters (a line without break points), during which the window cannot even repaint.
+    `_encode_bytes` releases it, but splits its text again: it is used only where the pattern,
+    run on the chunk alone, matches all of it (then its one piece is the chunk, and its BPE the
+    same; what could differ alone is a lookahead at the chunk's end, such as a run of spaces).
+    """
+    single, releasing = enc._encode_single_piece, getattr(enc, "_encode_bytes", None)
+
+    def encode(piece: str) -> list[int]:
+        if len(piece) >= LONG_CHUNK and releasing is not None:
+            whole = pattern.match(piece)
+            if whole is not None and whole.end() == len(piece):
+                return releasing(piece.encode("utf-8"))
+        return single(piece)
+
+    return encode
 
 
 def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:

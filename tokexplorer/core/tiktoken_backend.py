@@ -140,6 +140,11 @@ class TiktokenTokenizer:
         return self._enc._pat_str
 
     @property
+    def byte_lengths(self) -> np.ndarray:
+        """Each id's length in bytes (int64, indexed by id): spans without bytes objects."""
+        return self._lengths
+
+    @property
     def mergeable_ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank, the merge order of byte-level BPE."""
         return self._enc._mergeable_ranks

@@ -311,20 +311,21 @@ def _report_first_paint(window) -> None:
 
 
 def select_code_points(window, start: int, end: int) -> bool:
-    """Select code points [start, end) of the editor's text (a caret at start when equal), as Qt's
+    """Select code points [start, end) of the tokenized text (a caret at start when equal), as Qt's
     UTF-16 positions; False, with a message, when the text is shorter."""
     from PySide6.QtGui import QTextCursor
 
-    from .positions import utf16_len
+    from .selection import utf16_at
 
-    text = window.editor.plain_text()
-    if end > len(text):
+    result = window.state.result
+    length = len(result.encoding.text) if result is not None else 0
+    if end > length:
         print(f"tokexplorer: error: --select {start}:{end} is past the end of the text "
-              f"({len(text)} characters)", file=sys.stderr)
+              f"({length} characters)", file=sys.stderr)
         return False
     cursor = window.editor.textCursor()
-    cursor.setPosition(utf16_len(text[:start]))
-    cursor.setPosition(utf16_len(text[:end]), QTextCursor.MoveMode.KeepAnchor)
+    cursor.setPosition(utf16_at(result, start))
+    cursor.setPosition(utf16_at(result, end), QTextCursor.MoveMode.KeepAnchor)
     window.editor.setTextCursor(cursor)
     return True
 

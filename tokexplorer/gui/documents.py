@@ -146,7 +146,7 @@ class Documents(QObject):
             return
         self.state.set_document(None)
         self.state.set_document_policy(quirk.allowed_special)
-        self.editor.load_text(editor_text(sample_text(quirk)).text)
+        self.editor.load_text(editor_text(sample_text(quirk)))
         if quirk.view == "compare":
             self.compare.open_sample(quirk)
         else:
@@ -160,12 +160,12 @@ class Documents(QObject):
         if not self.maybe_save():
             return
         self.state.set_document(None)
-        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")).text)
+        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")))
         self.banner.clear()
 
     def set_text(self, text: str) -> None:
-        """Put text in the editor as if typed (for tests and the benchmarks)."""
-        self.editor.setPlainText(editor_text(text).text)
+        """Put text in the editor as if typed (for tests and the benchmarks): no soft breaks."""
+        self.editor.setPlainText(editor_text(text, soft=False).text)
 
     def open_paths(self, paths: list[Path]) -> None:
         """Dropped files: tokenizers join the picker, texts open in the editor."""

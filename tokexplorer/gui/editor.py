@@ -7,6 +7,10 @@ positions Qt's layout gives (`token_paint`), for the visible lines only, on ever
 result or palette repaints, it never lays text out again. A line of any length costs only what is
 on screen.
 
+Qt itself lays a whole block out again on every edit of it, so a long line is held as pieces with
+soft breaks between them (`positions.editor_text`), marked by a small arrow at each piece's end;
+they stand for nothing in the text that is tokenized, saved and copied.
+
 Between an edit and the tokenization of the new text, the edited lines are painted with the
 previous result's tokens moved through the edits (`positions.Edit`), so nothing flickers; the new
 result then replaces them, repainting only the lines whose tokens changed. Colours are keyed on
@@ -31,14 +35,15 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import BREAK_NAMES, BreakHistory, Edit, EditorText, SourceMap, cluster_bounds16, longest_line, utf16_len
+from .positions import (BREAK_NAMES, LONG_LINE, Edit, EditorText, SourceMap, cluster_bounds16, code_points,
+                        longest_line, soft_breaks, to_utf16, utf16_len)
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import DROPPED, Tokenized
@@ -57,6 +62,7 @@ PROBE_WALK = 4096  # UTF-16 units of one more probe per request, that walks thro
 # length: 3.7 s to lay out 200,000 "a" and 1.9 s again per keystroke, minutes at a million;
 # wrapping anywhere lays it out in one pass (0.2 s, then 0.14 s a key; measured offscreen).
 WRAP_ANYWHERE_LINE = 10_000
+SOFT_MARK = "\u21a9"  # ↩ painted at the end of a piece of a long line: it goes on below
 
 
 def describe_token(result: Tokenized, index: int) -> str:
@@ -87,7 +93,6 @@ class TokenEditor(QPlainTextEdit):
     text_edited = Signal()  # the user changed the text (not emitted while a file loads)
     load_progress = Signal(int, int)  # characters inserted so far, total
     loaded = Signal()  # load_text finished
-    breaks_restored = Signal()  # an undo or redo gave line breaks back what they stood for
 
     def __init__(self, state: AppState, parent=None, *, document: QTextDocument | None = None,
                  follow_state: bool = True):
@@ -114,15 +119,15 @@ class TokenEditor(QPlainTextEdit):
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
-        self._break_history = BreakHistory()  # ... at each point of the undo history
-        self.map_owner = self  # the view whose SourceMap this one reads (a pane: the window's editor)
-        self._remembering = False  # a call to remember the breaks is queued
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
         # for views sharing the document and its map.
         self.last_source_edit: tuple[int, int, int, tuple[int, int, str] | None] | None = None
         self._unsent: list[Edit] = []  # the last PROBE_EDITS edits since the last snapshot
         self._walk = 0  # where the next walking probe starts
         self._blocks = self.document().blockCount()  # after the last change seen
+        self._redo_steps = 0  # the document's redo steps after the last change seen: more is an undo
+        self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
+        self._soft_paste: list[int] = []  # where the paste being inserted has soft breaks (UTF-16)
         # The mark of the result on screen at the last paint, and when that paint ended: how the
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
@@ -169,7 +174,6 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox, self._unsent = None, [], None, []
-        self._break_history.clear()
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text = text.source or text.text
@@ -177,10 +181,14 @@ class TokenEditor(QPlainTextEdit):
         else:
             self._source = SourceMap()
             self._loaded_text = text
+        # The document fills up in slices, so the breaks before a position are counted in the text.
+        breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
+            if self._source.newline != "\n" and "" in self._source.src else None
+        self._loaded_soft16 = tuple(self._source.soft16(lambda p: int(np.searchsorted(breaks, p))).tolist())
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
-        anywhere = longest_line(text, WRAP_ANYWHERE_LINE) > 0
+        anywhere = bool(self._loaded_soft16) or longest_line(text, WRAP_ANYWHERE_LINE) > 0
         if anywhere != self.wraps_anywhere():
             self.clear()  # subtle: else Qt lays the old text out again in the new mode
             self._wrap_anywhere(anywhere)  # before Qt lays the new text out
@@ -212,9 +220,9 @@ class TokenEditor(QPlainTextEdit):
         doc.setModified(False)
         self.setReadOnly(False)
         self._blocks = doc.blockCount()
+        self._redo_steps = 0
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
-        self._break_history.remember(0, self._source)
         self.loaded.emit()
 
     def snapshot(self, full: bool = False) -> TextDelta:
@@ -225,7 +233,8 @@ class TokenEditor(QPlainTextEdit):
             # tokenizes meanwhile) with the whole text's length, so its copy is in step when
             # the load ends and the next request brings no edits.
             self._outbox, self._unsent = [], []
-            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text))
+            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text),
+                             soft16=self._loaded_soft16)
         outbox, self._outbox = self._outbox, []
         doc = self.document()
         length16 = doc.characterCount() - 1  # without the final block separator
@@ -233,10 +242,12 @@ class TokenEditor(QPlainTextEdit):
             length16 += self._source.extra(length16, doc.blockCount() - 1)
         loaded, self._loaded_text = self._loaded_text, None
         edits, self._unsent = self._unsent, []
+        soft16 = () if self._source.identity else tuple(
+            self._source.soft16(lambda p: doc.findBlock(p).blockNumber()).tolist())
         if full or outbox is None or sum(len(t) for _, _, t in outbox) > MAX_OUTBOX:
             text = loaded if loaded is not None and not outbox else self.source_text()
-            return TextDelta(text, None, self.edit_count, length16)
-        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits))
+            return TextDelta(text, None, self.edit_count, length16, soft16=soft16)
+        return TextDelta(None, outbox, self.edit_count, length16, self._probes(edits), soft16)
 
     def _probes(self, edits: list[Edit]) -> tuple[tuple[int, str], ...]:
         """Bits of the source, as (source UTF-16 position, text), for the worker to find in its
@@ -283,19 +294,19 @@ class TokenEditor(QPlainTextEdit):
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         self._unsent = self._unsent[1 - PROBE_EDITS:] + [Edit(position, removed, added)]
         doc = self.document()
+        redo_steps, self._redo_steps = self._redo_steps, doc.availableRedoSteps()
         source_edit = None
-        if not self._source.identity:  # where the edit falls in the source, and what it spells
+        if self._source.tracking or self._soft_paste:  # where the edit falls in the source, and what it spells
             inserted = self._text16(position, position + added).replace("\u2029", "\n")
             end = position + added
             following = "" if end >= doc.characterCount() - 1 else doc.characterAt(end).replace("\u2029", "\n")
             source_edit = self._source.follow(
                 position, removed, inserted, breaks_before=doc.findBlock(position).blockNumber(),
-                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following)
+                removed_breaks=self._blocks - doc.blockCount() + inserted.count("\n"), following=following,
+                # an undo adds a step to redo, a redo takes one (a new edit after an undo clears them)
+                undo=self._redo_steps != redo_steps, soft=[p - position for p in self._soft_paste])
             if source_edit is None:  # a view on a shared document that cannot tell: send it all
                 self._outbox = None
-        if not self._remembering and self.map_owner is self:
-            self._remembering = True  # once Qt has counted this edit's undo step
-            QTimer.singleShot(0, self._remember_breaks)
         self.last_source_edit = (position, removed, added, source_edit)
         self._blocks = doc.blockCount()
         if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
@@ -306,39 +317,6 @@ class TokenEditor(QPlainTextEdit):
                 self._wrap_anywhere(True)
         self._post_edit(position, removed, added, source_edit)
         self.text_edited.emit()
-
-    def _remember_breaks(self) -> None:
-        self._remembering = False
-        self._break_history.remember(self.document().availableUndoSteps(), self._source)
-
-    def keyPressEvent(self, event) -> None:
-        # Qt's own undo keys would bypass undo() and redo() below.
-        if event.matches(QKeySequence.StandardKey.Undo):
-            self.undo()
-        elif event.matches(QKeySequence.StandardKey.Redo):
-            self.redo()
-        else:
-            super().keyPressEvent(event)
-
-    def undo(self) -> None:
-        self._history_step(super().undo)
-
-    def redo(self) -> None:
-        self._history_step(super().redo)
-
-    def _history_step(self, step) -> None:
-        """Undo or redo, then give the line breaks it brought back what they stood for; the next
-        request of every view on the document then sends the whole text, since each one's edits
-        were read with the document's newline there."""
-        owner = self.map_owner
-        if owner._remembering:
-            owner._remember_breaks()  # the last edit's step, before it is undone
-        step()
-        restored = owner._break_history.recall(self.document().availableUndoSteps(), owner._source)
-        if restored is not None:
-            owner._source = restored
-            owner._outbox = None
-            owner.breaks_restored.emit()
 
     def _text16(self, start: int, end: int) -> str:
         """The editor's text in UTF-16 range [start, end), Qt's block separators as U+2029 (the
@@ -474,7 +452,8 @@ class TokenEditor(QPlainTextEdit):
 
     def _paint_breaks(self, painter: QPainter, rect: QRect) -> None:
         """At the end of each line whose break stands for something Qt cannot hold (a U+2029, a
-        lone CR...), its name in a small box: the text there is not what it seems."""
+        lone CR...), its name in a small box: the text there is not what it seems; at the end of
+        a piece of a long line (a soft break), a small arrow."""
         pos16, src = self._source.pos16, self._source.src
         font = self.font()
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.7))
@@ -489,8 +468,12 @@ class TokenEditor(QPlainTextEdit):
             k = int(np.searchsorted(pos16, end))
             if k == len(src) or pos16[k] != end:
                 continue
-            name = BREAK_NAMES.get(src[k], "?")
             x = origin.x() + line.cursorToX(line.textStart() + line.textLength())[0] + 4
+            if not src[k]:  # a soft break: the line goes on below, nothing to read there
+                painter.drawText(QRectF(x - 2, origin.y() + line.y(), metrics.horizontalAdvance(SOFT_MARK) + 4,
+                                        line.height()), Qt.AlignmentFlag.AlignCenter, SOFT_MARK)
+                continue
+            name = BREAK_NAMES.get(src[k], "?")
             box = QRectF(x, origin.y() + line.y() + 2, metrics.horizontalAdvance(name) + 6, line.height() - 4)
             painter.drawRoundedRect(box, 3, 3)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
@@ -644,6 +627,22 @@ class TokenEditor(QPlainTextEdit):
 
     # --- drops ----------------------------------------------------------------------------
 
+    def createMimeDataFromSelection(self):
+        """Copy or drag the selection without the soft breaks in it (they are not in the text).
+
+        subtle: Qt's own mime data makes its text when asked, from the selection: setText on it
+        is lost."""
+        cursor = self.textCursor()
+        start, end = cursor.selectionStart(), cursor.selectionEnd()
+        soft = [p - start for p, s in zip(self._source.pos16.tolist(), self._source.src) if not s and start <= p < end]
+        if not soft:
+            return super().createMimeDataFromSelection()
+        text = cursor.selectedText().replace("\u2029", "\n")
+        cuts = code_points(text, soft).tolist()
+        mime = QMimeData()
+        mime.setText("".join(text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])))
+        return mime
+
     def canInsertFromMimeData(self, source) -> bool:
         # Dropped or pasted files are opened by the window, not inserted as their paths.
         if source.hasUrls() and all(u.isLocalFile() for u in source.urls()):
@@ -651,7 +650,8 @@ class TokenEditor(QPlainTextEdit):
         return super().canInsertFromMimeData(source)
 
     def insertFromMimeData(self, source) -> None:
-        """Paste or drop, with any lone surrogate in the pasted text shown as U+FFFD.
+        """Paste or drop, with any lone surrogate in the pasted text shown as U+FFFD; a line
+        longer than LONG_LINE goes in as pieces (`_paste_long_line`).
 
         subtle: Qt keeps a lone surrogate that another program (or Python) put in a QString, but
         PySide drops it on every way back to Python (`text()`, `selectedText()`, `toRawText()`),
@@ -662,12 +662,33 @@ class TokenEditor(QPlainTextEdit):
         `beginEditBlock` segfaults in QtGui after a few hundred to a few thousand pastes (seen in
         the soak; a bare QPlainTextEdit subclass does the same).
         """
+        text = source.text() if source.hasText() else ""
+        if (isinstance(self._source, SourceMap) and longest_line(text, LONG_LINE + 1)
+                and not any(ch in text for ch in "\r\u2029\ufdd0\ufdd1")):
+            self._paste_long_line(text)
+            return
         start = self.textCursor().selectionStart()
         super().insertFromMimeData(source)
         end = self.textCursor().position()
         if end - start != utf16_len(source.text()):  # units Python cannot see
             self._outbox = None
             self._replace_lone_surrogates(start, end)
+
+    def _paste_long_line(self, text: str) -> None:
+        """Paste a text with a line longer than LONG_LINE as pieces, as a file's is loaded: the
+        soft breaks between them stand for nothing (`positions.SourceMap.follow`'s `soft`), and
+        lines wrap anywhere."""
+        cuts = soft_breaks(text)
+        shown = "\n".join(text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]))
+        cursor = self.textCursor()
+        start = cursor.selectionStart()
+        self._soft_paste = (start + to_utf16(text, np.array(cuts, dtype=np.int64)) + np.arange(len(cuts))).tolist()
+        self._wrap_anywhere(True)
+        try:
+            cursor.insertText(shown)
+        finally:
+            self._soft_paste = []
+        self.setTextCursor(cursor)
 
     def _replace_lone_surrogates(self, start: int, end: int) -> None:
         doc = self.document()

@@ -10,6 +10,12 @@ for each of those, and a `SourceMap` remembers what each break stands for, so th
 is tokenized and saved is the file's own (the same tokens as the command line). `editor_text`
 builds both once, on the way in, and says what the editor shows differently.
 
+A line longer than LONG_LINE is held as pieces of SOFT_LINE characters: each piece ends in a
+"soft" line break that stands for nothing ("") in the source. Qt lays out a whole block again on
+every edit of it (a quarter of a second a key in a line of a million characters, and most of a
+millisecond for each position looked up in it); pieces bound that to a few milliseconds, and the
+tokens and the saved file are the line's own.
+
 No Qt here: plain Python and numpy, testable without a display.
 
 subtle: every astral character (emoji, 𝕏, 𠀀, most flags) is one code point but two UTF-16 units, so
@@ -20,8 +26,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
+import regex
 
 from ..core.tokenizer import clean_text
 from ..core.unicode_info import graphemes
@@ -39,23 +47,41 @@ def astral_prefix(text: str) -> np.ndarray:
     return out
 
 
-def editor_prefix(text: str) -> np.ndarray | None:
+def editor_prefix(text: str, soft=()) -> np.ndarray | None:
     """prefix[i] = the editor's UTF-16 position of code point i of source `text`, minus i: one
-    more per astral character before it, one less per "\\r\\n" (one line break there); None
-    when every position is the same in both.
+    more per astral character before it, one less per "\\r\\n" (one line break there), one
+    more per soft break at or before it (`soft`: the code points the editor's soft breaks come
+    before, sorted); None when every position is the same in both.
 
-    >>> editor_prefix("a😀\\r\\nb").tolist()
-    [0, 0, 1, 0, 0, 0]
+    >>> editor_prefix("a😀\\r\\nb").tolist(), editor_prefix("abc", [2]).tolist()
+    ([0, 0, 1, 0, 0, 0], [0, 0, 1, 1])
     """
     # Most texts have neither; checking is a tenth of the cost of the prefix sums.
-    if "\r" not in text and (text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)):
+    if not len(soft) and "\r" not in text and (
+            text.isascii() or len(text.encode("utf-16-le", "surrogatepass")) == 2 * len(text)):
         return None
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     out = np.zeros(len(cps) + 1, dtype=np.int64)
     step = (cps > 0xFFFF).astype(np.int64)
     step[:-1] -= (cps[:-1] == 13) & (cps[1:] == 10)
     np.cumsum(step, out=out[1:])
+    if len(soft):  # the break before code point q moves q and everything after it
+        bump = np.zeros(len(cps) + 1, dtype=np.int64)
+        bump[np.asarray(soft, dtype=np.int64)] = 1
+        out += np.cumsum(bump)
     return out if out.any() else None
+
+
+def code_points(text: str, positions16) -> np.ndarray:
+    """UTF-16 positions of `text` as code-point positions (the inverse of `to_utf16`).
+
+    >>> code_points("😀x", [0, 2, 3]).tolist()
+    [0, 1, 2]
+    """
+    positions16 = np.asarray(positions16, dtype=np.int64)
+    if text.isascii() or not len(positions16):
+        return positions16
+    return np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), positions16)
 
 
 def to_utf16(text: str, positions: np.ndarray, prefix: np.ndarray | None = None) -> np.ndarray:
@@ -148,8 +174,12 @@ class SourceMap:
     editor's edits (`follow`); a typed or pasted line break stands for `newline`, except one
     right after a lone CR, which stands for a CRLF.
 
+    A soft break (src "") stands for nothing: the editor cut a long line there. A break an edit
+    removes is remembered, so that the undo (or redo) that puts it back (`follow(undo=True)`)
+    gives it its meaning again instead of the usual line ending's.
+
     The source, read back as a file (`editor_text`), always gives the editor's text again: one
-    line break for each of the editor's.
+    line break for each of the editor's (soft breaks aside: a long line is cut afresh).
 
     subtle: a "\\n" right after a lone "\\r" would spell "\\r\\n", which reads back as ONE line
     break, not two: the source would lose a line (and the worker's copy would tokenize a CRLF
@@ -165,6 +195,8 @@ class SourceMap:
         self.newline = newline
         self.pos16 = np.asarray(pos16, dtype=np.int64)
         self.src = list(src)
+        # (position16, units removed, offsets, src) of the last edits that removed breaks
+        self._gone: list[tuple[int, int, list[int], list[str]]] = []
         self._index()
 
     def _index(self) -> None:
@@ -175,6 +207,11 @@ class SourceMap:
     def identity(self) -> bool:
         """The source is the editor's text itself."""
         return self.newline == "\n" and not self.src
+
+    @property
+    def tracking(self) -> bool:
+        """Whether edits must be followed: it holds breaks, or remembers removed ones."""
+        return not self.identity or bool(self._gone)
 
     def extra(self, position16: int, breaks_before: int) -> int:
         """UTF-16 units the source holds beyond the editor's before editor position16, given the
@@ -194,19 +231,24 @@ class SourceMap:
             return
         keep = (self.pos16 < position16) | (self.pos16 >= position16 + removed)
         if not keep.all():
+            self._gone.append((position16, removed, (self.pos16[~keep] - position16).tolist(),
+                               [s for s, k in zip(self.src, keep.tolist()) if not k]))
+            del self._gone[:-UNDO_MEMORY]
             self.src = [s for s, k in zip(self.src, keep.tolist()) if k]
             self.pos16 = self.pos16[keep]
             self._index()
         self.pos16[self.pos16 >= position16 + removed] += added - removed
 
     def follow(self, position16: int, removed: int, inserted: str, *, breaks_before: int,
-               removed_breaks: int, following: str) -> tuple[int, int, str]:
+               removed_breaks: int, following: str, undo: bool = False, soft=()) -> tuple[int, int, str]:
         """Follow an edit of the editor's text, and return it as an edit of the source: (UTF-16
         position, units removed, text inserted).
 
         `inserted`: the editor's new text there, line breaks as "\\n"; `breaks_before`: the line
         breaks before position16; `removed_breaks`: those in the removed text; `following`: the
-        editor's character after the edit ("\\n" for a line break, "" at the end).
+        editor's character after the edit ("\\n" for a line break, "" at the end); `undo`: the
+        edit undoes or redoes one, so breaks it puts back where an edit removed them mean what
+        they meant; `soft`: the UTF-16 offsets in `inserted` of soft breaks (a long line pasted).
 
         >>> m = SourceMap("\\n", [1], ["\\r"])  # the editor's "a\\nb" is "a\\rb"
         >>> m.follow(2, 0, "\\n", breaks_before=1, removed_breaks=0, following="b")
@@ -217,6 +259,11 @@ class SourceMap:
         start = position16 + self.extra(position16, breaks_before)
         units = self.removed(position16, removed, removed_breaks)
         self.edit(position16, removed, utf16_len(inserted))
+        if len(soft):
+            self._insert(position16 + np.asarray(soft, dtype=np.int64), [""] * len(soft))
+            return start, units, self.source(inserted, position16)
+        if undo and self._restore(position16, inserted):
+            return start, units, self.source(inserted, position16)
         text = inserted.replace("\n", self.newline)
         if self._joins(position16, (inserted or following)[:1] == "\n"):
             k = int(np.searchsorted(self.pos16, position16))
@@ -226,6 +273,42 @@ class SourceMap:
             # The break there (inserted, or the file's own after a deletion) gains a CR.
             text = "\r" + text
         return start, units, text
+
+    def _restore(self, position16: int, inserted: str) -> bool:
+        """Give the breaks of `inserted` (just followed) back the meanings the last edit that
+        removed that many units there took away; whether there was one."""
+        length16 = utf16_len(inserted)
+        units = inserted.encode("utf-16-le", "surrogatepass")
+        for i in range(len(self._gone) - 1, -1, -1):
+            position, removed, offsets, src = self._gone[i]
+            if position == position16 and removed == length16 and all(
+                    units[2 * o:2 * o + 2] == b"\n\x00" for o in offsets):
+                del self._gone[i]
+                self._insert(position16 + np.asarray(offsets, dtype=np.int64), src)
+                return True
+        return False
+
+    def _insert(self, pos16: np.ndarray, src: list[str]) -> None:
+        """Add breaks standing for `src` at editor positions `pos16` (already in the text)."""
+        pos16 = np.concatenate([self.pos16, pos16])
+        order = np.argsort(pos16, kind="stable")
+        every = self.src + src
+        self.pos16, self.src = pos16[order], [every[k] for k in order.tolist()]
+        self._index()
+
+    def soft16(self, breaks_before: Callable[[int], int]) -> np.ndarray:
+        """The source's UTF-16 positions of the soft breaks (where the editor cut a long line);
+        `breaks_before(position16)`: the editor's line breaks before position16 (asked only when
+        the usual line ending is not "\\n").
+
+        >>> SourceMap("\\n", [1, 3, 5], ["", "\\r\\n", ""]).soft16(None).tolist()  # "a|b¶c|d"
+        [1, 5]
+        """
+        k = np.flatnonzero(np.array([s == "" for s in self.src], dtype=bool))
+        out = self.pos16[k] + self._extra[k]
+        if self.newline != "\n" and len(k):
+            out += (len(self.newline) - 1) * (np.array([breaks_before(int(p)) for p in self.pos16[k]]) - k)
+        return out
 
     def _joins(self, position16: int, is_break: bool) -> bool:
         """The line break at position16 stands for "\\n" right after a lone CR's."""
@@ -258,48 +341,6 @@ class SourceMap:
         return "".join(parts)
 
 
-class BreakHistory:
-    """What the editor's line breaks stood for at each point of Qt's undo history, so that an
-    undo or redo that brings a break back brings back what it stood for (a lone CR, a U+2029...),
-    not the document's newline: Qt's undo restores the editor's text, never the SourceMap.
-
-    Points are Qt's undo step counts (`availableUndoSteps`); the maps kept hold at most `budget`
-    breaks in all, the points farthest from the newest dropped first (an undo that far gets the
-    newline).
-
-    >>> h, m = BreakHistory(), SourceMap("\\n", [1], ["\\r"])
-    >>> h.remember(0, m); m.edit(0, 3, 0)  # the text and its lone CR's break deleted
-    >>> h.recall(0, m).src, h.recall(0, SourceMap("\\n", [1], ["\\r"]))
-    (['\\r'], None)
-    """
-
-    def __init__(self, budget: int = 1_000_000):
-        self.budget = budget
-        self._maps: dict[int, tuple[np.ndarray, list[str]]] = {}
-        self._size = 0  # breaks kept, over all points
-
-    def clear(self) -> None:
-        self._maps, self._size = {}, 0
-
-    def remember(self, steps: int, current: SourceMap) -> None:
-        """Keep what the breaks stand for now, at `steps` undo steps."""
-        if not current.src and not self._maps:
-            return  # no break stands for anything but the newline, and none did
-        old = self._maps.pop(steps, None)
-        self._size += len(current.src) - (len(old[1]) if old else 0)
-        self._maps[steps] = (current.pos16.copy(), list(current.src))
-        while self._size > self.budget and len(self._maps) > 1:
-            farthest = max(self._maps, key=lambda k: abs(k - steps))
-            self._size -= len(self._maps.pop(farthest)[1])
-
-    def recall(self, steps: int, current: SourceMap) -> SourceMap | None:
-        """The map kept at `steps` undo steps, if it differs from `current`; else None."""
-        kept = self._maps.get(steps)
-        if kept is None or (kept[1] == current.src and np.array_equal(kept[0], current.pos16)):
-            return None
-        return SourceMap(current.newline, kept[0].copy(), kept[1])
-
-
 @dataclass(frozen=True)
 class EditorText:
     """Text ready for the editor, the source it stands for, and what the editor shows differently."""
@@ -314,8 +355,9 @@ class EditorText:
 _BLOCK_BREAKS = {"\u2029": "PARAGRAPH SEPARATOR", "\ufdd0": "U+FDD0", "\ufdd1": "U+FDD1"}
 
 
-def editor_text(text: str) -> EditorText:
-    """The editor's text for `text` (line breaks for what Qt cannot hold), and the map back.
+def editor_text(text: str, *, soft: bool = True) -> EditorText:
+    """The editor's text for `text` (line breaks for what Qt cannot hold, and with `soft`, soft
+    breaks in lines longer than LONG_LINE), and the map back.
 
     >>> t = editor_text("a\\r\\nb\\r\\n")
     >>> t.text, t.newline, t.source, t.notes
@@ -350,6 +392,7 @@ def editor_text(text: str) -> EditorText:
     for ch in _BLOCK_BREAKS:
         text = text.replace(ch, "\n")
     pos16: list[int] = []
+    src = [s for _, s in found]
     if found:
         cps = np.array([p for p, _ in found], dtype=np.int64)
         units = to_utf16(source, cps)
@@ -364,17 +407,62 @@ def editor_text(text: str) -> EditorText:
         notes.append(f"{len(found)} line break(s) stand for " + ", ".join(
             f"{n} {BREAK_NAMES[s]}" for s, n in names.items()) + " (marked at the line end; Qt cannot hold "
             "them): tokenized and saved as they are")
-    longest = longest_line(text, SLOW_LINE)
-    if longest:
-        notes.append(f"a line of {longest:,} characters: lines wrap anywhere, not between words, and "
-                     "Qt lays out a whole line again on every edit, so typing in it is slow (about a "
-                     "tenth of a second a key at 200,000 characters, a second at a million); its "
-                     "tokens are exact")
-    smap = SourceMap(newline, pos16, [s for _, s in found])
+    longest = longest_line(text, LONG_LINE + 1)
+    cuts = soft_breaks(text) if soft and longest else []
+    if cuts:
+        cut16 = to_utf16(text, np.array(cuts, dtype=np.int64))
+        text = "\n".join(text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]))
+        # Each soft break moves the breaks after it by one unit.
+        pos16 = (np.array(pos16, dtype=np.int64) + np.searchsorted(cut16, pos16)).tolist()
+        pos16, src = zip(*sorted(zip(pos16 + (cut16 + np.arange(len(cuts))).tolist(), src + [""] * len(cuts))))
+        notes.append(f"a line of {longest:,} characters: shown in pieces of {SOFT_LINE:,} characters "
+                     "(a small arrow at the end of each piece), so that editing it stays quick; it is "
+                     "tokenized and saved as one line")
+    elif longest:
+        notes.append(f"a line of {longest:,} characters: lines wrap anywhere, not between words")
+    smap = SourceMap(newline, pos16, src)
     return EditorText(text, newline, tuple(notes), source, None if smap.identity else smap)
 
 
-SLOW_LINE = 100_000  # characters: editing a line this long in Qt takes a noticeable time
+LONG_LINE = 10_000  # characters: a longer line is held in the editor as pieces of SOFT_LINE
+SOFT_LINE = 4_000
+CUT_AFTER = " ,;}]>"  # a piece preferably ends after one of these...
+CUT_REACH = 100  # ...found within this many characters before SOFT_LINE
+UNDO_MEMORY = 100  # edits that removed line breaks whose meanings an undo can give back
+
+
+def soft_breaks(text: str) -> list[int]:
+    """The code points of `text` before which the editor cuts its lines longer than LONG_LINE:
+    every SOFT_LINE characters, moved back after a space or a separator of minified data within
+    CUT_REACH characters if there is one (easier to read), and to the start of a grapheme cluster
+    (a cut inside one would change how it is drawn).
+
+    >>> soft_breaks("ab\\n" + "x" * 10_001), soft_breaks("é" * 3_999 + "e\\u0301" * 4_000)
+    ([4003, 8003], [3999, 7999])
+    >>> soft_breaks("abcdef," * 1_800)  # after a comma
+    [3997, 7994, 11991]
+    """
+    cuts = []
+    start = 0
+    while start + LONG_LINE < len(text):  # lines found as in `longest_line`
+        last = text.rfind("\n", start, start + LONG_LINE + 1)
+        if last >= 0:
+            start = last + 1
+            continue
+        end = text.find("\n", start)
+        end = len(text) if end < 0 else end
+        cut = start + SOFT_LINE
+        while cut < end:
+            after = max(text.rfind(ch, max(start, cut - CUT_REACH), cut) for ch in CUT_AFTER)
+            cut = cut if after < 0 else after + 1
+            if not (text[cut - 1].isascii() and text[cut].isascii()):
+                lo = max(start, cut - 64)
+                bounds = [lo + m.start() for m in regex.finditer(r"\X", text[lo:cut + 1]) if m.start()]
+                cut = max([b for b in bounds if b <= cut], default=cut)
+            cuts.append(cut)
+            cut += SOFT_LINE
+        start = end + 1
+    return cuts
 
 
 def longest_line(text: str, at_least: int) -> int:

@@ -214,7 +214,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             block = block.next()
 
     started = time.perf_counter()
-    window.editor.load_text(editor_text(text).text)
+    window.editor.load_text(editor_text(text))
     settle()
     length16 = window.editor.document().characterCount() - 1
     lay_out_every_line()

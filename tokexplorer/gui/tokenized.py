@@ -57,16 +57,23 @@ class Tokenized:
     seconds: float = 0.0  # time spent in the worker
     stats: dict = field(default_factory=dict)
     dropped16: np.ndarray | None = None  # int64 [k, 2]: UTF-16 spans of `encoding.dropped`, or None
+    soft: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # code points after soft breaks
+    soft16: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the soft breaks' own units
 
     @classmethod
     def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
               colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0,
-              refused: tuple[tuple[int, int], ...] = ()) -> "Tokenized":
+              refused: tuple[tuple[int, int], ...] = (), soft=()) -> "Tokenized":
+        """`soft`: the code points before which the editor holds a soft break (sorted)."""
         starts, ends = encoding.starts, encoding.ends
         text = encoding.text
         # The text is the source (the file's own); the spans are wanted in the editor's UTF-16
-        # positions, where an astral character counts two and a "\r\n" one.
-        prefix = editor_prefix(text)
+        # positions, where an astral character counts two, a "\r\n" one and a soft break one
+        # unit more: the break before code point q moves q itself, so a token ending there
+        # ends after it (the break's unit is the end of the piece before) and one starting
+        # there starts after it.
+        prefix = editor_prefix(text, soft)
+        soft = np.asarray(soft, dtype=np.int64)
         if prefix is None:
             starts16, ends16 = starts, ends
         else:
@@ -81,8 +88,8 @@ class Tokenized:
             dropped16 = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1, 2)
             if prefix is not None:
                 dropped16 = dropped16 + prefix[dropped16]
-        return cls(generation, tokenizer, policy, encoding, starts16, ends16,
-                   colours, flags, mark, refused, changed, seconds, encoding.stats(), dropped16)
+        return cls(generation, tokenizer, policy, encoding, starts16, ends16, colours, flags, mark, refused,
+                   changed, seconds, encoding.stats(), dropped16, soft, soft + prefix[soft] - 1 if len(soft) else soft)
 
     @property
     def refusal(self) -> DisallowedSpecialError | None:

@@ -29,7 +29,7 @@ from ..core.incremental import IncrementalEncoder
 from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError, native_errors, native_panic
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
-from .positions import TextMirror
+from .positions import TextMirror, code_points
 from .tokenized import Tokenized, special_spans
 
 HUGE_TEXT = 5_000_000  # UTF-16 units: above this, edits wait for a pause in the typing
@@ -128,13 +128,15 @@ class TextDelta(NamedTuple):
     position, removed units, inserted text); `mark` counts the editor's edits so far. To check the
     worker's copy: `length16`, the text's length in UTF-16 units, and `probes`, bits of the text
     as (UTF-16 position, text) around the edits and elsewhere (an edit put in the wrong place
-    can leave the length right and the text wrong)."""
+    can leave the length right and the text wrong). `soft16`: the UTF-16 positions of the text
+    where the editor holds a soft break (`positions.SourceMap`), for the tokens' editor spans."""
 
     text: str | None
     edits: list[tuple[int, int, str]] | None
     mark: int
     length16: int
     probes: tuple[tuple[int, str], ...] = ()
+    soft16: tuple[int, ...] = ()
 
 
 class TokenizeService(QObject):
@@ -250,7 +252,8 @@ class TokenizeService(QObject):
             encoding, colours, changed, refused = self._retokenizer.run(tok, policy, text,
                                                                         fresh=delta.text is not None)
             tokenized = Tokenized.build(gen, name, policy, encoding, colours, mark=mark, changed=changed,
-                                        seconds=time.perf_counter() - t0, refused=refused)
+                                        seconds=time.perf_counter() - t0, refused=refused,
+                                        soft=code_points(text, delta.soft16))
         except DisallowedSpecialError as exc:
             self._refused.emit(gen, exc)
         except TokexplorerError as exc:

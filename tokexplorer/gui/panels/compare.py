@@ -34,8 +34,8 @@ from ...core.registry import BUILTINS, builtin_names
 from ...core.selection import selection_counts
 from ..editor import TokenEditor
 from ..fitting_label import FittingLabel
-from ..positions import Edit, editor_prefix, utf16_len
-from ..selection import code_point_at16, selection_forms
+from ..positions import Edit, astral_prefix, editor_prefix, utf16_len
+from ..selection import code_point_at16, selection_forms, utf16_at
 from ..state import AppState
 from ..tokenized import Tokenized
 from ..worker import TokenizeService
@@ -43,26 +43,6 @@ from ..worker import TokenizeService
 MAX_PANES = 4
 ALL = (-1, -1)  # every position
 MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are computed with it
-
-
-def editor_len(text: str) -> int:
-    """How many UTF-16 positions of the editor a piece of the tokenized (source) text takes: an
-    astral character two, a "\\r\\n" one (one line break there).
-
-    >>> editor_len("a😀\\r\\n")
-    4
-    """
-    return utf16_len(text) - text.count("\r\n")
-
-
-def utf16_at(result: Tokenized, position: int) -> int:
-    """The editor's UTF-16 position of code point `position` of the result's text (the inverse
-    of `selection.code_point_at16`), walking from the token that starts at or before it."""
-    starts = result.encoding.starts
-    i = int(np.searchsorted(starts, position, side="right")) - 1
-    if i < 0:
-        return editor_len(result.encoding.text[:position])
-    return int(result.starts16[i]) + editor_len(result.encoding.text[int(starts[i]):position])
 
 
 class SharedSource:
@@ -131,8 +111,6 @@ class ComparePane(TokenEditor):
         # subtle: a pane tokenizes the same text as the window's editor, a file's own line breaks
         # ("\r\n"...) included, or the panes could not be compared.
         self._source = SharedSource(editor)
-        self.map_owner = editor
-        editor.breaks_restored.connect(self._resend)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
         state.hovered_changed.disconnect(self._on_hovered)
         state.reveal_token.disconnect(self.show_token)
@@ -143,10 +121,6 @@ class ComparePane(TokenEditor):
         self._on_font()
         self._hover = (-1, -1)
         self.following = False  # shown in the compare view: tokenize the text as it is edited
-
-    def _resend(self) -> None:
-        """The next request sends the whole text: an undo gave line breaks back their meaning."""
-        self._outbox = None
 
     def _show_marks(self, *_) -> None:
         """No marked occurrences here: the marked id is the window tokenizer's (see __init__);
@@ -815,14 +789,16 @@ class CompareView(QWidget):
         c1 = code_point_at16(first, hi16 + MARK_MARGIN)
         w16 = utf16_at(first, c0)
         window = text[c0:c1]
-        prefix = editor_prefix(window)
+        soft = first.soft[(first.soft > c0) & (first.soft <= c1)] - c0  # w16 counts one at c0
+        prefix = editor_prefix(window, soft)
         if prefix is None:
             prefix = np.zeros(len(window) + 1, dtype=np.int64)
+        astral = astral_prefix(window)
         out = {}
         for column, m in zip(columns, boundary_marks([r.encoding for r in results], c0, c1)):
             local = m.chars - c0
             out[column.editor] = Marks16(w16 + local + prefix[local],
-                                         np.maximum(1 + prefix[local + 1] - prefix[local], 1), m.fraction)
+                                         1 + astral[local + 1] - astral[local], m.fraction)
         return [id(r) for r in results], w16, utf16_at(first, c1), out
 
     def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
