@@ -177,3 +177,35 @@ def test_a_pasted_long_line_goes_in_as_pieces_through_undo_and_redo(qtbot, windo
     assert window.state.result.encoding.text == pasted
     window.documents.save()
     assert path.read_bytes() == pasted.encode("utf-8")
+
+
+COPY_AND_EXIT = """
+import sys
+from PySide6.QtGui import QGuiApplication, QTextCursor
+from PySide6.QtWidgets import QApplication
+from tokexplorer.gui.editor import TokenEditor
+from tokexplorer.gui.positions import editor_text
+from tokexplorer.gui.state import AppState
+app = QApplication([])
+editor = TokenEditor(AppState())
+editor.load_text(editor_text("ab " * 10_000))
+cursor = editor.textCursor()
+cursor.setPosition(0)
+cursor.setPosition(editor.document().characterCount() - 1, QTextCursor.MoveMode.KeepAnchor)
+editor.setTextCursor(cursor)
+editor.copy()
+sys.stdout.write(str(QGuiApplication.clipboard().text() == "ab " * 10_000))
+"""
+
+
+def test_copying_across_soft_breaks_then_quitting_does_not_crash(tmp_path):
+    """The copy of a selection with soft breaks in it is Qt's own mime data: one made in Python
+    was deleted twice, and the process died at exit (SIGSEGV) after the copy had worked."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen")
+    done = subprocess.run([sys.executable, "-c", COPY_AND_EXIT], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=120)
+    assert (done.returncode, done.stdout) == (0, "True"), done.stderr[-2000:]

@@ -35,7 +35,7 @@ import time
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QMimeData, QPoint, QRect, QRectF, Qt, QTimer, Signal
+from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
@@ -628,18 +628,23 @@ class TokenEditor(QPlainTextEdit):
     # --- drops ----------------------------------------------------------------------------
 
     def createMimeDataFromSelection(self):
-        """Copy or drag the selection without the soft breaks in it (they are not in the text).
+        """Copy or drag the selection without the soft breaks in it (they are not in the text):
+        Qt's own mime data, as plain text only.
 
-        subtle: Qt's own mime data makes its text when asked, from the selection: setText on it
-        is lost."""
+        subtle: Qt's mime data makes its formats from the selection when first asked (a setText
+        before that is overwritten), so it is asked once first. A QMimeData made here instead
+        is deleted by both Qt and PySide: the process crashed at exit."""
         cursor = self.textCursor()
         start, end = cursor.selectionStart(), cursor.selectionEnd()
+        mime = super().createMimeDataFromSelection()
         soft = [p - start for p, s in zip(self._source.pos16.tolist(), self._source.src) if not s and start <= p < end]
         if not soft:
-            return super().createMimeDataFromSelection()
+            return mime
         text = cursor.selectedText().replace("\u2029", "\n")
         cuts = code_points(text, soft).tolist()
-        mime = QMimeData()
+        mime.text()
+        for kind in mime.formats():
+            mime.removeFormat(kind)
         mime.setText("".join(text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])))
         return mime
 
