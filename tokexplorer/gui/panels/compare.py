@@ -55,16 +55,6 @@ class SharedSource:
     def __getattr__(self, name: str):
         return getattr(self._editor._source, name)
 
-    @property
-    def identity(self) -> bool:
-        """The source is the editor's text, and was before this edit.
-
-        subtle: the window's editor follows each edit first, and its map becomes the identity
-        when the edit deletes the last break that stood for something else; this pane must
-        still take that edit's source edit (the last CR's unit goes with it)."""
-        last = self._editor.last_source_edit
-        return self._editor._source.identity and (last is None or last[3] is None)
-
     def edit(self, position16: int, removed: int, added: int) -> None:
         pass  # the window's editor has moved it already
 
