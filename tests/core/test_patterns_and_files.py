@@ -5,9 +5,12 @@ from __future__ import annotations
 import time
 
 import pytest
+from hypothesis import given, settings, strategies as st
 from tiktoken_ext import openai_public
 
 from tokexplorer.core import patterns
+from tokexplorer.core.encoding import uncovered
+from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.patterns import resolve_pattern, split, split_texts
 from tokexplorer.core.textfile import NotUtf8Error, decode_text, read_text_file, write_atomic
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -23,6 +26,27 @@ def test_named_patterns_are_tiktokens_own():
     assert repr(patterns.GPT4_SPLIT_PATTERN)[1:-1] in text or patterns.GPT4_SPLIT_PATTERN in text
     for part in patterns.O200K_SPLIT_PATTERN.split("|"):
         assert part in text
+
+
+# Letters of every case class, marks alone and after letters, digits of several scripts, symbols,
+# spaces, tabs, line breaks, an astral emoji, apostrophes (the contractions).
+TILING_ALPHABET = "aZǅʰ中\u0301\u093f5٣Ⅻ.,'!$ \t\r\n\u00a0\u2028😀-/"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=TILING_ALPHABET, max_size=30), st.sampled_from(sorted(patterns.TILING_PATTERNS)))
+def test_tiling_patterns_leave_no_text_between_chunks(text, pattern):
+    """What lets an encode skip the split that finds dropped text (a 50-150 ms hold of the
+    interpreter lock on a book): the chunks of these patterns cover every character."""
+    assert uncovered(split(text, pattern), len(text)) == []
+
+
+@pytest.mark.parametrize("name", ["qwen2.5", "qwen3.6", "tekken"])
+def test_open_model_encodes_keep_their_chunks_and_drop_nothing(name, corpora):
+    text = (corpora / "unicode" / "blns.txt").read_text("utf-8")[:6000] + " don't 12345\r\n"
+    enc = get_builtin(name).encode(text)
+    assert enc.chunks == split(text, get_builtin(name).tiktoken_encoding._pat_str)
+    assert enc.dropped == ()
 
 
 def test_gpt4_pattern_splits_the_corpora_as_the_lecture_form(corpora):

@@ -22,23 +22,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .registry import QWEN_PATTERN
 from .tokenizer import Tokenizer, TokexplorerError
-from .patterns import GPT2_SPLIT_PATTERN
+from .patterns import GPT2_SPLIT_PATTERN, LLAMA3_PATTERN, QWEN_PATTERN, TEKKEN_PATTERN
 
-LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
-                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
 DEEPSEEK_V3_PATTERNS = [
     r"\p{N}{1,3}",
     "[\u4e00-\u9fa5\u3040-\u309f\u30a0-\u30ff]+",
     r"""[!"#$%&'()*+,\-./:;<=>?@\[\\\]^_`{|}~][A-Za-z]+|[^\r\n\p{L}\p{P}\p{S}]?[\p{L}\p{M}]+"""
     r"""| ?[\p{P}\p{S}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""",
 ]
-TEKKEN_PATTERN = (
-    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
-    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}"""
-    r"""| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
-)
 # llama.cpp's names for the split (tokenizer.ggml.pre) -> the regexes applied in turn.
 PRE_PATTERNS: dict[str, list[str]] = {
     "gpt-2": [GPT2_SPLIT_PATTERN],

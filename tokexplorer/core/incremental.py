@@ -42,12 +42,12 @@ import numpy as np
 import regex
 
 from .encoding import Encoding, LazyTokenBytes, TokenIds
-from .gguf_backend import DEEPSEEK_V3_PATTERNS, LLAMA3_PATTERN, TEKKEN_PATTERN
+from .gguf_backend import DEEPSEEK_V3_PATTERNS
 from .normalization import nfc_stable_window
 from .patterns import (
-    GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, compile_pattern, piece_spans,
+    GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, LLAMA3_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN,
+    TEKKEN_PATTERN, compile_pattern, piece_spans,
 )
-from .registry import QWEN3_6_PATTERN, QWEN_PATTERN
 from .sentencepiece_backend import SPACE_MARK
 from .tokenizer import (
     AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text, resolve_special,

