@@ -113,6 +113,21 @@ def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, ca
     assert "out of step" not in capfd.readouterr().err
 
 
+def test_switching_tokenizers_keeps_the_workers_copy_in_step_past_kept_breaks(qtbot, window, tmp_path, capfd):
+    """The first probe of a switch reads the text's start; a U+2029 and a U+FDD0 far after it
+    (each held by Qt as a line break) are not part of that probe (they were: every tokenizer
+    switch on such a file resent the whole text)."""
+    path = tmp_path / "far.txt"
+    source = "ab " * 3000 + "\u2029x\ufdd0y\n"
+    path.write_text(source, encoding="utf-8")
+    open_file(qtbot, window, path)
+    for name in ["gpt2", "o200k_base", "cl100k_base"]:
+        window.state.set_tokenizer(name)
+        wait_settled(qtbot, window)
+        assert window.state.result.encoding.text == source
+    assert "out of step" not in capfd.readouterr().err
+
+
 def test_undo_gives_a_deleted_line_break_back_what_it_stood_for(qtbot, window, tmp_path, capfd):
     """Qt's undo restores the editor's text, not what its line breaks stand for: deleting a lone
     CR's and a U+2029's breaks, then undoing (the keys, and the Edit menu), must give the file's

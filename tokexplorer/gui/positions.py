@@ -321,15 +321,15 @@ class SourceMap:
     def source(self, text: str, start16: int = 0) -> str:
         """The source of the editor's text `text`, found at editor position start16.
 
-        >>> SourceMap("\\n", [1, 3], ["\\r", "\\u2029"]).source("b\\nc", 2)
-        'b\\u2029c'
+        >>> m = SourceMap("\\n", [1, 3], ["\\r", "\\u2029"])
+        >>> m.source("b\\nc", 2), m.source("a", 0)
+        ('b\\u2029c', 'a')
         """
         if not self.src:
             return text if self.newline == "\n" else text.replace("\n", self.newline)
-        pos16, src = self.pos16, self.src
-        if start16:
-            k0, k1 = np.searchsorted(pos16, [start16, start16 + utf16_len(text)]).tolist()
-            pos16, src = pos16[k0:k1] - start16, src[k0:k1]
+        # subtle: only the breaks inside the text (a text at 0 too: the map's later breaks are not its)
+        k0, k1 = np.searchsorted(self.pos16, [start16, start16 + utf16_len(text)]).tolist()
+        pos16, src = self.pos16[k0:k1] - start16, self.src[k0:k1]
         cps = pos16
         if len(text) != utf16_len(text):  # UTF-16 positions to code points
             cps = np.searchsorted(to_utf16(text, np.arange(len(text) + 1)), pos16)
