@@ -209,3 +209,36 @@ def test_copying_across_soft_breaks_then_quitting_does_not_crash(tmp_path):
     done = subprocess.run([sys.executable, "-c", COPY_AND_EXIT], capture_output=True, text=True, env=env,
                           cwd=tmp_path, timeout=120)
     assert (done.returncode, done.stdout) == (0, "True"), done.stderr[-2000:]
+
+
+def test_find_matches_across_a_soft_break(qtbot, window, tmp_path):
+    """Qt's find cannot see through the editor's cut of a long line; the find bar searches the
+    line itself and selects the match on both sides of the break, forwards, backwards and wrapping."""
+    import random
+
+    rng = random.Random(3)
+    line = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(30_000))
+    text = line + "\n"
+    _open(qtbot, window, tmp_path, text)
+    result = window.state.result
+    assert len(result.soft) >= 2
+    cut = int(result.soft[1])
+    needle = text[cut - 4:cut + 4]
+    assert text.count(needle) == 1
+    bar = window.find_bar
+    window.find_action.trigger()
+    bar.field.setText(needle.upper())  # case-insensitive unless asked
+    assert bar.find_next()
+    cursor = window.editor.textCursor()
+    editor_cut = window.editor.document().findBlockByNumber(2).position()  # the second piece's end
+    assert cursor.selectionStart() == editor_cut - 1 - 4 and cursor.selectionEnd() == editor_cut + 4
+    assert bar.status.text() == ""
+    assert bar.find_next() and bar.status.text() == "wrapped"  # the only match, found again
+    assert window.editor.textCursor().selectionStart() == editor_cut - 5
+    assert bar.find_previous() and window.editor.textCursor().selectionStart() == editor_cut - 5
+    bar.case.setChecked(True)
+    assert not bar.find_next() and bar.status.text() == "not found"
+    assert window.editor.textCursor().selectionStart() == editor_cut - 5  # the cursor stays
+    bar.field.setText(needle)
+    assert bar.find_next()
+    assert window.editor.plain_text().replace("\n", "").replace("\u2029", "") == line

@@ -2,21 +2,30 @@
 previous one, Escape to close. The search wraps around the end of the text.
 
 It moves the editor's cursor (selecting the match) and nothing else: the tokens, their colours and
-the text stay as they are. Qt's own `QTextDocument.find` does the searching, so positions are Qt's.
+the text stay as they are. Qt's own `QTextDocument.find` does the searching, so positions are Qt's,
+except in a text whose long lines the editor holds as pieces: Qt would not see a match across a
+soft break, so the tokenized text itself is searched (the state's result, when it is current) and
+the match selected through its positions.
 """
 
 from __future__ import annotations
 
+import regex
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextCursor, QTextDocument
-from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QPlainTextEdit, QToolButton, QWidget
+from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
+
+from .editor import TokenEditor
+from .selection import code_point_at16, utf16_at
+from .state import AppState
 
 
 class FindBar(QWidget):
-    def __init__(self, editor: QPlainTextEdit, parent=None):
+    def __init__(self, editor: TokenEditor, state: AppState, parent=None):
         super().__init__(parent)
         self.setObjectName("find_bar")
         self._editor = editor
+        self._state = state
         self.field = QLineEdit()
         self.field.setToolTip('Text to find (Enter: next, Shift+Enter: previous, Esc: close)')
         self.field.setPlaceholderText("Find in the text")
@@ -99,6 +108,9 @@ class FindBar(QWidget):
         if not needle:
             self.status.setText("")
             return False
+        result = self._state.result
+        if result is not None and len(result.soft) and self._editor.tokens_current:
+            return self._find_in_text(needle, backward)
         flags = QTextDocument.FindFlag(0)
         if backward:
             flags |= QTextDocument.FindFlag.FindBackward
@@ -118,3 +130,23 @@ class FindBar(QWidget):
         self._editor.setTextCursor(kept)
         self.status.setText("not found")
         return False
+
+    def _find_in_text(self, needle: str, backward: bool) -> bool:
+        """Find in the tokenized text (where a soft break is nothing), from the cursor, wrapping."""
+        result = self._state.result
+        text = result.encoding.text
+        flags = (regex.REVERSE if backward else 0) | (0 if self.case.isChecked() else regex.IGNORECASE)
+        pattern = regex.compile(regex.escape(needle), flags)
+        cursor = self._editor.textCursor()
+        at = code_point_at16(result, cursor.selectionStart() if backward else cursor.selectionEnd())
+        match = pattern.search(text, 0, at) if backward else pattern.search(text, at)
+        self.status.setText("")
+        if match is None:
+            match = pattern.search(text)
+            self.status.setText("wrapped" if match is not None else "not found")
+        if match is None:
+            return False
+        cursor.setPosition(utf16_at(result, match.start()))
+        cursor.setPosition(utf16_at(result, match.end()), QTextCursor.MoveMode.KeepAnchor)
+        self._editor.setTextCursor(cursor)
+        return True

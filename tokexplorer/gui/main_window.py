@@ -80,7 +80,7 @@ class MainWindow(QMainWindow):
         layout.addWidget(self.compare)
         self.legend = Legend(self.state)
         layout.addWidget(self.legend)
-        self.find_bar = FindBar(self.editor)
+        self.find_bar = FindBar(self.editor, self.state)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
