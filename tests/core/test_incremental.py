@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -333,6 +334,26 @@ def test_a_huge_text_is_split_in_pieces_as_a_whole(builtin, corpora, tricky_stri
         assert inc.encoding.chunks == expected.chunks == builtin.encode(text, allowed_special="all").chunks
     enc, _ = inc.edit(len(text) // 2, 1, "x\n")
     assert_same(enc, builtin.encode(enc.text, allowed_special="all"))
+
+
+def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkeypatch):
+    """A long text's chunks are found in a second thread while the library encodes: the state
+    (ids, chunks) and the next edit are those of the split done after the encode."""
+    from tokexplorer.core import incremental
+
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000] + "<|endoftext|> 12345 é\r\n"
+    monkeypatch.setattr(incremental, "OVERLAP_TEXT", 10 ** 9)
+    after = IncrementalEncoder(builtin, text, allowed_special="all")
+    monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
+    beside = IncrementalEncoder(builtin, text, allowed_special="all")
+    assert_same(beside.encoding, after.encoding)
+    assert beside.encoding.chunks == after.encoding.chunks
+    if type(beside._local) is incremental._RegexRule:
+        assert beside._state.chunk_bounds is not None
+        assert np.array_equal(beside._state.chunk_bounds, after._state.chunk_bounds)
+    for inc in (after, beside):
+        enc, _ = inc.edit(10_000, 3, "x\n")
+        assert_same(enc, builtin.encode(enc.text, allowed_special="all"))
 
 
 @pytest.mark.parametrize(

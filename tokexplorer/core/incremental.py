@@ -76,6 +76,8 @@ MAX_WINDOW_CHUNKS = 10_000
 # lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
 # few milliseconds each, between which the UI thread gets it back.
 SPLIT_PIECE = 1 << 16
+# Characters from which a whole encode splits the text in a second thread (`_full_overlapped`).
+OVERLAP_TEXT = 1 << 18
 LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
@@ -189,11 +191,28 @@ class IncrementalEncoder:
             raise DisallowedSpecialError(exc.token, exc.position + lo) from None
 
     def _full(self, text: str) -> "_State":
+        if type(self._local) is _RegexRule and len(text) >= OVERLAP_TEXT:  # (not _SplitsRule: the library splits)
+            return self._full_overlapped(clean_text(text))
         enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
         if self._local is None:
             return _State(enc)
         allowed = resolve_special(self._specials, self.allowed_special, enc.text)
         return self._local.full(enc, allowed)
+
+    def _full_overlapped(self, text: str) -> "_State":
+        """`_full` of a long text, its regex split in a second thread while the library encodes:
+        both let go of the interpreter lock, so on two cores the split costs no time (50 MB:
+        about 4 s of the open)."""
+        allowed = resolve_special(self._specials, self.allowed_special, text)
+        found: list = []
+        splitter = threading.Thread(target=lambda: found.append(self._local.spans(text, allowed)),
+                                    name="tokexplorer-split", daemon=True)
+        splitter.start()
+        try:
+            enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
+        finally:
+            splitter.join()
+        return self._local.full(enc, allowed, found[0] if found else None)
 
 
 @dataclass(frozen=True)
@@ -475,19 +494,21 @@ class _RegexRule:
         # Qwen's encode NFC-normalises first: where that is the identity the chunks are the text's.
         self._nfc = getattr(tokenizer, "normalizes", None) == "NFC"
 
-    def full(self, enc: Encoding, allowed: set[str]) -> _State:
-        if self._nfc and not unicodedata.is_normalized("NFC", enc.text):
-            return _State(enc)  # tokens found on another text than this: edits re-encode it whole
+    def spans(self, text: str, allowed: set[str]) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks of the whole (cleaned) text: code-point starts and ends.
+
+        subtle: the regex calls let go of the interpreter lock (`concurrent`), so the split can
+        run beside the library's encode (`IncrementalEncoder._full`) and the window's thread."""
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
-        text, starts, ends = enc.text, [], []
+        starts, ends = [], []
         pos = 0
         while pos < len(text):
             at, special = _next_special(text, pos, len(text), order)
             # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
-            # so the lengths alone give the spans. A huge text goes in pieces, so that no single
-            # findall holds the interpreter lock for seconds.
+            # so the lengths alone give the spans. A huge text goes in pieces, so that no list of
+            # matches holds more than a piece's.
             for a, b in piece_spans(text, pos, at, size=SPLIT_PIECE) if at > pos else ():
-                lengths = np.fromiter(map(len, self._regex.findall(text, a, b)), dtype=np.int64)
+                lengths = np.fromiter(map(len, self._regex.findall(text, a, b, concurrent=True)), dtype=np.int64)
                 ends.append(a + np.cumsum(lengths))
                 starts.append(ends[-1] - lengths)
             if special is not None:
@@ -497,6 +518,15 @@ class _RegexRule:
             pos = at
         cs = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
         ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
+        return cs, ce
+
+    def full(self, enc: Encoding, allowed: set[str],
+             spans: tuple[np.ndarray, np.ndarray] | None = None) -> _State:
+        """The state of a whole encode; `spans`: the text's chunks, if split already."""
+        if self._nfc and not unicodedata.is_normalized("NFC", enc.text):
+            return _State(enc)  # tokens found on another text than this: edits re-encode it whole
+        text = enc.text
+        cs, ce = spans if spans is not None else self.spans(text, allowed)
         bounds = _tiled(cs, ce, len(text))
         full = Encoding.from_parts(
             text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
