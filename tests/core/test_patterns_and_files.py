@@ -111,3 +111,17 @@ def test_write_atomic_replaces_whole_or_not_at_all(tmp_path, monkeypatch):
         write_atomic(target, b"half")
     assert target.read_bytes() == b"new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt"]  # no temp file left behind
+
+
+@pytest.mark.parametrize("name", ["cl100k_base", "qwen2.5"])
+def test_a_long_texts_ids_are_tiktokens_kept_as_one_array(name, corpora):
+    """From ENCODE_PIECE characters on, the ids come as an array (no Python int per id for the
+    allocator to keep arenas for): the same ids as tiktoken's own encode."""
+    from tokexplorer.core.encoding import TokenIds
+    from tokexplorer.core.tiktoken_backend import ENCODE_PIECE
+
+    text = (corpora / "en" / "tinyshakespeare.txt").read_text("utf-8")[: ENCODE_PIECE + 1000] + "<|endoftext|>"
+    tok = get_builtin(name)
+    enc = tok.encode(text, allowed_special="all")
+    assert isinstance(enc.ids, TokenIds)
+    assert enc.ids.tolist() == tok.tiktoken_encoding.encode(text, allowed_special="all")

@@ -194,8 +194,9 @@ class TiktokenTokenizer:
         return enc
 
     def _encode_pieces(self, text: str, allowed: set[str]) -> tuple[list[int] | TokenIds, np.ndarray]:
-        """tiktoken's encode, as a sequence and as an array; a huge text with a named pattern goes
-        in pieces (`piece_spans`), which give the same ids, kept as an array only (`TokenIds`).
+        """tiktoken's encode, as a sequence and as an array; the ids of a text of ENCODE_PIECE
+        characters or more are kept as an array only (`TokenIds`), and a huge text with a named
+        pattern goes in pieces (`piece_spans`), which give the same ids.
 
         subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
         for 50 MB a second or more in which a window whose worker thread encodes cannot even
@@ -205,11 +206,12 @@ class TiktokenTokenizer:
         spans = [(0, len(text))]
         if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
             spans = piece_spans(text, size=ENCODE_PIECE)
-        if len(spans) == 1:
+        if len(text) < ENCODE_PIECE:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
-        arrays = [np.asarray(self._enc.encode(text[a:b], allowed_special=allowed, disallowed_special=()),
-                             dtype=np.int64) for a, b in spans]
+        # (encode_to_numpy: no Python int per id, which the allocator would keep arenas for)
+        arrays = [self._enc.encode_to_numpy(text[a:b], allowed_special=allowed, disallowed_special=()).astype(np.int64)
+                  for a, b in spans]
         ids_array = np.concatenate(arrays)
         return TokenIds(ids_array), ids_array
 
