@@ -44,10 +44,7 @@ import regex
 from .encoding import Encoding, LazyTokenBytes, TokenIds
 from .gguf_backend import DEEPSEEK_V3_PATTERNS
 from .normalization import nfc_stable_window
-from .patterns import (
-    GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, LLAMA3_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN,
-    TEKKEN_PATTERN, compile_pattern, piece_spans,
-)
+from .patterns import TILING_PATTERNS, compile_pattern, piece_spans
 from .sentencepiece_backend import SPACE_MARK
 from .tokenizer import (
     AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text, resolve_special,
@@ -63,12 +60,10 @@ MINBPE_GPT4_PATTERN = (
 # except across a whitespace run that starts in the match (scanned to its end by `\s+(?!\S)`,
 # `\s++$`, `\s*[\r\n]`). An arbitrary regex can look arbitrarily far (`a(?=.*z)`), so it gets no
 # fast path.
-# The Qwen, Tekken and Llama 3 patterns are of the same kind (one digit, or up to three, per chunk;
-# letters, punctuation runs with the newlines after them, whitespace runs).
-LOCAL_PATTERNS = frozenset(
-    {GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN,
-     QWEN_PATTERN, QWEN3_6_PATTERN, TEKKEN_PATTERN, LLAMA3_PATTERN}
-)
+# The tiling patterns of `patterns` (GPT-2, cl100k, o200k; Qwen, Tekken and Llama 3 are of the same
+# kind: one digit, or up to three, per chunk; letters, punctuation runs with the newlines after them,
+# whitespace runs) and minbpe's spellings of GPT-2's and GPT-4's.
+LOCAL_PATTERNS = TILING_PATTERNS | {MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
 MAX_WINDOW_CHUNKS = 10_000

@@ -104,7 +104,7 @@ def split(text: str, pattern: str) -> list[tuple[int, int]]:
     ['hello', ' world']
     """
     compiled = compile_pattern(pattern)
-    # subtle: a timeout makes the regex module about 2x slower; the named patterns run in linear
+    # subtle: a timeout makes the regex module about 2x slower; the tiling patterns run in linear
     # time, so only custom patterns are time-boxed.
     timeout = None
     if pattern not in TILING_PATTERNS:
