@@ -67,9 +67,9 @@ LOCAL_PATTERNS = TILING_PATTERNS | {MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
 MAX_WINDOW_CHUNKS = 10_000
-# Characters a full split runs through in one regex call. subtle: a call holds the interpreter
-# lock throughout (a 1 MB findall took the UI thread's lock for 300 ms-1 s); pieces of 64K take a
-# few milliseconds each, between which the UI thread gets it back.
+# Characters a full split runs through in one regex call (whose list of matches is held at once).
+# subtle: without `concurrent` a call holds the interpreter lock throughout (a 1 MB findall took
+# the UI thread's lock for 300 ms-1 s); pieces of 64K kept each hold to a few milliseconds.
 SPLIT_PIECE = 1 << 16
 # Characters from which a whole encode splits the text in a second thread (`_full_overlapped`).
 OVERLAP_TEXT = 1 << 18
@@ -196,8 +196,7 @@ class IncrementalEncoder:
 
     def _full_overlapped(self, text: str) -> "_State":
         """`_full` of a long text, its regex split in a second thread while the library encodes:
-        both let go of the interpreter lock, so on two cores the split costs no time (50 MB:
-        about 4 s of the open)."""
+        both let go of the interpreter lock, so on two cores the split adds no wall time."""
         allowed = resolve_special(self._specials, self.allowed_special, text)
         found: list = []
         splitter = threading.Thread(target=lambda: found.append(self._local.spans(text, allowed)),
