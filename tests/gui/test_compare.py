@@ -445,3 +445,30 @@ def test_a_long_line_is_compared_through_its_soft_breaks(window, qtbot, tmp_path
     prefix = editor_prefix(expected, results[0].soft)
     for p, m in zip(view.panes, boundary_marks([r.encoding for r in results])):
         assert view._visible_marks(p).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
+
+
+def test_a_long_line_pasted_into_a_pane_goes_in_as_pieces(window, qtbot, tmp_path, capfd):
+    """A line without break points pasted into the second pane is held as pieces for every pane
+    (soft breaks that stand for nothing), and each pane tokenizes the line itself."""
+    from PySide6.QtCore import QMimeData
+
+    source = "first\nlast\n"
+    open_compared(window, qtbot, tmp_path / "paste.txt", source)
+    view = window.compare
+    pane = view.panes[1]
+    cursor = QTextCursor(pane.document())
+    cursor.setPosition(len("first\nla"))
+    pane.setTextCursor(cursor)
+    line = "".join(chr(97 + (i * 7) % 26) for i in range(25_000))
+    mime = QMimeData()
+    mime.setText(line)
+    pane.insertFromMimeData(mime)
+    expected = "first\nla" + line + "st\n"
+    assert pane.document().blockCount() > 6 and pane.wraps_anywhere()  # pieces, not one line
+    assert pane.textCursor().position() == len("first\nla") + len(line) + pane.document().blockCount() - 3
+    assert window.editor.source_text() == expected
+    wait_compared(qtbot, window)
+    results = [window.state.result, pane.result]
+    assert [r.encoding.text for r in results] == [expected, expected]
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(expected)) for n in view.names]
+    assert "out of step" not in capfd.readouterr().err

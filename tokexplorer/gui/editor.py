@@ -668,9 +668,11 @@ class TokenEditor(QPlainTextEdit):
         the soak; a bare QPlainTextEdit subclass does the same).
         """
         text = source.text() if source.hasText() else ""
-        if (isinstance(self._source, SourceMap) and longest_line(text, LONG_LINE + 1)
-                and not any(ch in text for ch in "\r\u2029\ufdd0\ufdd1")):
-            self._paste_long_line(text)
+        if longest_line(text, LONG_LINE + 1) and not any(ch in text for ch in "\r\u2029\ufdd0\ufdd1"):
+            cursor = self.textCursor()
+            # the editor whose SourceMap this view follows pastes it (a compare pane's is the window's)
+            getattr(self._source, "editor", self)._paste_long_line(text, cursor)
+            self.setTextCursor(cursor)
             return
         start = self.textCursor().selectionStart()
         super().insertFromMimeData(source)
@@ -679,13 +681,12 @@ class TokenEditor(QPlainTextEdit):
             self._outbox = None
             self._replace_lone_surrogates(start, end)
 
-    def _paste_long_line(self, text: str) -> None:
-        """Paste a text with a line longer than LONG_LINE as pieces, as a file's is loaded: the
-        soft breaks between them stand for nothing (`positions.SourceMap.follow`'s `soft`), and
-        lines wrap anywhere."""
+    def _paste_long_line(self, text: str, cursor: QTextCursor) -> None:
+        """Paste a text with a line longer than LONG_LINE as pieces at `cursor` (on this editor's
+        document), as a file's is loaded: the soft breaks between them stand for nothing
+        (`positions.SourceMap.follow`'s `soft`), and lines wrap anywhere."""
         cuts = soft_breaks(text)
         shown = "\n".join(text[a:b] for a, b in zip([0] + cuts, cuts + [len(text)]))
-        cursor = self.textCursor()
         start = cursor.selectionStart()
         self._soft_paste = (start + to_utf16(text, np.array(cuts, dtype=np.int64)) + np.arange(len(cuts))).tolist()
         self._wrap_anywhere(True)
@@ -693,7 +694,6 @@ class TokenEditor(QPlainTextEdit):
             cursor.insertText(shown)
         finally:
             self._soft_paste = []
-        self.setTextCursor(cursor)
 
     def _replace_lone_surrogates(self, start: int, end: int) -> None:
         doc = self.document()

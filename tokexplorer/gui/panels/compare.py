@@ -52,6 +52,11 @@ class SharedSource:
     def __init__(self, editor: TokenEditor):
         self._editor = editor
 
+    @property
+    def editor(self) -> TokenEditor:
+        """The window's editor, whose map this is (a long line pasted in the pane goes in through it)."""
+        return self._editor
+
     def __getattr__(self, name: str):
         return getattr(self._editor._source, name)
 
