@@ -36,7 +36,11 @@ the same edits, November 2026):
   anonymous mappings outside glibc's arenas grew by +55 and +15 MB; glibc's arenas stayed put.
   That is fragmentation of pymalloc arenas (an arena goes back only when every object in it is
   gone; e.g. the int objects of each result's id list, interleaved with those that live on),
-  not a leak. Holding ids in numpy arrays only, not lists of ints, would address it.
+  not a leak. A long text's ids now come as arrays (`encode_to_numpy`), and Qwen's and Tekken's
+  encodes no longer split the whole text into tuples.
+- Later readings (10,000 edits, November 2026): RSS +92.5 MB and heap in use +26.5 MB, reached
+  by about 5,000 edits and flat from there (+84 to +94 MB); tracemalloc over 600 edits found no
+  growth in Python's own allocations, so the heap's growth is Qt's and the libraries' memory.
 """
 
 from __future__ import annotations
