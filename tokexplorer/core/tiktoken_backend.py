@@ -198,18 +198,17 @@ class TiktokenTokenizer:
         characters or more are kept as an array only (`TokenIds`), and a huge text with a named
         pattern goes in pieces (`piece_spans`), which give the same ids.
 
-        subtle: tiktoken builds its list of ids, and numpy its array, holding the interpreter lock:
-        for 50 MB a second or more in which a window whose worker thread encodes cannot even
-        repaint. A few megabytes at a time keep each step short. (A list of them all would also
-        cost 8 bytes an id beside the array, and an int object each unless shared.)
+        subtle: a list of ids holds an int object per id, built while tiktoken holds the
+        interpreter lock (for 50 MB a second or more in which a window whose worker thread
+        encodes cannot even repaint), and freed ints leave Python's arenas fragmented; so a long
+        text's ids come as arrays (`encode_to_numpy`), a few megabytes of text at a time.
         """
-        spans = [(0, len(text))]
-        if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
-            spans = piece_spans(text, size=ENCODE_PIECE)
         if len(text) < ENCODE_PIECE:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
-        # (encode_to_numpy: no Python int per id, which the allocator would keep arenas for)
+        spans = [(0, len(text))]
+        if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
+            spans = piece_spans(text, size=ENCODE_PIECE)
         arrays = [self._enc.encode_to_numpy(text[a:b], allowed_special=allowed, disallowed_special=()).astype(np.int64)
                   for a, b in spans]
         ids_array = np.concatenate(arrays)

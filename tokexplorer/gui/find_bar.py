@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolBu
 from .editor import TokenEditor
 from .selection import code_point_at16, utf16_at
 from .state import AppState
+from .tokenized import Tokenized
 
 
 class FindBar(QWidget):
@@ -110,7 +111,7 @@ class FindBar(QWidget):
             return False
         result = self._state.result
         if result is not None and len(result.soft) and self._editor.tokens_current:
-            return self._find_in_text(needle, backward)
+            return self._find_in_text(result, needle, backward)
         flags = QTextDocument.FindFlag(0)
         if backward:
             flags |= QTextDocument.FindFlag.FindBackward
@@ -131,9 +132,8 @@ class FindBar(QWidget):
         self.status.setText("not found")
         return False
 
-    def _find_in_text(self, needle: str, backward: bool) -> bool:
+    def _find_in_text(self, result: Tokenized, needle: str, backward: bool) -> bool:
         """Find in the tokenized text (where a soft break is nothing), from the cursor, wrapping."""
-        result = self._state.result
         text = result.encoding.text
         flags = (regex.REVERSE if backward else 0) | (0 if self.case.isChecked() else regex.IGNORECASE)
         pattern = regex.compile(regex.escape(needle), flags)
