@@ -40,6 +40,7 @@ from .panels.plots import PlotsPanel
 from .panels.selection_counts import SelectionCountsLabel
 from .panels.status_counts import BusyLabel, CountsLabel
 from .panels.trace import TracePanel
+from .repaint_pacer import RepaintPacer
 from .panels.vocab import VocabPanel
 from .selection import SelectionTracker
 from .state import AppState
@@ -85,6 +86,9 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
                                        lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
+        self.repaint_pacer = RepaintPacer(self)  # a keystroke painted once, with its tokens
+        self.repaint_pacer.watch(self.service)
+        self.compare.service_added.connect(self.repaint_pacer.watch)
         self.documents = Documents(self.state, self.editor, self.compare, self.service, self.dialogs, self.banner,
                                    self.settings, report=self._report, progress=self._progress,
                                    status=lambda message: self.statusBar().showMessage(message, 4000), parent=self)

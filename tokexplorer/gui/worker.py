@@ -169,6 +169,7 @@ class TokenizeService(QObject):
         self._mirror = TextMirror()  # the editor's text as the worker knows it (worker thread only)
         self.generation = 0  # of the latest request
         self.completed = 0  # latest generation whose answer reached the UI
+        self.submitted_at = 0.0  # perf_counter() of the latest request
         self._lost_change = False  # a result was dropped since the last one delivered
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -185,6 +186,13 @@ class TokenizeService(QObject):
         """No request waiting or running."""
         return not self._timer.isActive() and self.completed == self.generation
 
+    def awaited(self, now: float, within_s: float) -> bool:
+        """An answer is due soon: a request is about to go (no debounce) or went out less than
+        `within_s` before `now` (perf_counter) and has not been answered."""
+        if self._timer.isActive():
+            return self._timer.interval() == 0
+        return self.completed != self.generation and now - self.submitted_at < within_s
+
     def schedule(self, length16: int = 0) -> None:
         """The text (now `length16` UTF-16 units long) changed: tokenize after the debounce
         interval, unless it changes again first.
@@ -200,6 +208,7 @@ class TokenizeService(QObject):
         """Tokenize the current text now; returns the request's generation."""
         self._timer.stop()
         self.generation += 1
+        self.submitted_at = time.perf_counter()
         gen = self.generation
         name, policy = self._settings_source()
         delta = self._text_source(full)

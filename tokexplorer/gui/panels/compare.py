@@ -281,6 +281,7 @@ class CompareView(QWidget):
     """The central area: the window's editor, and in compare mode up to three more panes."""
 
     active_changed = Signal(bool)
+    service_added = Signal(object)  # the TokenizeService of a new pane
 
     def __init__(self, state: AppState, editor: TokenEditor, parent=None):
         super().__init__(parent)
@@ -440,6 +441,7 @@ class CompareView(QWidget):
             lambda name: name and self._set_pane_tokenizer(column, name))
         column.header.close_button.clicked.connect(lambda: self.remove_pane(pane))
         self._watch(pane)
+        self.service_added.emit(column.service)
         return column
 
     def _set_pane_tokenizer(self, column: Column, name: str) -> None:
