@@ -715,3 +715,31 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
     assert encoding.text == text
     assert encoding.ids == get_builtin(window.state.tokenizer).encode(text, allowed_special="none").ids
     assert "out of step" not in capfd.readouterr().err
+
+
+def test_end_and_home_pressed_again_go_to_a_wrapped_lines_ends(qtbot, window):
+    """In a line that wraps on screen, End goes to the end of the line on screen, and pressed
+    there, on to the end of the whole line; Home likewise to its start."""
+    text = "word " * 400 + "\nnext line"
+    window.documents.set_text(text)
+    editor = window.editor
+    block = editor.document().firstBlock()
+    assert block.layout().lineCount() > 2
+    cursor = editor.textCursor()
+    cursor.setPosition(0)
+    editor.setTextCursor(cursor)
+
+    def press(key) -> int:
+        qtbot.keyClick(editor, key)
+        return editor.textCursor().position()
+
+    first = press(Qt.Key.Key_End)
+    assert 0 < first < len("word " * 400)
+    assert press(Qt.Key.Key_End) == len("word " * 400)
+    first = press(Qt.Key.Key_Home)
+    assert 0 < first < len("word " * 400)
+    assert press(Qt.Key.Key_Home) == 0
+    cursor.setPosition(len(text))  # a line that fits: End and Home as ever
+    editor.setTextCursor(cursor)
+    assert press(Qt.Key.Key_End) == len(text)
+    assert press(Qt.Key.Key_Home) == len(text) - len("next line")

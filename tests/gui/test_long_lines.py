@@ -242,3 +242,42 @@ def test_find_matches_across_a_soft_break(qtbot, window, tmp_path):
     bar.field.setText(needle)
     assert bar.find_next()
     assert window.editor.plain_text().replace("\n", "").replace("\u2029", "") == line
+
+
+def test_end_and_home_pressed_again_go_to_the_whole_lines_ends(qtbot, window, tmp_path):
+    """The first End stops where the line on screen ends; pressed there, End goes on to the end
+    of the whole line, past the soft breaks of its pieces; Home likewise, and Shift selects."""
+    _open(qtbot, window, tmp_path)
+    editor = window.editor
+    doc = editor.document()
+    line_start, line_end = _editor_position(editor, 3), _editor_position(editor, 3 + len(LINE) - 1) + 1
+    piece = doc.findBlockByNumber(3)  # the third piece: soft breaks on both sides
+    cursor = editor.textCursor()
+    cursor.setPosition(piece.position())
+    editor.setTextCursor(cursor)
+
+    def press(key, modifier=Qt.KeyboardModifier.NoModifier) -> int:
+        qtbot.keyClick(editor, key, modifier)
+        return editor.textCursor().position()
+
+    assert piece.layout().lineCount() > 1  # the piece wraps on screen
+    first = press(Qt.Key.Key_End)
+    assert piece.position() < first < piece.position() + piece.length() - 1  # the line on screen
+    assert press(Qt.Key.Key_End) == line_end
+    assert editor.textCursor().block().next().text() == "short words here"
+    assert press(Qt.Key.Key_End) == line_end  # already there: nothing moves
+    # Home: the start of the last piece's last line on screen, then the whole line's start.
+    first = press(Qt.Key.Key_Home)
+    assert line_start < first < line_end and editor.textCursor().block().blockNumber() > 3
+    assert press(Qt.Key.Key_Home) == line_start
+    assert press(Qt.Key.Key_Home) == line_start
+    # At a piece's end, End goes on at once (it is where the line on screen ends).
+    cursor.setPosition(piece.position() + piece.length() - 1)
+    editor.setTextCursor(cursor)
+    assert press(Qt.Key.Key_End) == line_end
+    # Shift+End twice from the whole line's start: the whole line selected.
+    cursor.setPosition(line_start)
+    editor.setTextCursor(cursor)
+    press(Qt.Key.Key_End, Qt.KeyboardModifier.ShiftModifier)
+    press(Qt.Key.Key_End, Qt.KeyboardModifier.ShiftModifier)
+    assert window.state.selection == (3, 3 + len(LINE))

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, QTimer, Signal
-from PySide6.QtGui import QFontDatabase, QFontMetricsF, QPainter, QTextCursor, QTextDocument, QTextOption
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
 
 from ..core.encoding import TokenFlag
@@ -132,6 +132,7 @@ class TokenEditor(QPlainTextEdit):
         # benchmark sees a keystroke's tokens reach the screen.
         self.painted_mark = -1
         self.painted_at = 0.0
+        self._line_edge_press: tuple[bool, int] | None = None  # (End?, where the caret was left)
         self.document().contentsChange.connect(self._on_contents_change)
         self.viewport().setMouseTracking(True)
         if follow_state:
@@ -647,6 +648,48 @@ class TokenEditor(QPlainTextEdit):
             mime.removeFormat(kind)
         mime.setText("".join(text[a + 1:b] for a, b in zip([-1] + cuts, cuts + [len(text)])))
         return mime
+
+    def keyPressEvent(self, event) -> None:
+        """Home and End as in editors that wrap: to the start or end of the line on screen, and
+        pressed again (or where Qt would not move), on to the start or end of the whole line,
+        across the soft breaks of a long line's pieces too.
+
+        subtle: where a line wraps anywhere, the end of a line on screen is the same position
+        as the start of the next one, and Qt's End from there goes to the next line's end: so
+        "again" is the key pressed again with the caret where the last press left it."""
+        S, Mode = QKeySequence.StandardKey, QTextCursor.MoveMode
+        for key, forward, mode in ((S.MoveToEndOfLine, True, Mode.MoveAnchor),
+                                   (S.SelectEndOfLine, True, Mode.KeepAnchor),
+                                   (S.MoveToStartOfLine, False, Mode.MoveAnchor),
+                                   (S.SelectStartOfLine, False, Mode.KeepAnchor)):
+            if event.matches(key):
+                before = self.textCursor().position()
+                if self._line_edge_press != (forward, before):
+                    super().keyPressEvent(event)
+                if self.textCursor().position() == before:
+                    cursor = self.textCursor()
+                    cursor.setPosition(self._whole_line_edge(cursor.block(), forward), mode)
+                    self.setTextCursor(cursor)
+                self._line_edge_press = (forward, self.textCursor().position())
+                return
+        super().keyPressEvent(event)
+
+    def _whole_line_edge(self, block, forward: bool) -> int:
+        """Where the line of `block` ends (`forward`) or starts: the block's end or start, or, in
+        a long line held in pieces, the last or first piece's."""
+        pos16, src = self._source.pos16, self._source.src
+
+        def soft(position: int) -> bool:  # the editor's line break at `position` is a soft one
+            k = int(np.searchsorted(pos16, position))
+            return k < len(src) and pos16[k] == position and not src[k]
+
+        if forward:
+            while block.next().isValid() and soft(block.position() + block.length() - 1):
+                block = block.next()
+            return block.position() + block.length() - 1
+        while block.previous().isValid() and soft(block.position() - 1):
+            block = block.previous()
+        return block.position()
 
     def canInsertFromMimeData(self, source) -> bool:
         # Dropped or pasted files are opened by the window, not inserted as their paths.
