@@ -531,19 +531,20 @@ class TokenEditor(QPlainTextEdit):
                         pieces.append(Piece(x0 + r.left(), x0 + r.right(), top, height, baseline,
                                             colour, flags, None))
                 continue
-            # Left to right: a token ends where the next begins. cursorToX moves a position that
-            # Qt cannot draw (inside a shaped cluster) to the next one it can.
+            # Left to right: a token ends where the next begins, so each x is asked for once.
+            # cursorToX moves a position that Qt cannot draw (inside a shaped cluster) to the
+            # next one it can. (Inline, not a helper: a screenful is a few hundred pieces.)
             x_at: dict[int, float] = {}
-
-            def x(p: int) -> float:
-                v = x_at.get(p)
-                if v is None:
-                    v = x_at[p] = line.cursorToX(p - base)[0]
-                return v
-
+            to_x = line.cursorToX
             for s, t, colour, flags, cut in ranges:
-                pieces.append(Piece(x0 + x(s), x0 + x(t), top, height, baseline, colour, flags,
-                                    None if cut is None else x0 + x(cut)))
+                a = x_at.get(s)
+                if a is None:
+                    a = x_at[s] = x0 + to_x(s - base)[0]
+                b = x_at.get(t)
+                if b is None:
+                    b = x_at[t] = x0 + to_x(t - base)[0]
+                pieces.append(Piece(a, b, top, height, baseline, colour, flags,
+                                    None if cut is None else x0 + to_x(cut - base)[0]))
         return pieces
 
     def _line_text(self, block, lo: int, hi: int) -> str:
@@ -574,13 +575,15 @@ class TokenEditor(QPlainTextEdit):
         starts, ends = result.starts16, result.ends16
         colours, flags = result.colours, result.flags
         ranges = []
-        for i in result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi):
-            s, t = int(starts[i]), int(ends[i])
+        near = result.range16(old_lo - 1 if edits else old_lo, old_hi + 1 if edits else old_hi)
+        i, j = near.start, near.stop
+        for s, t, colour, flag in zip(starts[i:j].tolist(), ends[i:j].tolist(), colours[i:j].tolist(),
+                                      flags[i:j].tolist()):
             for e in edits:
                 s, t = e.start(s), e.end(t)
             s, t = max(s, lo), min(t, hi)
             if t > s:
-                ranges.append((s, t, int(colours[i]), int(flags[i])))
+                ranges.append((s, t, colour, flag))
         dropped = result.dropped16
         if dropped is not None:  # text the split pattern left out: a piece of its own, no colour
             k0 = int(np.searchsorted(dropped[:, 1], old_lo, side="right"))
