@@ -5,8 +5,8 @@ Qt paints a window when its posted UpdateRequest comes back through the event lo
 posts one at once, and the worker's answer a few milliseconds later asks for another. While some
 watched `TokenizeService` has a request out that was sent less than a frame ago, the pacer holds
 the window's UpdateRequest back, and lets it go when every such request has been answered or the
-frame is over, whichever comes first. With four compare panes that halves the paints per
-keystroke (about 8.5 to 4.3) and the interpreter-lock time they take from the workers.
+frame is over, whichever comes first. With four compare panes on the 1 MB book that halves the
+paints per keystroke (8.5 to 4.6) and the interpreter-lock time they take from the workers.
 
 What it does not do: hold anything for longer than `frame_s` (the next paint after a hold always
 goes through, so fast typing cannot starve the screen), hold other top-level windows (floating
