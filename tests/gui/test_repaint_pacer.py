@@ -1,5 +1,5 @@
 """The repaint pacer: a keystroke's repaint waits for its tokens (one paint, not the new text in the
-old colours first), and never longer than the pacer's frame. The worker is held at a gate so the
+old colours first), and never longer than the pacer's `hold_s`. The worker is held at a gate so the
 order of events does not depend on the machine's speed."""
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ def press_key(editor) -> int:
 def test_a_keystroke_is_painted_once_with_its_tokens(window, qtbot, monkeypatch):
     window.documents.set_text(TEXT)
     qtbot.waitUntil(lambda: settled(window), timeout=30_000)
-    window.repaint_pacer.frame_s = 30.0  # so only the answer lets the repaint go
+    window.repaint_pacer.hold_s = 30.0  # so only the answer lets the repaint go
     editor = window.editor
     opened = gate(monkeypatch, window.service)
     place_caret(qtbot, editor)
@@ -87,10 +87,10 @@ def test_a_keystroke_is_painted_once_with_its_tokens(window, qtbot, monkeypatch)
     assert editor.toPlainText().startswith("The quickx")
 
 
-def test_a_held_repaint_goes_through_after_a_frame_without_an_answer(window, qtbot, monkeypatch):
+def test_a_held_repaint_goes_through_in_time_without_an_answer(window, qtbot, monkeypatch):
     window.documents.set_text(TEXT)
     qtbot.waitUntil(lambda: settled(window), timeout=30_000)
-    window.repaint_pacer.frame_s = 0.05
+    window.repaint_pacer.hold_s = 0.05
     editor = window.editor
     opened = gate(monkeypatch, window.service)
     place_caret(qtbot, editor)
@@ -111,7 +111,7 @@ def test_compare_panes_paint_a_keystroke_once_each(window, qtbot, monkeypatch):
     view.set_tokenizers(["gpt2", "cl100k_base"])
     view.set_active(True)
     qtbot.waitUntil(lambda: settled(window) and view.up_to_date, timeout=60_000)
-    window.repaint_pacer.frame_s = 30.0
+    window.repaint_pacer.hold_s = 30.0
     pane = view.panes[1]
     opened = gate(monkeypatch, window.service, view.columns[1].service)
     place_caret(qtbot, pane)
