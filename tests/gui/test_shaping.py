@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtGui import QColor, QImage, QTextLayout
 from PySide6.QtWidgets import QPlainTextEdit
@@ -110,3 +111,46 @@ def test_colouring_keeps_glyphs_and_pixels(qtbot, window, script):
         finally:
             editor._palette, editor_module.paint_markers = palette, markers
         editor.set_result(result)
+
+
+def rendered(viewport, top: int):
+    """The viewport painted from row `top` down only (as a repaint of that part does), as an
+    array of rows; the rows above are left black."""
+    from PySide6.QtCore import QPoint, QRect
+    from PySide6.QtGui import QRegion
+    from PySide6.QtWidgets import QWidget
+
+    image = QImage(viewport.size(), QImage.Format.Format_RGB32)
+    image.fill(QColor("black"))
+    part = QRect(0, top, viewport.width(), viewport.height() - top)
+    viewport.render(image, QPoint(0, top), QRegion(part), QWidget.RenderFlag.DrawWindowBackground)
+    # copied: the array must not outlive the image's memory
+    return np.frombuffer(image.constBits(), np.uint8).reshape(image.height(), image.bytesPerLine()).copy()
+
+
+@pytest.mark.parametrize("compare", [False, True], ids=["editor", "compare"])
+def test_a_partial_repaint_paints_what_a_whole_one_does(qtbot, window, compare):
+    """Byte-level tokens that share a Myanmar or Devanagari character overlap there: the colour
+    shown must not depend on which part of the screen is repainted (a keystroke repaints a few
+    lines; the screen kept colours a whole repaint would not draw)."""
+    text = "\n".join((CORPORA / "multilingual" / "udhr" / name).read_text("utf-8")[:1500]
+                     for name in ("udhr_mya.txt", "udhr_hin.txt", "udhr_arb.txt"))
+    window.documents.set_text(text)
+    window.state.set_tokenizer("gpt2")
+    wait_settled(qtbot, window)
+    panes = [window.editor]
+    if compare:
+        window.compare.set_tokenizers(["gpt2", "cl100k_base"])
+        window.compare.set_active(True)
+        qtbot.waitUntil(lambda: window.compare.up_to_date, timeout=60_000)
+        panes = window.compare.panes
+    for width in (1400, 1150, 900):  # lines wrapped in other places
+        window.resize(width, 800)
+        qtbot.wait(50)
+        for pane in panes:
+            pane.setCursorWidth(0)
+            viewport = pane.viewport()
+            whole = rendered(viewport, 0)
+            for top in range(0, viewport.height() - 20, 9):
+                part = rendered(viewport, top)
+                assert np.array_equal(part[top:], whole[top:]), f"a repaint from row {top} differs ({width} px)"

@@ -40,8 +40,8 @@ from .panels.plots import PlotsPanel
 from .panels.selection_counts import SelectionCountsLabel
 from .panels.status_counts import BusyLabel, CountsLabel
 from .panels.trace import TracePanel
-from .repaint_pacer import RepaintPacer
 from .panels.vocab import VocabPanel
+from .repaint_pacer import RepaintPacer
 from .selection import SelectionTracker
 from .state import AppState
 from .panels.training import TrainingPanel

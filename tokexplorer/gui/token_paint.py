@@ -45,12 +45,31 @@ def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPale
     direction)."""
     # One call per colour: a screenful is a few hundred rectangles, each a few microseconds of
     # Python (plain ints for the flags: an enum's & alone costs about one).
+    # subtle: tokens that share a character (byte-level tokens cutting its UTF-8 bytes) have
+    # pieces that overlap there; the first token keeps what it covers and the next fills only the
+    # rest. Drawing each whole would let the colour drawn last win, and that order (by colour,
+    # over the lines repainted) changes with the part of the screen repainted: a partial repaint
+    # would colour such characters differently from a whole one.
     by_colour: dict[int, list[QRectF]] = {}
     hidden, special = DROPPED, int(TokenFlag.SPECIAL)
+    cover = (None, 0.0, 0.0)  # (line top, left, right) of the run of pieces filled last
     for x0, x1, top, height, _, colour, flags, _ in pieces:
-        if x1 != x0 and not flags & hidden:  # text no token covers stays uncoloured
-            rect = QRectF(x0, top, x1 - x0, height) if x1 > x0 else QRectF(x1, top, x0 - x1, height)
-            by_colour.setdefault(-1 if flags & special else drawn_colour(colour), []).append(rect)
+        if x1 == x0 or flags & hidden:  # text no token covers stays uncoloured
+            continue
+        left, right = (x0, x1) if x0 < x1 else (x1, x0)
+        line, c0, c1 = cover
+        if top == line and left < c1 and right > c0:
+            if right > c1:  # reaches past the run on the right (left to right text)
+                left = c1
+            elif left < c0:  # on the left (right to left)
+                right = c0
+            else:  # within it
+                continue
+            cover = (top, min(c0, left), max(c1, right))
+        else:
+            cover = (top, left, right)
+        by_colour.setdefault(-1 if flags & special else drawn_colour(colour), []).append(
+            QRectF(left, top, right - left, height))
     painter.setPen(Qt.PenStyle.NoPen)
     for colour, rects in by_colour.items():
         fill = palette.special()[0] if colour < 0 else palette.background(colour)
