@@ -6,7 +6,8 @@ posts one at once, and the worker's answer a few milliseconds later asks for ano
 watched `TokenizeService` has a request out that was sent less than `hold_s` ago, the pacer holds
 the window's UpdateRequest back, and lets it go when every such request has been answered or the
 time is up, whichever comes first. With four compare panes on the 1 MB book that halves the
-paints per keystroke (8.5 to 4.6) and the interpreter-lock time they take from the workers.
+paints per keystroke (8.5 to 4.0: one per pane) and the interpreter-lock time they take from the
+workers.
 
 What it does not do: hold anything for longer than `hold_s` (the next paint after a hold always
 goes through, so fast typing cannot starve the screen), or hold other top-level windows (floating
