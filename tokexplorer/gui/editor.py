@@ -455,7 +455,6 @@ class TokenEditor(QPlainTextEdit):
         """At the end of each line whose break stands for something Qt cannot hold (a U+2029, a
         lone CR...), its name in a small box: the text there is not what it seems; at the end of
         a piece of a long line (a soft break), a small arrow."""
-        pos16, src = self._source.pos16, self._source.src
         font = self.font()
         font.setPointSizeF(max(6.0, font.pointSizeF() * 0.7))
         painter.setFont(font)
@@ -465,16 +464,15 @@ class TokenEditor(QPlainTextEdit):
         for block, line, origin in self._visible_lines(rect):
             if line.lineNumber() != block.layout().lineCount() - 1:
                 continue
-            end = block.position() + block.length() - 1
-            k = int(np.searchsorted(pos16, end))
-            if k == len(src) or pos16[k] != end:
+            stands_for = self._source.break_at(block.position() + block.length() - 1)
+            if stands_for is None:
                 continue
             x = origin.x() + line.cursorToX(line.textStart() + line.textLength())[0] + 4
-            if not src[k]:  # a soft break: the line goes on below, nothing to read there
+            if not stands_for:  # a soft break: the line goes on below, nothing to read there
                 painter.drawText(QRectF(x - 2, origin.y() + line.y(), metrics.horizontalAdvance(SOFT_MARK) + 4,
                                         line.height()), Qt.AlignmentFlag.AlignCenter, SOFT_MARK)
                 continue
-            name = BREAK_NAMES.get(src[k], "?")
+            name = BREAK_NAMES.get(stands_for, "?")
             box = QRectF(x, origin.y() + line.y() + 2, metrics.horizontalAdvance(name) + 6, line.height() - 4)
             painter.drawRoundedRect(box, 3, 3)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, name)
@@ -680,17 +678,12 @@ class TokenEditor(QPlainTextEdit):
     def _whole_line_edge(self, block, forward: bool) -> int:
         """Where the line of `block` ends (`forward`) or starts: the block's end or start, or, in
         a long line held in pieces, the last or first piece's."""
-        pos16, src = self._source.pos16, self._source.src
-
-        def soft(position: int) -> bool:  # the editor's line break at `position` is a soft one
-            k = int(np.searchsorted(pos16, position))
-            return k < len(src) and pos16[k] == position and not src[k]
-
+        stands_for = self._source.break_at  # "" for a soft break
         if forward:
-            while block.next().isValid() and soft(block.position() + block.length() - 1):
+            while block.next().isValid() and stands_for(block.position() + block.length() - 1) == "":
                 block = block.next()
             return block.position() + block.length() - 1
-        while block.previous().isValid() and soft(block.position() - 1):
+        while block.previous().isValid() and stands_for(block.position() - 1) == "":
             block = block.previous()
         return block.position()
 

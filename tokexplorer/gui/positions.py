@@ -213,6 +213,17 @@ class SourceMap:
         """Whether edits must be followed: it holds breaks, or remembers removed ones."""
         return not self.identity or bool(self._gone)
 
+    def break_at(self, position16: int) -> str | None:
+        """What the editor's line break at `position16` stands for ("" for a soft break), or None
+        where it is the document's `newline` (or there is no break there).
+
+        >>> m = SourceMap("\\n", [3, 9], ["\\u2029", ""])
+        >>> m.break_at(3), m.break_at(9), m.break_at(5)
+        ('\\u2029', '', None)
+        """
+        k = int(np.searchsorted(self.pos16, position16, side="left"))
+        return self.src[k] if k < len(self.src) and self.pos16[k] == position16 else None
+
     def extra(self, position16: int, breaks_before: int) -> int:
         """UTF-16 units the source holds beyond the editor's before editor position16, given the
         number of line breaks before it."""

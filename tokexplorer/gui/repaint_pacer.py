@@ -39,7 +39,7 @@ class RepaintPacer(QObject):
     def __init__(self, window: QWidget, hold_s: float = HOLD_S):
         super().__init__(window)
         self.hold_s = hold_s
-        self.held = 0  # repaints held back so far (for the benchmark's notes and tests)
+        self.held = 0  # repaints held back so far (the tests read it)
         self._window = window
         self._services: weakref.WeakSet = weakref.WeakSet()
         self._held_at: float | None = None  # when the repaint being held was asked for

@@ -38,9 +38,10 @@ the same edits, November 2026):
   gone; e.g. the int objects of each result's id list, interleaved with those that live on),
   not a leak. A long text's ids now come as arrays (`encode_to_numpy`), and Qwen's and Tekken's
   encodes no longer split the whole text into tuples.
-- Later readings (10,000 edits, November 2026): RSS +92.5 MB and heap in use +26.5 MB, reached
-  by about 5,000 edits and flat from there (+84 to +94 MB); tracemalloc over 600 edits found no
-  growth in Python's own allocations, so the heap's growth is Qt's and the libraries' memory.
+- Later readings (10,000 edits, November 2026): RSS +92.5 MB (heap in use +26.5 MB) one day and
+  +126.9 MB (+34 MB) in a later run of the same command; both rise for about 5,000 edits, then
+  wander (+84 to +146 MB) rather than climb. tracemalloc over 600 edits found no growth in
+  Python's own allocations, so the heap's growth is Qt's and the libraries' memory.
 """
 
 from __future__ import annotations
