@@ -6,7 +6,7 @@ allocator's retention the second), and whether the tokens shown equal a fresh en
 more than 500 edits prints a progress line on stderr every 500.
 
 Budget (issue 13): growth under 50 MB after settling, threads constant, tokens equal. The long run
-is `tokexplorer bench --soak 10000` (about an hour on two cores).
+is `tokexplorer bench --soak 10000` (35 minutes on two cores).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ def run(args) -> dict:
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
     proc = subprocess.Popen([sys.executable, "-m", "tokexplorer.gui.soak", str(args.soak), str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    # Its progress lines go on to our stderr as they come (a long run takes an hour); the rest
+    # Its progress lines go on to our stderr as they come (a long run takes half an hour); the rest
     # (Qt's chatter) is kept for the error message only.
     tail = collections.deque(maxlen=20)
     for line in proc.stderr:
@@ -60,5 +60,5 @@ def run(args) -> dict:
             "headers": ["measure", "value"], "rows": rows, "soak": result,
             "notes": [f"budget: growth < {GROWTH_BUDGET_MB} MB, same threads, same tokens: "
                       + ("within" if within else "NOT within"),
-                      "heap in use grows with a leak; heap free but kept is glibc's retention; RSS beyond "
-                      "both is mostly Python's object arenas (see tokexplorer/gui/soak.py)"]}
+                      "heap in use grows with a leak; heap free but kept is glibc's retention; RSS after "
+                      "a trim is noisy by tens of MB (see tokexplorer/gui/soak.py)"]}

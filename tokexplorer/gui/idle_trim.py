@@ -12,6 +12,9 @@ the trim, never on the UI thread (ctypes lets go of the interpreter lock during 
 once per quiet spell. (Not in a pool: a pool thread started for it would linger, then expire, and
 change the thread count the soak checks.) Without glibc (macOS, Windows, musl) it does nothing.
 
+The window runs Python's objects on the C heap too (`allocator`), so the trim also hands back
+the pages they free.
+
 Tried and not taken: MALLOC_ARENA_MAX=2 (fewer per-thread arenas) left the soak's growth as it was
 (+136 MB RSS after 1,000 edits, against +129-170 MB without); a fixed 1 MB mmap threshold cut the
 kept-free heap from ~500 to ~100 MB but not the soak's RSS growth (+139 MB), and costs page faults

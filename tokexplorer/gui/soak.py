@@ -24,24 +24,16 @@ the same edits, November 2026):
   place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
   line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
   read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
-- subtle: RSS after malloc_trim is noisy and grows beyond the heap in use: the same seeded run
-  read +15/+129/+140 MB once and +90/+170/+189/+269 MB another time after 500/1,000/1,500/2,000
-  edits, while the heap in use read +4/+6/+13/+12 MB both times, and tokenizer switches alone grow
-  nothing (eight cycles through the eight built-ins: RSS 703-732 MB, heap in use 381 MB
-  throughout). Not the C heap's retention either: with glibc's mmap threshold fixed at 1 MB the
-  heap's free-but-kept part fell from ~500 MB to ~100 MB and RSS still grew (+139 MB at 1,000
-  edits), and MALLOC_ARENA_MAX=2 changed nothing. /proc/self/smaps and sys._debugmallocstats over
-  1,000 edits (RSS +81 MB) put it in Python's own small-object allocator: its arenas went from
-  240 to 311 (1 MiB each) while the bytes in live objects stayed at 177-186 MB, and the
-  anonymous mappings outside glibc's arenas grew by +55 and +15 MB; glibc's arenas stayed put.
-  That is fragmentation of pymalloc arenas (an arena goes back only when every object in it is
-  gone; e.g. the int objects of each result's id list, interleaved with those that live on),
-  not a leak. A long text's ids now come as arrays (`encode_to_numpy`), and Qwen's and Tekken's
-  encodes no longer split the whole text into tuples.
-- Later readings (10,000 edits, November 2026): RSS +92.5 MB (heap in use +26.5 MB) one day and
-  +126.9 MB (+34 MB) in a later run of the same command; both rise for about 5,000 edits, then
-  wander (+84 to +146 MB) rather than climb. tracemalloc over 600 edits found no growth in
-  Python's own allocations, so the heap's growth is Qt's and the libraries' memory.
+- subtle: on Python's own small-object allocator, RSS grew far beyond the heap in use (+92 to
+  +127 MB after 10,000 edits, heap in use +26 to +34 MB; +81 MB over 1,000 edits with the heap
+  flat, while the mmap threshold, MALLOC_ARENA_MAX and the ids as arrays changed nothing). Its
+  1 MiB arenas fragment: sys._debugmallocstats counted 240 -> 311 arenas over 1,000 edits with the
+  bytes in live objects flat. The window now runs on the C heap (`allocator`), and so does this
+  soak (run as a module, it restarts itself the same way): Python's objects then count in the heap
+  in use, and the pages they free go back with malloc_trim. The same 10,000 edits then read RSS
+  +49.1 MB, heap in use +34 MB (684 -> 718), rising slowly with the edits, not with switches.
+- RSS after malloc_trim is still noisy by tens of MB (a 20-edit run read -56 to +49 MB), so a
+  short run says little; a leak shows in the heap in use first.
 """
 
 from __future__ import annotations
@@ -94,8 +86,9 @@ def rss_mb() -> float:
 def heap_mb() -> tuple[float, float] | None:
     """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
 
-    Python's small objects live in its own arenas, outside these figures; its big ones, numpy's
-    arrays, Qt's and the tokenizer libraries' allocations are inside.
+    Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects too
+    when it runs on the C heap, as the window and this soak do (`allocator`), else they live in
+    Python's own arenas, outside.
     """
     libc = _libc()
     if libc is None or not hasattr(libc, "mallinfo2"):
@@ -294,4 +287,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    from .allocator import restart_on_c_heap
+
+    restart_on_c_heap()  # measure the window as it runs (see allocator)
     sys.exit(main(sys.argv[1:]))
