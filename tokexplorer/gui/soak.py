@@ -15,7 +15,8 @@ What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPl
 the same edits, November 2026):
 
 - RSS is read after settling, with freed memory handed back to the system (glibc's malloc_trim),
-  so what remains is what is held.
+  so what remains is what is held: after each tokenizer of a switch through all of them, and the
+  median of those readings kept (warm-up and end alike), since one reading strays by tens of MB.
 - The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks`, every arena) is what the program
   holds; the heap's free part (`fordblks`) is memory freed but kept by the allocator
   (fragmentation, retention), not a leak. A leak shows as growth of the heap in use.
@@ -42,6 +43,7 @@ import ctypes
 import gc
 import os
 import random
+import statistics
 import sys
 import tempfile
 import threading
@@ -217,19 +219,24 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     length16 = window.editor.document().characterCount() - 1
     lay_out_every_line()
 
-    def every_tokenizer(edits_each: int = 0) -> None:  # ends on the last: the same state for each reading
+    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> float | None:
+        """Switch through every tokenizer (ending on the last: the same state for each reading);
+        if `read`, the median of the RSS readings after each."""
+        readings = []
         for name in names:
             window.state.set_tokenizer(name)
             settle()
             for _ in range(edits_each):
                 edit()
             settle()
+            if read:
+                readings.append(rss_mb())
+        return statistics.median(readings) if read else None
 
     # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
     every_tokenizer(SETTLE_EVERY)
     turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
-    every_tokenizer()
-    warm, heap_warm, threads_warm = rss_mb(), heap_mb(), thread_count()
+    warm, heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
 
     def reading() -> str:
         rss, heap = rss_mb(), heap_mb()
@@ -240,8 +247,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
 
     session(edits, turn, report_every)
-    every_tokenizer()
-    end, heap_end, threads_end = rss_mb(), heap_mb(), thread_count()
+    end, heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
     name, policy = window.state.tokenizer, window.state.policy
     fresh = window.state.catalog.get(name).encode(window.editor.plain_text(), allowed_special=POLICIES[policy])
     result = window.state.result
