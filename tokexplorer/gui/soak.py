@@ -32,7 +32,8 @@ the same edits, November 2026):
   bytes in live objects flat. The window now runs on the C heap (`allocator`), and so does this
   soak (run as a module, it restarts itself the same way): Python's objects then count in the heap
   in use, and the pages they free go back with malloc_trim. The same 10,000 edits then read RSS
-  +49.1 MB (single readings), heap in use +34 MB (684 -> 718), rising slowly with the edits.
+  +49.1 and +31.8 MB in two runs (single readings), heap in use +34 MB each, rising slowly with
+  the edits.
 - RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
   readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
   little; a leak shows in the heap in use first.
