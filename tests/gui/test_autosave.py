@@ -217,6 +217,10 @@ def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtb
     crash(qtbot, first)
     second = make_window()
     assert second.autosave.recover()
+    # The restored document is new to the state: that must not remove the tokenizer just moved in
+    # (it did, at times before the worker opened it, and the window fell back to cl100k_base).
+    second.autosave.flush()
+    assert (second.autosave.session.folder / f"{second.autosave.session.id}.tokenizers" / "my_bpe.model").is_file()
     wait_settled(qtbot, second)
     assert second.state.tokenizer == "my_bpe.model"
     back = second.state.catalog.get("my_bpe.model")

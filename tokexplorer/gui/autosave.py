@@ -301,9 +301,17 @@ class Autosave(QObject):
             return False
         kept = orphan.folder / f"{orphan.id}.tokenizers"
         ours = session.folder / f"{session.id}.tokenizers"
-        if kept.is_dir():
-            os.replace(kept, ours)
-        session.adopt(orphan)
+        # subtle: from here on the state says "a new document" (set_document below), which
+        # otherwise removes this instance's files, the tokenizers just moved in among them, while
+        # the worker still has to open them.
+        self._restoring = True
+        try:
+            if kept.is_dir():
+                os.replace(kept, ours)
+            session.adopt(orphan)
+        except OSError:
+            self._restoring = False
+            raise
         kept_tokenizers = rec.extra.get("tokenizers")
         for name, file in (kept_tokenizers.items() if isinstance(kept_tokenizers, dict) else ()):
             if not (ours / Path(str(file)).name).is_file():
@@ -332,8 +340,7 @@ class Autosave(QObject):
                 then()
 
         # subtle: loading marks the text saved (the window's _on_loaded) before `loaded` runs
-        # here; the adopted file must not be removed in between.
-        self._restoring = True
+        # here; the adopted file must not be removed in between either.
         self.editor.loaded.connect(loaded)
         self.editor.load_text(text)
         self.banner.show_message("note", f"Restored the unsaved text from {recovery.describe_time(rec.saved_at)}. "
