@@ -63,6 +63,39 @@ def test_lecture_twenty_merges_and_compression():
 tie_text = st.text(alphabet="ab \n", min_size=0, max_size=60) | st.text(alphabet="aé😀 ", max_size=40)
 
 
+@pytest.mark.parametrize("pattern", [r"[a-z]+", r" ?(\w+)", r"(x)?\w", GPT4_SPLIT_PATTERN + "|x"])
+def test_a_custom_pattern_counts_what_findall_finds(corpora, pattern):
+    """A pattern that cannot be cut is counted match by match, as minbpe's findall gives them
+    (with one capturing group: the group, empty where it did not take part)."""
+    from collections import Counter
+
+    from tokexplorer.core.patterns import compile_pattern
+
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:50_000] + " xyz 1x"
+    whole = Counter(compile_pattern(pattern).findall(text))
+    whole.pop("", None)
+    assert list(count_chunks(text, pattern).items()) == list(whole.items())
+
+
+@pytest.mark.parametrize("pattern", ["gpt4", r"\w+|\s+|[^\w\s]+"])
+def test_counting_chunks_does_not_hold_the_texts_chunk_list(corpora, monkeypatch, pattern):
+    """The chunks of a text take about 15 times its size as a list; counting keeps a piece's."""
+    import tracemalloc
+
+    from tokexplorer.core import bpe_training
+
+    monkeypatch.setattr(bpe_training, "COUNT_PIECE_MAX", 1 << 17)
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8") * 2  # 2.2 MB, 500k chunks
+    tracemalloc.start()
+    try:
+        counts = count_chunks(text, pattern)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert sum(counts.values()) > 400_000
+    assert peak < 4 * len(text), f"{peak / 1e6:.1f} MB traced while counting {len(text) / 1e6:.1f} MB"
+
+
 @given(text=tie_text, extra=st.integers(1, 40))
 def test_basic_ties_equal_the_reference(text, extra):
     if not text:

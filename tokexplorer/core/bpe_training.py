@@ -46,7 +46,6 @@ from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, NamedTuple, Seque
 
 from .patterns import (
     NAMED_PATTERNS,
-    PIECE_SIZE,
     SPLIT_TIMEOUT_FLOOR,
     SPLIT_TIMEOUT_PER_MB,
     compile_pattern,
@@ -213,9 +212,12 @@ def check_pattern(pattern: str) -> str:
 def count_chunks(text: str, pattern: str) -> Counter[str]:
     """Each distinct chunk and its occurrences, in order of first occurrence (time-boxed).
 
-    A named pattern splits pieces of the text in threads: the `regex` module matches with the
-    interpreter lock released (`concurrent`), so the machine's cores share the work; the counts
-    are added piece by piece, in order, so first occurrences keep their order.
+    Memory stays near the distinct chunks' size, not the text's chunk list (about 15 times the
+    text): a named pattern splits pieces of the text, each thread counting its own contiguous run
+    of pieces with the `regex` module's matching done with the interpreter lock released
+    (`concurrent`), so the machine's cores share the work; the runs' counts are added in order, so
+    first occurrences keep their order. Another pattern cannot be cut, so its matches are counted
+    as they are found.
 
     >>> count_chunks("the cat the", r"\\S+")
     Counter({'the': 2, 'cat': 1})
@@ -225,20 +227,14 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     words: Counter[str] = Counter()
     timeout = None
     try:
-        # As minbpe: findall (a pattern with groups yields the groups), empty matches dropped.
         if pattern not in NAMED_PATTERNS.values():
             timeout = SPLIT_TIMEOUT_FLOOR + SPLIT_TIMEOUT_PER_MB * len(text) / 1e6
-            words.update(compiled.findall(text, timeout=timeout, concurrent=True))
+            words.update(_matches(compiled, text, timeout))
         else:
             threads = min(os.cpu_count() or 1, COUNT_THREADS)
-            size = max(COUNT_PIECE_MIN, min(PIECE_SIZE, -(-len(text) // (2 * threads))))
-            spans = piece_spans(text, size=size)
-
-            def find(span: tuple[int, int]) -> list[str]:
-                return compiled.findall(text[span[0]:span[1]], concurrent=True)
-
-            for chunks in _in_threads(find, spans, threads):
-                words.update(chunks)
+            size = max(COUNT_PIECE_MIN, min(COUNT_PIECE_MAX, -(-len(text) // (2 * threads))))
+            for counts in _count_runs(compiled, text, piece_spans(text, size=size), threads):
+                words.update(counts)
     except TimeoutError:
         raise TokexplorerError(
             f"the split pattern took more than {timeout:.0f} s on {len(text)} characters "
@@ -248,38 +244,54 @@ def count_chunks(text: str, pattern: str) -> Counter[str]:
     return words
 
 
-def _in_threads(fn, items: list, threads: int) -> Iterator:
-    """fn(item) for each item, in order, computed by up to `threads` threads (each takes a
-    contiguous run of items; results are yielded as soon as their run is done).
+def _matches(compiled, text: str, timeout: float) -> Iterator[str]:
+    """What minbpe's `findall` returns, one match at a time: the match, or its one capturing
+    group (empty when the group did not take part; `check_pattern` refuses more groups)."""
+    whole = compiled.groups == 0
+    for m in compiled.finditer(text, timeout=timeout, concurrent=True):
+        yield m[0] if whole else m[1] or ""
+
+
+def _count_runs(compiled, text: str, spans: list[tuple[int, int]], threads: int) -> Iterator[Counter[str]]:
+    """The chunk counts of each of up to `threads` contiguous runs of `spans`, in order, each
+    counted by its own thread one piece at a time.
 
     (Plain threads: concurrent.futures costs more to import than a small corpus takes to split.)
     """
-    if threads <= 1 or len(items) <= 1:
-        yield from map(fn, items)
+    def count(run: list[tuple[int, int]]) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        for a, b in run:
+            counts.update(compiled.findall(text[a:b], concurrent=True))
+        return counts
+
+    size = -(-len(spans) // max(threads, 1))
+    runs = [spans[i:i + size] for i in range(0, len(spans), size)]
+    if len(runs) <= 1:
+        yield from map(count, runs)
         return
-    size = -(-len(items) // threads)
-    runs = [items[i:i + size] for i in range(0, len(items), size)]
-    results: list[list] = [[] for _ in runs]
+    results: list[Counter[str] | None] = [None] * len(runs)
     errors: list[BaseException] = []
 
-    def work(run: list, out: list) -> None:
+    def work(i: int) -> None:
         try:
-            out.extend(map(fn, run))
+            results[i] = count(runs[i])
         except BaseException as exc:  # re-raised in the caller's thread below
             errors.append(exc)
 
-    workers = [threading.Thread(target=work, args=(run, out), daemon=True) for run, out in zip(runs, results)]
+    workers = [threading.Thread(target=work, args=(i,), daemon=True) for i in range(len(runs))]
     for w in workers:
         w.start()
-    for w, out in zip(workers, results):
+    for i, w in enumerate(workers):
         w.join()
         if errors:
             raise errors[0]
-        yield from out
+        yield results[i]
+        results[i] = None
 
 
 COUNT_THREADS = 4  # threads that split a text with a named pattern, at most
 COUNT_PIECE_MIN = 1 << 16  # characters: smaller pieces are not worth a thread
+COUNT_PIECE_MAX = 1 << 22  # characters: a piece's chunk list is about 15 times its text (smaller pieces: slower)
 
 
 def train(
