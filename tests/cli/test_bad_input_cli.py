@@ -308,3 +308,39 @@ def test_inspect_of_a_huge_text_summarises_in_bounded_memory(tmp_path, capsys):
 
 def test_inspect_page_arguments_are_checked(capsys):
     assert "--limit from 0 to 10,000" in one_line_error(capsys, "inspect", "--limit", "20000", "x")
+
+
+@pytest.mark.parametrize("algorithm", ["bpe", "sentencepiece"])
+def test_a_corpus_over_the_training_budget_is_refused_before_reading(tmp_path, capsys, corpus, monkeypatch,
+                                                                       algorithm):
+    from tokexplorer.commands import training
+
+    read = []
+    monkeypatch.setattr(training, "_read_corpora", lambda *a: read.append(a) or "")
+    out = tmp_path / "m"
+    err = one_line_error(capsys, "train", corpus, "--algorithm", algorithm, "--vocab-size", 300,
+                         "--max-mb", 0.005, "-o", out)
+    assert f"over {'BPE' if algorithm == 'bpe' else 'SentencePiece'} training's budget of 0.005 MB" in err
+    assert "--max-mb 1 to go on" in err and not read and not list(tmp_path.glob("m*"))
+    monkeypatch.setattr(training, "TRAIN_LIMIT_MB", {"bpe": 0.005, "sentencepiece": 0.005})
+    assert "budget of 0.005 MB" in one_line_error(capsys, "train", corpus, "--algorithm", algorithm,
+                                                  "--vocab-size", 300, "-o", out)
+
+
+def test_a_larger_budget_trains_the_same_corpus(tmp_path, capsys, corpus):
+    code, out, err = run(capsys, "train", corpus, "--vocab-size", 260, "--max-mb", 0.01, "-o", tmp_path / "m")
+    assert code == 0 and "learned 4 merges" in out, err
+
+
+def test_sweep_refuses_before_training_what_it_could_not_count(tmp_path, capsys, corpus):
+    err = one_line_error(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--max-mb", 0.005)
+    assert "over BPE training's budget of 0.005 MB" in err
+    # llama-sp counts the evaluation text whole: a text over its budget is refused before any merge
+    evaluation = tmp_path / "eval.txt"
+    evaluation.write_text("x" * 20_000, "utf-8")
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--eval", evaluation,
+                       "-t", "gpt2", "-t", "llama-sp", "--max-mb", 0.01)
+    assert code == 1 and "llama-sp encodes a text whole" in err and "merges:" not in err, err
+    code, out, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--eval", evaluation,
+                         "-t", "gpt2", "--max-mb", 0.01)
+    assert code == 0 and "gpt2" in out, err

@@ -53,6 +53,20 @@ def test_curve_grows_one_merge_at_a_time():
                                                                [3, 259, 50, 2.0]]
 
 
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "trained"])
+def test_counting_in_pieces_gives_the_whole_texts_count(corpora, monkeypatch, name):
+    from tokexplorer.core import sweep as sweep_module
+    from tokexplorer.core.bpe_training import train
+
+    text = "".join((corpora / rel).read_text("utf-8")[:20_000] for rel in [
+        "en/tinyshakespeare.txt", "multilingual/zh_hans_lunyu.txt", "code/pokemon.json"]) + "<|endoftext|>"
+    tok = train(text, 400, pattern="gpt4") if name == "trained" else get_builtin(name)
+    whole = len(tok.encode(text, allowed_special="none").ids)
+    monkeypatch.setattr(sweep_module, "COUNT_PIECE", 500)
+    assert len(sweep_module.piece_spans(text, size=500)) > 30
+    assert sweep_module.count_tokens(tok, text) == whole
+
+
 def test_sweep_counts_the_held_out_text_at_each_size_and_the_references(shakespeare):
     train_text, held = split_held_out(shakespeare, 0.2)
     refs = [get_builtin(n) for n in BUILTINS]

@@ -26,7 +26,8 @@ from ..core.compare import cheapest, counts_from_stats, summary
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
-from ..core.streaming import WHOLE_TEXT_LIMIT_MB, Totals, count, encode_pieces, split_pieces
+from ..core.budgets import WHOLE_TEXT_LIMIT_MB
+from ..core.streaming import Totals, count, encode_pieces, split_pieces
 from ..core.tokenizer import TokexplorerError
 from ..core.unicode_info import token_label
 

@@ -10,6 +10,7 @@ import threading
 import time
 
 from ..cli import parse_token_id, print_json, print_table
+from ..core.budgets import TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_LIMIT_MB, training_peak_gb
 from ..core.tokenizer import TokexplorerError
 
 
@@ -38,6 +39,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
     p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
+    p.add_argument("--max-mb", type=float, metavar="N",
+                   help="memory budget: refuse corpora of over N MB (default "
+                   f"{TRAIN_LIMIT_MB['bpe']} for BPE, which peaks near {_peak('bpe')}; "
+                   f"{TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, {_peak('sentencepiece')})")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=run_train)
 
@@ -65,6 +70,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    "'-t none' for none)")
     _add_pattern_argument(p)
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
+    p.add_argument("--max-mb", type=float, metavar="N",
+                   help=f"memory budget: refuse a corpus of over N MB (default {TRAIN_LIMIT_MB['bpe']}: "
+                   f"training peaks near {_peak('bpe')}); the BPE sizes and the "
+                   "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
+                   f"(SentencePiece, tokenizer.json) whole: they refuse one of over N million "
+                   f"characters (default {WHOLE_TEXT_LIMIT_MB}, about 40 bytes a character)")
     p.add_argument("--json", action="store_true", help="print JSON")
     from .plotting import add_plot_arguments
 
@@ -72,6 +83,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--plot-merges", metavar="PATH.png",
                    help="also draw the training run's bytes per token after each merge into a PNG")
     p.set_defaults(handler=run_sweep)
+
+
+def _peak(algorithm: str) -> str:
+    base, per_mb = TRAIN_PEAK_MB[algorithm]
+    return f"{base} MB + {per_mb}x the corpus"
 
 
 def _add_pattern_argument(p: argparse.ArgumentParser) -> None:
@@ -170,6 +186,22 @@ def _file_bytes(paths: list[str]) -> int:
     return total
 
 
+def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -> None:
+    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it).
+
+    >>> _check_corpus_size(["/nonexistent"], "bpe", None)
+    """
+    limit = TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb
+    size_mb = _file_bytes(paths) / 1e6
+    if size_mb > limit:
+        name = "BPE" if algorithm == "bpe" else "SentencePiece"
+        raise TokexplorerError(
+            f"the corpus is {size_mb:,.0f} MB, over {name} training's budget of {limit:g} MB (memory "
+            f"near {training_peak_gb(algorithm, limit):.1f} GB at its peak); train on a part (e.g. the "
+            f"first {int(limit)} MB: head -c {int(limit)}M CORPUS > part.txt), or pass --max-mb "
+            f"{int(size_mb) + 1} to go on (about {training_peak_gb(algorithm, size_mb):.1f} GB)")
+
+
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
     from ..core.textfile import read_text_file
 
@@ -224,6 +256,7 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
         raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
+    _check_corpus_size(args.corpus, args.algorithm, args.max_mb)
     if args.algorithm == "sentencepiece":
         return _train_sentencepiece(args)
     if args.option or args.show_options or args.model_type != "bpe":
@@ -460,6 +493,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from ..core.registry import load_tokenizer
+    from ..core.streaming import check_size
     from ..core.sweep import parse_vocab_sizes, split_held_out, sweep
     from .plotting import check_plot_path, write_plot
     from .reports import DEFAULT_TOKENIZERS
@@ -470,6 +504,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.eval and args.held_out is not None:
         raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
     pattern = _pattern(args.pattern)
+    _check_corpus_size([args.corpus], "bpe", args.max_mb)
+    names = args.tokenizer or DEFAULT_TOKENIZERS
+    references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
     text = _read_corpora([args.corpus], args.encoding)
     evaluation, source = None, "the corpus"
     if args.eval:
@@ -477,8 +514,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     elif args.held_out is not None:
         text, evaluation = split_held_out(text, args.held_out)
         source = f"held-out {args.held_out:.0%}"
-    names = args.tokenizer or DEFAULT_TOKENIZERS
-    references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
+    for tok in references:  # before training: those that count the evaluation text whole
+        check_size(tok, text if evaluation is None else evaluation, args.max_mb)
     result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
                    references=references, progress=_Progress("merges"))
     if args.json:

@@ -15,11 +15,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
+from .budgets import WHOLE_TEXT_LIMIT_MB
 from .encoding import Encoding
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
 
-WHOLE_TEXT_LIMIT_MB = 64  # text encoded whole: about 30x this in memory at its peak
 
 
 def streams(tok: Tokenizer) -> bool:
