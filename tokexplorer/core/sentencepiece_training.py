@@ -181,6 +181,9 @@ def _reason(message: str) -> str:
     'vocab size too high (100000) for this corpus: use --vocab-size 18351 or less'
     >>> _reason('unknown field name "no_such" in TrainerSpec.')
     'no option no_such: --option takes the names --show-options lists'
+    >>> _reason("Vocabulary size is smaller than required_chars. 2000 vs 4507. Increase vocab_size "
+    ...         "or decrease character_coverage with --character_coverage option.")
+    'the corpus has 4507 characters to cover, more than the vocab size 2000: use --vocab-size 4507 or more, or cover fewer characters with --option character_coverage=0.99'
     """
     import re
 
@@ -197,6 +200,11 @@ def _reason(message: str) -> str:
     if too_high:
         return (f"vocab size too high ({too_high.group(1)}) for this corpus: use --vocab-size "
                 f"{too_high.group(2)} or less")
+    too_few = re.search(r"smaller than required_chars\. (\d+) vs (\d+)", text)
+    if too_few:
+        return (f"the corpus has {too_few.group(2)} characters to cover, more than the vocab size "
+                f"{too_few.group(1)}: use --vocab-size {too_few.group(2)} or more, or cover fewer "
+                "characters with --option character_coverage=0.99")
     unknown = re.search(r'unknown field name "(\w+)"', text)
     if unknown:
         return f"no option {unknown.group(1)}: --option takes the names --show-options lists"
