@@ -314,6 +314,7 @@ def test_inspect_page_arguments_are_checked(capsys):
 def test_a_corpus_over_the_training_budget_is_refused_before_reading(tmp_path, capsys, corpus, monkeypatch,
                                                                        algorithm):
     from tokexplorer.commands import training
+    from tokexplorer.core import budgets
 
     read = []
     monkeypatch.setattr(training, "_read_corpora", lambda *a: read.append(a) or "")
@@ -322,7 +323,7 @@ def test_a_corpus_over_the_training_budget_is_refused_before_reading(tmp_path, c
                          "--max-mb", 0.005, "-o", out)
     assert f"over {'BPE' if algorithm == 'bpe' else 'SentencePiece'} training's budget of 0.005 MB" in err
     assert "--max-mb 1 to go on" in err and not read and not list(tmp_path.glob("m*"))
-    monkeypatch.setattr(training, "TRAIN_LIMIT_MB", {"bpe": 0.005, "sentencepiece": 0.005})
+    monkeypatch.setitem(budgets.TRAIN_LIMIT_MB, algorithm, 0.005)  # the default budget
     assert "budget of 0.005 MB" in one_line_error(capsys, "train", corpus, "--algorithm", algorithm,
                                                   "--vocab-size", 300, "-o", out)
 

@@ -140,6 +140,19 @@ def test_empty_corpus_is_refused_with_a_message(qtbot, window, tmp_path):
     assert "the corpus is empty" in panel.message.text() and not panel.service.running
 
 
+def test_files_over_the_training_budget_are_refused_with_the_way_on(qtbot, window, tmp_path, monkeypatch):
+    from tokexplorer.core import budgets
+
+    monkeypatch.setitem(budgets.TRAIN_LIMIT_MB, "bpe", 0.001)  # 1,000 bytes
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat " * 100, "utf-8")
+    panel = window.training_panel
+    panel.set_paths([corpus])
+    panel.train_button.click()
+    assert "over BPE training's budget of 0.001 MB" in panel.message.text()
+    assert "--max-mb 1" in panel.message.text() and not panel.service.running
+
+
 def test_current_text_is_a_corpus(qtbot, window):
     text = "low lower lowest newer newest wider " * 30
     window.documents.set_text(text)

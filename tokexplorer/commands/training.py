@@ -10,7 +10,8 @@ import threading
 import time
 
 from ..cli import parse_token_id, print_json, print_table
-from ..core.budgets import TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_LIMIT_MB, training_peak_gb
+from ..core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_LIMIT_MB, training_over_budget,
+                            training_peak_gb)
 from ..core.tokenizer import TokexplorerError
 
 
@@ -191,15 +192,14 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -
 
     >>> _check_corpus_size(["/nonexistent"], "bpe", None)
     """
-    limit = TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb
-    size_mb = _file_bytes(paths) / 1e6
-    if size_mb > limit:
-        name = "BPE" if algorithm == "bpe" else "SentencePiece"
+    size = _file_bytes(paths)
+    why = training_over_budget(algorithm, size, max_mb)
+    if why is not None:
+        limit = int(TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb)
         raise TokexplorerError(
-            f"the corpus is {size_mb:,.0f} MB, over {name} training's budget of {limit:g} MB (memory "
-            f"near {training_peak_gb(algorithm, limit):.1f} GB at its peak); train on a part (e.g. the "
-            f"first {int(limit)} MB: head -c {int(limit)}M CORPUS > part.txt), or pass --max-mb "
-            f"{int(size_mb) + 1} to go on (about {training_peak_gb(algorithm, size_mb):.1f} GB)")
+            f"{why}; train on a part (e.g. the first {limit} MB: head -c {limit}M CORPUS > part.txt), "
+            f"or pass --max-mb {size // 1_000_000 + 1} to go on "
+            f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:

@@ -30,6 +30,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QForm
                                QWidget)
 
 from ...core.bpe_training import MergeRecord, check_pattern, check_vocab_size, preview_chunks
+from ...core.budgets import training_over_budget
 from ...core.patterns import NAMED_PATTERNS
 from ...core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, parse_option
 from ...core.sweep import CompressionCurve
@@ -483,8 +484,13 @@ class TrainingPanel(QWidget):
             missing = [p for p in self.paths if not p.is_file()]
             if missing:
                 raise TokexplorerError(f"{missing[0]} is not a file (moved or deleted?); clear the list and add it again")
-            if all(p.stat().st_size == 0 for p in self.paths):
+            size = sum(p.stat().st_size for p in self.paths)
+            if size == 0:
                 raise TokexplorerError("the corpus is empty: the files have no text")
+            why = training_over_budget("sentencepiece" if algo.startswith("sp-") else "bpe", size)
+            if why is not None:
+                raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
+                                       f"command line with tokexplorer train … --max-mb {size // 1_000_000 + 1}")
             text, paths = None, tuple(str(p) for p in self.paths)
             source = self.paths[0].stem
         if algo.startswith("sp-"):
