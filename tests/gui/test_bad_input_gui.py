@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -296,3 +297,95 @@ def test_the_details_box(monkeypatch, qtbot):
     qtbot.addWidget(parent)
     Dialogs(parent).show_details("Internal error", "something broke", "Traceback ...")
     assert shown == [("something broke", "Traceback ...")]
+
+
+def _bad_text(tmp_path, case: str):
+    """A file the window is asked to open, by case (None: a path the test does not create)."""
+    path = tmp_path / f"{case}.txt"
+    contents = {
+        "nul": b"a\x00b\x00\n",
+        "empty": b"",
+        "binary": bytes(range(256)) * 4,
+        "utf16": "hello, world\n".encode("utf-16-le"),
+        "surrogate": b"abc\xed\xa0\x80def",  # a lone surrogate, encoded as UTF-8 would not allow
+    }
+    if case == "folder":
+        path.mkdir()
+    elif case == "unreadable":
+        return Path("/proc/self/mem")  # every read fails (EIO), even as root
+    elif case in contents:
+        path.write_bytes(contents[case])
+    return path
+
+
+@pytest.mark.parametrize("case, message", [
+    ("missing", "missing.txt: No such file or directory"),
+    ("folder", "folder.txt: Is a directory"),
+    ("unreadable", "cannot read /proc/self/mem: Input/output error"),
+])
+def test_a_text_that_cannot_be_read_is_said_and_the_open_text_stays(qtbot, window, tmp_path, case, message):
+    if case == "unreadable" and not Path("/proc/self/mem").exists():
+        pytest.skip("no /proc")
+    type_text(window.editor, "kept")
+    wait_settled(qtbot, window)
+    window.documents.open_text(_bad_text(tmp_path, case), asked=True)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    assert message in window.banner.label.text() and "Traceback" not in window.banner.label.text()
+    assert window.editor.source_text() == "kept" and not window.state.busy
+
+
+@pytest.mark.parametrize("case, shown", [
+    ("nul", "a\x00b\x00\n"),
+    ("empty", ""),
+    ("utf16", "hello, world\n"),
+    ("binary", None),  # not text: the decoding dialog is asked, and the answer (latin-1) opens it
+    ("surrogate", None),
+])
+def test_a_strange_text_opens_with_the_command_lines_counts(qtbot, window, tmp_path, case, shown):
+    from tokexplorer.cli import main as cli_main
+
+    path = _bad_text(tmp_path, case)
+    if case == "utf16":  # the decoding dialog names what it looks like; the user takes that
+        window.dialogs.encoding_answer = "utf-16-le"
+    window.documents.open_text(path, asked=True)
+    qtbot.waitUntil(lambda: window.state.path == path and not window.state.busy, timeout=10_000)
+    wait_settled(qtbot, window)
+    asked = [str(error) for what, error in window.dialogs.asked if what == "choose_encoding"]
+    assert bool(asked) == (shown is None or case == "utf16")
+    if case == "utf16":
+        assert "UTF-16-LE" in asked[0]
+    if shown is not None:
+        assert window.editor.source_text() == shown
+    text = window.editor.source_text()
+    tok = window.state.catalog.get(window.state.tokenizer)
+    ids = tok.encode(text, allowed_special="none").ids
+    assert window.state.result.encoding.ids == ids
+    if shown is not None and case != "utf16":  # the command line reads the same bytes the same way
+        import io
+        import json
+        from contextlib import redirect_stdout
+
+        out = io.StringIO()
+        with redirect_stdout(out):
+            assert cli_main(["encode", "-t", window.state.tokenizer, "--file", str(path), "--json"]) == 0
+        assert [t["id"] for t in json.loads(out.getvalue())["tokens"]] == ids
+
+
+@pytest.mark.parametrize("name, data, message", [
+    ("cut.tiktoken", b"YQ== 0\nYg== 1\nYw== ", "line 3 is not 'base64-token rank'"),
+    ("cut.model", b"minbpe v1\n\n0\n104 105\n256 3", "the file was cut mid-line"),
+    ("encoder.json", b'{"a": "1", "b": 2}', 'the id of \'a\' is "1", not a whole number'),
+])
+def test_a_broken_tokenizer_file_is_one_line_in_the_banner(qtbot, window, tmp_path, name, data, message):
+    """The files that were tracebacks (or a raw TypeError in the banner) are the command line's
+    one-line reason in the window, and the picker keeps the tokenizer in use."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    if name == "encoder.json":
+        (tmp_path / "vocab.bpe").write_text("#version: 0.2\n", "utf-8")
+    before = window.state.tokenizer
+    window.documents.open_tokenizer(path)
+    qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
+    shown = window.banner.label.text()
+    assert message in shown and "Traceback" not in shown and "TypeError" not in shown, shown
+    assert window.state.tokenizer == before and not window.state.busy
