@@ -94,6 +94,33 @@ def test_switching_tokenizers(qtbot, window, name):
     assert f"{get_builtin(name).n_vocab:,} tokens" in tip  # the picker says what each name is
 
 
+def test_fifty_rapid_switches_while_typing_end_on_the_right_tokens(qtbot, window, corpora):
+    """Switch tokenizer (every built-in in turn) after every keystroke, 50 times, without waiting
+    for any answer: the
+    window ends on the last tokenizer picked, with the ids of a fresh encode of the text typed."""
+    import itertools
+
+    text = (corpora / "multilingual/zh_hans_lunyu.txt").read_text("utf-8")[:3000] + "\n"
+    window.documents.set_text(text)
+    wait_settled(qtbot, window)
+    catalog = window.state.catalog
+    every = [n for n in catalog.names() if catalog.is_builtin(n)]
+    assert len(every) >= 8
+    names = itertools.islice(itertools.cycle(every), 50)
+    typed = "naïve 👋🏽 कि x" * 4
+    for name, ch in zip(names, itertools.cycle(typed)):
+        type_text(window.editor, ch)
+        window.state.set_tokenizer(name)
+        QApplication.processEvents()
+    wait_settled(qtbot, window)
+    assert window.state.result.tokenizer == name == window.tokenizer_box.currentText()
+    shown = window.editor.source_text()
+    assert "".join(itertools.islice(itertools.cycle(typed), 50)) in shown
+    assert window.state.result.encoding.text == shown
+    assert window.state.result.encoding.ids == catalog.get(name).encode(shown, allowed_special="none").ids
+    assert window.banner.kind != "error"
+
+
 @pytest.mark.parametrize("name", BUILTINS)
 def test_highlight_positions_after_astral_characters(qtbot, window, name):
     text = "😀 𝕏 𠀀 hello\n👋🏽 wörld 🇺🇳 end"
