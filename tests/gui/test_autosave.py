@@ -282,3 +282,20 @@ def test_a_file_opened_at_start_asks_about_the_restored_text_first(make_window, 
     wait_settled(qtbot, second)
     assert [q for q, _ in dialogs.asked] == ["ask_restore", "ask_unsaved"]
     assert second.editor.source_text() == EXPECTED and second.state.modified
+
+
+def test_closing_while_a_restored_text_loads_keeps_it_for_the_next_start(make_window, qtbot, tmp_path,
+                                                                          isolated_settings):
+    first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
+    big = "many words on many lines\n" * 10_000  # 250k characters: the load takes several turns
+    first.editor.textCursor().insertText(big)
+    qtbot.waitUntil(lambda: latest(isolated_settings).text.endswith(big.replace("\n", "\r\n")))
+    crash(qtbot, first)
+    second = make_window()
+    assert second.autosave.recover()
+    assert second.editor.loading
+    assert second.close()
+    third = make_window()
+    assert third.autosave.recover()
+    qtbot.waitUntil(lambda: not third.editor.loading)
+    assert third.editor.source_text() == EXPECTED + big.replace("\n", "\r\n")

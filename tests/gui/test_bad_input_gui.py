@@ -389,3 +389,18 @@ def test_a_broken_tokenizer_file_is_one_line_in_the_banner(qtbot, window, tmp_pa
     shown = window.banner.label.text()
     assert message in shown and "Traceback" not in shown and "TypeError" not in shown, shown
     assert window.state.tokenizer == before and not window.state.busy
+
+
+def test_closing_while_a_big_text_loads_asks_nothing_and_leaves_the_file(qtbot, window, tmp_path):
+    """Ctrl-C in the terminal closes the window: mid-load it asked whether to save the part loaded
+    so far (over the file), and offscreen, with nobody to answer, hung there."""
+    path = tmp_path / "big.txt"
+    data = ("the quick brown fox jumps over the lazy dog\n" * 50_000).encode("utf-8")  # 34 slices
+    path.write_bytes(data)
+    window.documents.open_text(path, asked=True)
+    qtbot.waitUntil(lambda: window.editor.loading and window.editor.document().characterCount() > 1,
+                    timeout=10_000)
+    assert window.state.modified  # as Qt sees the document: the part loaded so far
+    assert window.close()
+    assert [what for what, _ in window.dialogs.asked if what == "ask_unsaved"] == []
+    assert path.read_bytes() == data

@@ -229,13 +229,15 @@ class Autosave(QObject):
         self._failing = False
 
     def close(self) -> None:
-        """A clean exit: finish pending writes, then remove this instance's files."""
+        """A clean exit: finish pending writes, then remove this instance's files (kept while a
+        restored text is still loading: it is offered again at the next start)."""
         self._timer.stop()
         self._closed = True
         self._writer.shutdown(wait=True)
         if self.session is not None:
-            shutil.rmtree(self.session.folder / f"{self.session.id}.tokenizers", ignore_errors=True)
-            self.session.release(remove=True)
+            if not self._restoring:
+                shutil.rmtree(self.session.folder / f"{self.session.id}.tokenizers", ignore_errors=True)
+            self.session.release(remove=not self._restoring)
             self.session = None
 
     def flush(self, timeout_s: float = 10.0) -> None:

@@ -75,8 +75,11 @@ class Documents(QObject):
         return str(self.state.path.parent) if self.state.path else str(Path.cwd())
 
     def maybe_save(self) -> bool:
-        """True when it is fine to drop the current text (saved, discarded, or unchanged)."""
-        if not self.state.modified:
+        """True when it is fine to drop the current text (saved, discarded, or unchanged).
+
+        A text still going into the editor is the file's own, part of it: nothing is asked (saving
+        it then would cut the file to the part loaded)."""
+        if not self.state.modified or self.editor.loading:
             return True
         answer = self.dialogs.ask_unsaved(display_name(self.state.path))
         if answer == "save":

@@ -164,6 +164,11 @@ class TokenEditor(QPlainTextEdit):
         text = self.plain_text()
         return text if self._source.identity else self._source.source(text)
 
+    @property
+    def loading(self) -> bool:
+        """Whether a text given to `load_text` is still going in (the editor is read-only meanwhile)."""
+        return self._loading
+
     def load_text(self, text: str | EditorText) -> None:
         """Replace the whole text, clearing the undo history; emits `loaded` when done. An
         EditorText brings the source it stands for (a file's own line breaks).
@@ -211,7 +216,7 @@ class TokenEditor(QPlainTextEdit):
             cursor.movePosition(QTextCursor.MoveOperation.End)
             cursor.insertText(text[start:start + LOAD_SLICE])
             self.load_progress.emit(min(start + LOAD_SLICE, len(text)), len(text))
-            QTimer.singleShot(0, step)
+            QTimer.singleShot(0, self, step)  # with the editor as context: none after it is gone
 
         step()
 
