@@ -345,3 +345,19 @@ def test_sweep_refuses_before_training_what_it_could_not_count(tmp_path, capsys,
     code, out, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--eval", evaluation,
                          "-t", "gpt2", "--max-mb", 0.01)
     assert code == 0 and "gpt2" in out, err
+
+
+def test_ctrl_c_while_a_huge_text_is_encoded_is_one_line_and_130(tmp_path, corpora):
+    """A real SIGINT once the table has begun: the command stops at once, says so in one line."""
+    path = tmp_path / "big.txt"
+    path.write_bytes((corpora / "en" / "tinyshakespeare.txt").read_bytes() * 3)  # 3.3 MB, 1M rows
+    proc = subprocess.Popen([sys.executable, "-m", "tokexplorer", "encode", "--file", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert proc.stdout.readline().split()[:3] == ["#", "id", "bytes"]  # the table has begun
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=10)
+    finally:
+        proc.kill()
+    assert proc.returncode == 130 and err == "tokexplorer: interrupted\n", err
