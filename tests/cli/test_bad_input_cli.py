@@ -361,3 +361,12 @@ def test_ctrl_c_while_a_huge_text_is_encoded_is_one_line_and_130(tmp_path, corpo
     finally:
         proc.kill()
     assert proc.returncode == 130 and err == "tokexplorer: interrupted\n", err
+
+
+@pytest.mark.skipif(not Path("/proc/self/mem").exists(), reason="no /proc")
+@pytest.mark.parametrize("argv", [["encode", "--file", "{mem}"], ["encode", "-t", "{mem}", "hello"],
+                                  ["train", "{mem}", "--vocab-size", "300", "-o", "{tmp}/m"]])
+def test_a_file_that_cannot_be_read_is_one_line(capsys, tmp_path, argv):
+    """/proc/self/mem: every read of it fails (EIO), even as root, as an unreadable file's would."""
+    argv = [a.format(mem="/proc/self/mem", tmp=tmp_path) for a in argv]
+    assert "cannot read /proc/self/mem: Input/output error" in one_line_error(capsys, *argv)
