@@ -125,9 +125,9 @@ def split(text: str, pattern: str) -> list[tuple[int, int]]:
         ) from None
 
 
-# Characters per piece of a text that is split and encoded in pieces: a 1 MB book goes whole, at
-# the library's own speed; on a bigger text each step holds the interpreter lock for tens of ms.
-PIECE_SIZE = 1 << 22
+# Characters per piece of a text that is split or encoded in pieces (core/streaming.py): a piece's
+# Encoding takes about 30 bytes a character, so about 30 MB each.
+PIECE_SIZE = 1 << 20
 
 
 def piece_spans(text: str, start: int = 0, end: int | None = None,

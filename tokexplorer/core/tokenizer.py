@@ -100,8 +100,11 @@ def clean_text(text: str) -> str:
     >>> clean_text("a\\ud83db")
     'a\\ufffdb'
     """
-    try:
-        text.encode("utf-8")
+    if text.isascii():
+        return text
+    try:  # a slice at a time: a whole copy of a 200 MB text would be 200 MB more at the peak
+        for i in range(0, len(text), 1 << 20):
+            text[i:i + (1 << 20)].encode("utf-8")
         return text
     except UnicodeEncodeError:
         return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
