@@ -120,23 +120,40 @@ def run_encode(args: argparse.Namespace) -> int:
         sys.stdout.write("\n")
     else:
         def batches():
+            """The table's rows, TABLE_BATCH at a time (a piece's rows at once took 500 MB)."""
             base = 0
             for piece in pieces:
                 off, enc = piece.offset, piece.encoding
-                rows = [[base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes), f"{off + t.start}:{off + t.end}",
-                         ",".join(flag_names(t.flags))] for t in enc]
-                # Text the split pattern did not match has no token: a row of its own, in its place.
-                for s, e in reversed(enc.dropped):
-                    data = enc.text[s:e].encode("utf-8", "surrogatepass")
-                    at = int(np.searchsorted(enc.starts, s))
-                    rows.insert(at, ["", "-", data.hex(" "), token_label(data), f"{off + s}:{off + e}", "dropped"])
-                yield rows
+                # Text the split pattern did not match has no token: a row of its own, before the
+                # first token that starts at or after it.
+                dropped, k = enc.dropped, 0
+                rows: list[list[object]] = []
+                for t in enc:
+                    while k < len(dropped) and dropped[k][0] <= t.start:
+                        rows.append(_dropped_row(enc, off, *dropped[k]))
+                        k += 1
+                    rows.append([base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes),
+                                 f"{off + t.start}:{off + t.end}", ",".join(flag_names(t.flags))])
+                    if len(rows) >= TABLE_BATCH:
+                        yield rows
+                        rows = []
+                rows += [_dropped_row(enc, off, s, e) for s, e in dropped[k:]]
+                if rows:
+                    yield rows
                 base += len(enc)
                 totals.add(enc)
 
         print_table_stream(["#", "id", "bytes", "text", "span", "flags"], batches(), right={0, 1})
         _print_stats(tok.name, totals.stats())
     return 0
+
+
+TABLE_BATCH = 10_000  # rows of the encode table formatted and written at a time
+
+
+def _dropped_row(enc, offset: int, start: int, end: int) -> list[object]:
+    data = enc.text[start:end].encode("utf-8", "surrogatepass")
+    return ["", "-", data.hex(" "), token_label(data), f"{offset + start}:{offset + end}", "dropped"]
 
 
 def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
