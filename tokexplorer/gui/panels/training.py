@@ -260,7 +260,7 @@ class TrainingPanel(QWidget):
         sv.setContentsMargins(0, 0, 0, 0)
         sv.addWidget(form_widget)
         sv.addStretch(1)
-        scroll = QScrollArea()
+        scroll = self._settings_scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(settings)
 
@@ -609,6 +609,8 @@ class TrainingPanel(QWidget):
     def _say(self, text: str, *, error: bool = False) -> None:
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
+        if text:  # below the buttons: in a short dock it is scrolled into view
+            QTimer.singleShot(0, self, lambda: self._settings_scroll.ensureWidgetVisible(self.message))
 
     # --- closing -------------------------------------------------------------------------
 
