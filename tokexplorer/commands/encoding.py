@@ -148,7 +148,7 @@ def run_encode(args: argparse.Namespace) -> int:
     return 0
 
 
-TABLE_BATCH = 10_000  # rows of the encode table formatted and written at a time
+TABLE_BATCH = 10_000  # rows of the encode and split tables formatted and written at a time
 
 
 def _dropped_row(enc, offset: int, start: int, end: int) -> list[object]:
@@ -263,7 +263,9 @@ def run_split(args: argparse.Namespace) -> int:
         def batches():
             nonlocal found
             for spans in split_pieces(text, pattern):
-                yield [[found + i, token_label(text[a:b].encode("utf-8", "surrogatepass")), f"{a}:{b}"] for i, (a, b) in enumerate(spans)]
+                for k in range(0, len(spans), TABLE_BATCH):
+                    yield [[found + k + i, token_label(text[a:b].encode("utf-8", "surrogatepass")), f"{a}:{b}"]
+                           for i, (a, b) in enumerate(spans[k:k + TABLE_BATCH])]
                 found += len(spans)
 
         print_table_stream(["#", "chunk", "span"], batches(), right={0})
