@@ -404,3 +404,22 @@ def test_closing_while_a_big_text_loads_asks_nothing_and_leaves_the_file(qtbot, 
     assert window.close()
     assert [what for what, _ in window.dialogs.asked if what == "ask_unsaved"] == []
     assert path.read_bytes() == data
+
+
+def test_a_tokenizer_that_would_encode_a_huge_text_whole_is_refused_and_the_picture_stays(qtbot, window,
+                                                                                            monkeypatch):
+    """Over its family's budget (here made 0 characters) a whole-text tokenizer is not run: the
+    window goes back to the tokenizer before, and says why and what to do."""
+    from tokexplorer.core import budgets
+
+    window.documents.set_text("hello world " * 100)
+    wait_settled(qtbot, window)
+    before = window.state.tokenizer
+    monkeypatch.setitem(budgets.WHOLE_TEXT_BYTES_PER_CHAR, "sentencepiece", 10**9)
+    window.state.set_tokenizer("llama-sp")
+    qtbot.waitUntil(lambda: "llama-sp encodes a text whole" in window.banner.label.text(), timeout=10_000)
+    wait_settled(qtbot, window)
+    shown = window.banner.label.text()
+    assert window.banner.kind == "note" and f"Back to {before}" in shown and "pick a tokenizer that reads" in shown
+    assert window.state.tokenizer == before == window.state.result.tokenizer
+    assert "llama-sp" in window.state.catalog.names()  # a built-in stays in the picker

@@ -26,7 +26,7 @@ from ..core.compare import cheapest, counts_from_stats, summary
 from ..core.encoding import Token, TokenFlag
 from ..core.patterns import NAMED_PATTERNS, resolve_pattern
 from ..core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
-from ..core.budgets import WHOLE_TEXT_LIMIT_MB
+from ..core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
 from ..core.streaming import Totals, count, encode_pieces, split_pieces
 from ..core.tokenizer import TokexplorerError
 from ..core.unicode_info import token_label
@@ -79,8 +79,9 @@ def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--max-mb", type=float, metavar="N",
         help="memory budget: texts of any size stream in pieces through tokenizers with the GPT-2, "
-        f"GPT-4 or o200k split (about 150 MB beside the text); others encode whole, and refuse a text "
-        f"of over N million characters (default {WHOLE_TEXT_LIMIT_MB}, about 30 bytes a character)")
+        "GPT-4 or o200k split (about 150 MB beside twice the file's size); others encode whole, and "
+        f"refuse a text of over N million characters (default {WHOLE_TEXT_DEFAULTS}: about "
+        f"{WHOLE_TEXT_PEAK_MB / 1000:g} GB at the peak)")
 
 
 _SHOWN_FLAGS = (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL, TokenFlag.NORMALIZED)

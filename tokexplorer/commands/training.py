@@ -10,7 +10,7 @@ import threading
 import time
 
 from ..cli import parse_token_id, print_json, print_table
-from ..core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_LIMIT_MB, training_over_budget,
+from ..core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, training_over_budget,
                             training_peak_gb)
 from ..core.tokenizer import TokexplorerError
 
@@ -76,7 +76,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    f"training peaks near {_peak('bpe')}); the BPE sizes and the "
                    "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
                    f"(SentencePiece, tokenizer.json) whole: they refuse one of over N million "
-                   f"characters (default {WHOLE_TEXT_LIMIT_MB}, about 40 bytes a character)")
+                   f"characters (default {WHOLE_TEXT_DEFAULTS})")
     p.add_argument("--json", action="store_true", help="print JSON")
     from .plotting import add_plot_arguments
 

@@ -1,4 +1,4 @@
-"""Memory budgets of the commands that hold a whole text, in one place (no imports: the command
+"""Memory budgets of what holds a whole text (commands and the window's worker), in one place (no imports: the command
 line's help states them without loading any tokenizer code).
 
 A budget is the input size a command takes without being asked: above it the command refuses,
@@ -6,7 +6,13 @@ before reading or encoding, with the size that would be needed and the flag (`--
 on anyway. Peaks were measured with `/usr/bin/time -f %M` on non-repeating text of 10 to 50 MB.
 """
 
-WHOLE_TEXT_LIMIT_MB = 64  # million characters encoded whole: about 30 bytes each at the peak
+# A tokenizer that must see a text whole (core/streaming.py) takes at most this at its peak without
+# asking; the characters that fit depend on what its library returns per token, measured as bytes
+# a character on 10 MB of English and of mixed scripts (the worse kept): a Hugging Face pipeline
+# keeps every token's string and offsets, SentencePiece its pieces, a tiktoken core only ids.
+WHOLE_TEXT_PEAK_MB = 2000
+WHOLE_TEXT_BYTES_PER_CHAR = {"tokenizers": 320, "sentencepiece": 130}
+OTHER_BYTES_PER_CHAR = 90  # tiktoken cores with a pattern of their own (Qwen, Tekken), BPE made here
 
 # Training corpora (MB on disk), and the peak each takes at most: base MB + per_mb x the corpus.
 # BPE counts the corpus's chunks piece by piece (256 MB: 689 MB); SentencePiece keeps every sentence
@@ -43,3 +49,37 @@ def training_over_budget(algorithm: str, corpus_bytes: int, limit_mb: float | No
     name = "BPE" if algorithm == "bpe" else "SentencePiece"
     return (f"the corpus is {size_mb:,.0f} MB, over {name} training's budget of {limit:g} MB "
             f"(memory near {training_peak_gb(algorithm, limit):.1f} GB at its peak)")
+
+
+def whole_text_limit(family: str) -> int:
+    """Million characters a tokenizer of `family` encodes whole without asking.
+
+    >>> [whole_text_limit(f) for f in ("tokenizers", "sentencepiece", "tiktoken")]
+    [6, 15, 22]
+    """
+    return int(WHOLE_TEXT_PEAK_MB / WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR))
+
+
+def whole_text_over_budget(name: str, family: str, n_chars: int, limit_m: float | None = None) -> str | None:
+    """Why encoding a text of `n_chars` whole with tokenizer `name` is over its budget (its family's
+    `whole_text_limit`, or `limit_m` million characters), or None. The caller adds the way on.
+
+    >>> whole_text_over_budget("llama-sp", "sentencepiece", 40_000_000)
+    'llama-sp encodes a text whole (sentencepiece tokens change where a text is cut), and this text has 40 million characters, over the 15 million that keep memory near 1.9 GB'
+    """
+    limit = whole_text_limit(family) if limit_m is None else limit_m
+    if n_chars <= limit * 1e6:
+        return None
+    per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
+    return (f"{name} encodes a text whole ({family} tokens change where a text is cut), and this text "
+            f"has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million that keep memory "
+            f"near {per_char * limit / 1000:.1f} GB")
+
+
+def whole_text_peak_gb(family: str, n_chars: int) -> float:
+    """About what encoding `n_chars` whole takes at its peak, in GB."""
+    return round(WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR) * n_chars / 1e9, 1)
+
+
+WHOLE_TEXT_DEFAULTS = (f"{whole_text_limit('tokenizers')} for tokenizer.json, "
+                       f"{whole_text_limit('sentencepiece')} for SentencePiece, {whole_text_limit('')} for others")

@@ -4,8 +4,8 @@ A whole `Encoding` costs about 30 times its text (ids, bytes, spans, flags); a c
 prints or counts needs one piece's at a time. Tokenizers whose split pattern is one of the named
 ones (GPT-2, GPT-4, o200k: the tiktoken built-ins, files that use them, BPE trained here with them)
 give the same tokens piece by piece (`patterns.piece_spans`). The others (SentencePiece, Hugging
-Face pipelines, custom patterns) encode a text whole: above `WHOLE_TEXT_LIMIT_MB` they are refused
-with a way out, instead of growing to many gigabytes.
+Face pipelines, custom patterns) encode a text whole: above their budget (core/budgets.py) they
+are refused with a way out, instead of growing to many gigabytes.
 
 This module knows no command line; the commands decide what to print.
 """
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .budgets import WHOLE_TEXT_LIMIT_MB
+from .budgets import whole_text_over_budget, whole_text_peak_gb
 from .encoding import Encoding
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
@@ -35,15 +35,12 @@ def streams(tok: Tokenizer) -> bool:
 
 
 def check_size(tok: Tokenizer, text: str, limit_mb: float | None = None) -> None:
-    """Refuse a text too big for a tokenizer that must encode it whole."""
-    limit = WHOLE_TEXT_LIMIT_MB if limit_mb is None else limit_mb
-    size_mb = len(text) / 1e6
-    if not streams(tok) and size_mb > limit:
-        raise TokexplorerError(
-            f"{tok.name} encodes a text whole ({tok.family} tokens change where a text is cut), and "
-            f"this text has {size_mb:,.0f} million characters, over the {limit:g} million that keep "
-            f"memory near {30 * limit / 1000:.0f} GB; cut the file, or pass --max-mb "
-            f"{int(size_mb) + 1} to go on (about {30 * size_mb / 1000:.1f} GB)")
+    """Refuse a text too big for a tokenizer that must encode it whole (`budgets.whole_text_limit`
+    million characters, or `limit_mb`: the command line's --max-mb)."""
+    why = None if streams(tok) else whole_text_over_budget(tok.name, tok.family, len(text), limit_mb)
+    if why is not None:
+        raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {len(text) // 1_000_000 + 1} to go on "
+                               f"(about {whole_text_peak_gb(tok.family, len(text)):.1f} GB)")
 
 
 @dataclass(frozen=True)

@@ -385,6 +385,14 @@ class MainWindow(QMainWindow):
             self.banner.show_message("note", text)  # a note: the next result must not clear it
             self.reported.emit(text)
             return
+        if catalog.is_loaded(name) and name != self._last_good:
+            # A tokenizer just picked cannot take this text (too big to encode whole): keep the
+            # picture with the one before.
+            self.state.set_tokenizer(self._last_good)
+            text = f"Cannot tokenize with {name}: {message.rstrip('.')}. Back to {self._last_good}."
+            self.banner.show_message("note", text)
+            self.reported.emit(text)
+            return
         self._report("Cannot tokenize", message)
 
     def _on_crash(self, message: str, details: str) -> None:
