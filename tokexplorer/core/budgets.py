@@ -1,11 +1,10 @@
-"""Memory budgets of what holds a whole text (commands and the window's worker), in one place (no imports: the command
-line's help states them without loading any tokenizer code).
+"""Memory budgets of what holds a whole text (the commands and the window's worker), in one place;
+no imports, so the command line's help states them without loading any tokenizer code.
 
-A budget is the input size a command takes without being asked: above it the command refuses,
-before reading or encoding, with the size that would be needed and the flag (`--max-mb`) that goes
-on anyway. Peaks were measured with `/usr/bin/time -f %M` on non-repeating text of 10 to 50 MB.
+A budget is the input a command takes without being asked: above it the command refuses, before
+reading or encoding, with the memory that would be needed and the flag (`--max-mb`) that goes on
+anyway. Peaks were measured with `/usr/bin/time -f %M` on non-repeating text (10 to 255 MB).
 """
-
 # A tokenizer that must see a text whole (core/streaming.py) takes at most this at its peak without
 # asking; the characters that fit depend on what its library returns per token, measured as bytes
 # a character on 10 MB of English and of mixed scripts (the worse kept): a Hugging Face pipeline

@@ -21,7 +21,6 @@ from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
 
 
-
 def streams(tok: Tokenizer) -> bool:
     """Whether `tok` gives the same tokens piece by piece as on the whole text.
 

@@ -386,8 +386,8 @@ class MainWindow(QMainWindow):
             self.reported.emit(text)
             return
         if catalog.is_loaded(name) and name != self._last_good:
-            # A tokenizer just picked cannot take this text (too big to encode whole): keep the
-            # picture with the one before.
+            # A tokenizer just picked cannot take this text (such as one too big for it to
+            # encode whole): keep the picture with the one before, and say why.
             self.state.set_tokenizer(self._last_good)
             text = f"Cannot tokenize with {name}: {message.rstrip('.')}. Back to {self._last_good}."
             self.banner.show_message("note", text)
