@@ -64,13 +64,13 @@ def whole_text_over_budget(name: str, family: str, n_chars: int, limit_m: float 
     `whole_text_limit`, or `limit_m` million characters), or None. The caller adds the way on.
 
     >>> whole_text_over_budget("llama-sp", "sentencepiece", 40_000_000)
-    'llama-sp encodes a text whole (sentencepiece tokens change where a text is cut), and this text has 40 million characters, over the 15 million that keep memory near 1.9 GB'
+    'llama-sp encodes a text whole (its tokens would change where the text is cut), and this text has 40 million characters, over the 15 million that keep memory near 1.9 GB'
     """
     limit = whole_text_limit(family) if limit_m is None else limit_m
     if n_chars <= limit * 1e6:
         return None
     per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
-    return (f"{name} encodes a text whole ({family} tokens change where a text is cut), and this text "
+    return (f"{name} encodes a text whole (its tokens would change where the text is cut), and this text "
             f"has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million that keep memory "
             f"near {per_char * limit / 1000:.1f} GB")
 
