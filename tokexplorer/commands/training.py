@@ -10,8 +10,8 @@ import threading
 import time
 
 from ..cli import parse_token_id, print_json, print_table
-from ..core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, training_over_budget,
-                            training_peak_gb)
+from ..core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
+                            training_over_budget, training_peak_gb)
 from ..core.tokenizer import TokexplorerError
 
 
@@ -188,17 +188,14 @@ def _file_bytes(paths: list[str]) -> int:
 
 
 def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -> None:
-    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it).
-
-    >>> _check_corpus_size(["/nonexistent"], "bpe", None)
-    """
+    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it)."""
     size = _file_bytes(paths)
     why = training_over_budget(algorithm, size, max_mb)
     if why is not None:
         limit = int(TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb)
         raise TokexplorerError(
             f"{why}; train on a part (e.g. the first {limit} MB: head -c {limit}M CORPUS > part.txt), "
-            f"or pass --max-mb {size // 1_000_000 + 1} to go on "
+            f"or pass --max-mb {max_mb_for(size)} to go on "
             f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
 
 

@@ -20,6 +20,16 @@ TRAIN_LIMIT_MB = {"bpe": 256, "sentencepiece": 64}
 TRAIN_PEAK_MB = {"bpe": (150, 3), "sentencepiece": (150, 15)}
 
 
+def max_mb_for(size: int) -> int:
+    """The `--max-mb` that takes an input of `size` bytes (training) or characters (whole-text
+    encoding): the next whole million.
+
+    >>> max_mb_for(199_999_000), max_mb_for(200_000_000)
+    (200, 201)
+    """
+    return size // 1_000_000 + 1
+
+
 def training_peak_gb(algorithm: str, corpus_mb: float) -> float:
     """The memory training a corpus of `corpus_mb` takes at its peak, in GB.
 

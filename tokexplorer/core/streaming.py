@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .budgets import whole_text_over_budget, whole_text_peak_gb
+from .budgets import max_mb_for, whole_text_over_budget, whole_text_peak_gb
 from .encoding import Encoding
 from .patterns import NAMED_PATTERNS, piece_spans, split
 from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
@@ -38,7 +38,7 @@ def check_size(tok: Tokenizer, text: str, limit_mb: float | None = None) -> None
     million characters, or `limit_mb`: the command line's --max-mb)."""
     why = None if streams(tok) else whole_text_over_budget(tok.name, tok.family, len(text), limit_mb)
     if why is not None:
-        raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {len(text) // 1_000_000 + 1} to go on "
+        raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {max_mb_for(len(text))} to go on "
                                f"(about {whole_text_peak_gb(tok.family, len(text)):.1f} GB)")
 
 

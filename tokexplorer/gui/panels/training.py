@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QForm
                                QWidget)
 
 from ...core.bpe_training import MergeRecord, check_pattern, check_vocab_size, preview_chunks
-from ...core.budgets import training_over_budget
+from ...core.budgets import max_mb_for, training_over_budget
 from ...core.patterns import NAMED_PATTERNS
 from ...core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, parse_option
 from ...core.sweep import CompressionCurve
@@ -490,7 +490,7 @@ class TrainingPanel(QWidget):
             why = training_over_budget("sentencepiece" if algo.startswith("sp-") else "bpe", size)
             if why is not None:
                 raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
-                                       f"command line with tokexplorer train … --max-mb {size // 1_000_000 + 1}")
+                                       f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
             text, paths = None, tuple(str(p) for p in self.paths)
             source = self.paths[0].stem
         if algo.startswith("sp-"):
