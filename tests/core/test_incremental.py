@@ -25,8 +25,8 @@ from tokexplorer.core.incremental import (
     IncrementalEncoder,
     text_edit,
 )
-from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
-from tokexplorer.core.registry import builtin_names
+from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN, split
+from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
@@ -354,6 +354,70 @@ def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkey
     for inc in (after, beside):
         enc, _ = inc.edit(10_000, 3, "x\n")
         assert_same(enc, builtin.encode(enc.text, allowed_special="all"))
+
+
+def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
+    """The encoder of a long text returns its tokens while the split for its chunks still runs;
+    the chunks and the next edit wait for it, and are the split's; a split that fails raises
+    where the chunks are asked for."""
+    import threading
+
+    from tokexplorer.core import incremental
+
+    tok = get_builtin("cl100k_base")
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
+    monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
+    release, spans = threading.Event(), incremental._RegexRule.spans
+
+    def held(self, *args, **kwargs):
+        assert release.wait(30)
+        return spans(self, *args, **kwargs)
+
+    monkeypatch.setattr(incremental._RegexRule, "spans", held)
+    inc = IncrementalEncoder(tok, text)  # would wait 30 s for the split, and fail, if it joined it
+    assert inc.encoding.ids == tok.encode(text).ids
+    release.set()
+    assert inc.encoding.chunks == [(a, b) for a, b in split(text, tok.split_pattern)]
+    enc, _ = inc.edit(10_000, 3, "x\n")
+    assert_same(enc, tok.encode(enc.text))
+
+    def failing(self, *args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(incremental._RegexRule, "spans", failing)
+    inc = IncrementalEncoder(tok, text)
+    assert inc.encoding.ids == tok.encode(text).ids
+    with pytest.raises(MemoryError):
+        inc.edit(10, 0, "x")
+
+
+def test_a_split_nothing_wants_stops(corpora, monkeypatch):
+    """Once its encoder and Encoding are gone (another text, another tokenizer), the split
+    still running for them stops at its next piece instead of running on through the text."""
+    import gc
+    import threading
+
+    from tokexplorer.core import incremental
+
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
+    monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
+    monkeypatch.setattr(incremental, "SPLIT_PIECE", 100)  # 200 pieces
+    release, pieces, real = threading.Event(), [], incremental.piece_spans
+
+    def counted(*args, **kwargs):
+        for piece in real(*args, **kwargs):
+            assert release.wait(30)
+            pieces.append(piece)
+            yield piece
+
+    monkeypatch.setattr(incremental, "piece_spans", counted)
+    inc = IncrementalEncoder(get_builtin("gpt2"), text)
+    (thread,) = [t for t in threading.enumerate() if t.name == "tokexplorer-split"]
+    del inc
+    gc.collect()
+    release.set()
+    thread.join(30)
+    assert not thread.is_alive() and len(pieces) <= 1
 
 
 @pytest.mark.parametrize(

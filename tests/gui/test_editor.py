@@ -744,6 +744,39 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
     assert "out of step" not in capfd.readouterr().err
 
 
+def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, monkeypatch):
+    """Opening a big text asks the worker as the load starts (it tokenizes while Qt takes the
+    text in), and the load's end asks nothing more: the text is encoded whole once, and the next
+    keystroke is an edit of the worker's copy."""
+    from tokexplorer.core.incremental import IncrementalEncoder
+    from tokexplorer.core.registry import get_builtin
+    from tokexplorer.gui.editor import LOAD_SLICE
+
+    text = "".join(f"line {i}: naïve 👋 text\n" for i in range(4 * LOAD_SLICE // 20))
+    path = tmp_path / "big.txt"
+    path.write_text(text, encoding="utf-8")
+    wait_settled(qtbot, window)
+    whole, generations = [], []
+    full = IncrementalEncoder._full
+    monkeypatch.setattr(IncrementalEncoder, "_full", lambda self, t: whole.append(len(t)) or full(self, t))
+    before = window.service.generation
+    # (connected after the window's own slots, so these run after them)
+    window.editor.load_started.connect(lambda: generations.append(window.service.generation))
+    window.editor.loaded.connect(lambda: generations.append(window.service.generation))
+    window.documents.open_text(path)
+    wait_settled(qtbot, window, timeout=60_000)
+    assert generations == [before + 1, before + 1]  # asked as the load started, not at its end
+    assert whole == [len(text)]
+    encoding = window.state.result.encoding
+    assert encoding.text == text
+    assert encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
+    window.editor.moveCursor(QTextCursor.MoveOperation.End)
+    type_text(window.editor, "x")
+    wait_settled(qtbot, window)
+    assert whole == [len(text)]  # an edit, not the whole text again
+    assert window.state.result.encoding.text == text + "x"
+
+
 def test_end_and_home_pressed_again_go_to_a_wrapped_lines_ends(qtbot, window):
     """In a line that wraps on screen, End goes to the end of the line on screen, and pressed
     there, on to the end of the whole line; Home likewise to its start."""

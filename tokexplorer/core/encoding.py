@@ -323,7 +323,7 @@ class Encoding:
         ends: np.ndarray,
         flags: np.ndarray,
         n_bytes: int,
-        chunk_spans: tuple[np.ndarray, np.ndarray] | None = None,
+        chunk_spans: tuple[np.ndarray, np.ndarray] | Callable[[], tuple] | None = None,
         id_array: np.ndarray | None = None,
         byte_bounds: np.ndarray | None = None,
     ) -> "Encoding":
@@ -331,7 +331,8 @@ class Encoding:
 
         For incremental re-tokenization, which splices them from the previous Encoding. The caller
         guarantees they equal what the properties would compute. `chunk_spans` (code-point start
-        and end arrays) makes `chunks` read them instead of running a regex over the text;
+        and end arrays, or a function that returns them, called on first use) makes `chunks`
+        read them instead of running a regex over the text;
         `byte_bounds`, when the byte spans tile the text, is the array they are both views of
         (`byte_starts` is byte_bounds[:-1], `byte_ends` byte_bounds[1:]).
 
@@ -423,11 +424,19 @@ class Encoding:
             flags |= np.where(self.normalized_mask, np.uint8(TokenFlag.NORMALIZED), np.uint8(0))
         return flags
 
+    def _known_chunk_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The chunks' arrays if they were given (`from_parts`), waiting for them if they were
+        given as a function (a split still running in another thread)."""
+        known = self.__dict__.get("_chunk_spans")
+        if callable(known):
+            known = self.__dict__["_chunk_spans"] = known()
+        return known
+
     @cached_property
     def chunks(self) -> list[tuple[int, int]] | None:
         """The pre-tokenizer's regex chunks as code-point spans, or None when the family has no
         regex split (SentencePiece)."""
-        known = self.__dict__.get("_chunk_spans")
+        known = self._known_chunk_spans()
         if known is not None:
             return list(zip(known[0].tolist(), known[1].tolist()))
         if self.chunk_finder is None:
@@ -442,7 +451,7 @@ class Encoding:
         >>> [a.tolist() for a in enc.chunk_arrays()]
         [[0], [2]]
         """
-        known = self.__dict__.get("_chunk_spans")
+        known = self._known_chunk_spans()
         if known is not None:
             return known
         chunks = self.chunks
@@ -455,7 +464,7 @@ class Encoding:
         """The regex chunk covering code point `position` (the last one past the end), or None
         without a regex split; from the spans' arrays when the incremental encoder kept them, so a
         book's 260,000 chunks are not turned into a list for one look-up."""
-        known = self.__dict__.get("_chunk_spans")
+        known = self._known_chunk_spans()
         if known is not None:
             starts, ends = known
         else:

@@ -35,7 +35,9 @@ from __future__ import annotations
 import threading
 import unicodedata
 import weakref
+from concurrent.futures import Future
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
@@ -86,6 +88,10 @@ Changed = tuple[int, int]  # (start, end) code points of the new text whose toke
 
 class _NotLocal(Exception):
     """A window's split met what the rule does not model: encode the whole text instead."""
+
+
+class _Abandoned(Exception):
+    """Nothing wants the chunks of a split still running (its text was replaced): it stops."""
 
 
 class IncrementalEncoder:
@@ -195,29 +201,62 @@ class IncrementalEncoder:
         return self._local.full(enc, allowed)
 
     def _full_overlapped(self, text: str) -> "_State":
-        """`_full` of a long text, its regex split in a second thread while the library encodes:
-        both let go of the interpreter lock, so on two cores the split adds no wall time."""
+        """`_full` of a long text, its regex split in a second thread started beside the library's
+        encode (both let go of the interpreter lock) and waited for only where the chunks are
+        first needed: the next edit, the chunk view. The text's tokens do not wait for it (on a
+        50 MB text the split takes longer than the encode)."""
         allowed = resolve_special(self._specials, self.allowed_special, text)
-        found: list = []
-        splitter = threading.Thread(target=lambda: found.append(self._local.spans(text, allowed)),
-                                    name="tokexplorer-split", daemon=True)
-        splitter.start()
-        try:
-            enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
-        finally:
-            splitter.join()
-        return self._local.full(enc, allowed, found[0] if found else None)
+        split: Future = Future()
+        chunks, rule = _Chunks(split, len(text)), self._local
+        wanted = weakref.ref(chunks)  # gone with the state and its Encoding: the split stops
+
+        def run() -> None:
+            try:
+                split.set_result(rule.spans(text, allowed, wanted=lambda: wanted() is not None))
+            except BaseException as exc:  # raised again where the chunks are asked for
+                split.set_exception(exc)
+
+        threading.Thread(target=run, name="tokexplorer-split", daemon=True).start()
+        enc = self.tokenizer.encode(text, allowed_special=self.allowed_special)
+        return rule.full(enc, allowed, chunks)
 
 
-@dataclass(frozen=True)
+class _Chunks:
+    """A text's regex chunks as a split running in another thread finds them; read on first use.
+
+    `bounds` (chunk i spans bounds[i] to bounds[i + 1]) is None when the chunks do not tile the
+    text; `spans` are the (starts, ends) arrays the Encoding keeps either way. Both wait for the
+    split, and raise what it raised."""
+
+    def __init__(self, split: Future, n: int):
+        self._split, self._n = split, n
+
+    @cached_property
+    def bounds(self) -> np.ndarray | None:
+        return _tiled(*self._split.result(), self._n)
+
+    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+        bounds = self.bounds
+        return self._split.result() if bounds is None else (bounds[:-1], bounds[1:])
+
+
 class _State:
     """An Encoding and, for the regex rules, its chunks: chunk i spans code points
     chunk_bounds[i] to chunk_bounds[i + 1] (the chunks tile the text, so one array splices for
-    both ends). A chunk's first token is the first that starts at or after the chunk's start: a
-    search, not another array to splice."""
+    both ends), or a split still running (`_Chunks`). A chunk's first token is the first that
+    starts at or after the chunk's start: a search, not another array to splice."""
 
-    enc: Encoding
-    chunk_bounds: np.ndarray | None = None  # int64 [m + 1]
+    __slots__ = ("enc", "_chunks")
+
+    def __init__(self, enc: Encoding, chunk_bounds: "np.ndarray | _Chunks | None" = None):
+        self.enc = enc
+        self._chunks = chunk_bounds
+
+    @property
+    def chunk_bounds(self) -> np.ndarray | None:  # int64 [m + 1]
+        if isinstance(self._chunks, _Chunks):
+            self._chunks = self._chunks.bounds
+        return self._chunks
 
     @property
     def chunk_starts(self) -> np.ndarray:
@@ -488,8 +527,10 @@ class _RegexRule:
         # Qwen's encode NFC-normalises first: where that is the identity the chunks are the text's.
         self._nfc = getattr(tokenizer, "normalizes", None) == "NFC"
 
-    def spans(self, text: str, allowed: set[str]) -> tuple[np.ndarray, np.ndarray]:
-        """The chunks of the whole (cleaned) text: code-point starts and ends.
+    def spans(self, text: str, allowed: set[str], *, wanted: Callable[[], bool] = lambda: True
+              ) -> tuple[np.ndarray, np.ndarray]:
+        """The chunks of the whole (cleaned) text: code-point starts and ends. Raises _Abandoned
+        as soon as `wanted()` is false (asked between pieces).
 
         subtle: the regex calls let go of the interpreter lock (`concurrent`), so the split can
         run beside the library's encode (`IncrementalEncoder._full`) and the window's thread."""
@@ -502,6 +543,8 @@ class _RegexRule:
             # so the lengths alone give the spans. A huge text goes in pieces, so that no list of
             # matches holds more than a piece's.
             for a, b in piece_spans(text, pos, at, size=SPLIT_PIECE) if at > pos else ():
+                if not wanted():
+                    raise _Abandoned
                 lengths = np.fromiter(map(len, self._regex.findall(text, a, b, concurrent=True)), dtype=np.int64)
                 ends.append(a + np.cumsum(lengths))
                 starts.append(ends[-1] - lengths)
@@ -514,20 +557,22 @@ class _RegexRule:
         ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
         return cs, ce
 
-    def full(self, enc: Encoding, allowed: set[str],
-             spans: tuple[np.ndarray, np.ndarray] | None = None) -> _State:
-        """The state of a whole encode; `spans`: the text's chunks, if split already."""
+    def full(self, enc: Encoding, allowed: set[str], chunks: _Chunks | None = None) -> _State:
+        """The state of a whole encode; `chunks`: the text's split, if one is running already."""
         if self._nfc and not unicodedata.is_normalized("NFC", enc.text):
             return _State(enc)  # tokens found on another text than this: edits re-encode it whole
         text = enc.text
-        cs, ce = spans if spans is not None else self.spans(text, allowed)
-        bounds = _tiled(cs, ce, len(text))
+        if chunks is None:
+            cs, ce = self.spans(text, allowed)
+            bounds = _tiled(cs, ce, len(text))
+            chunk_spans = (cs, ce) if bounds is None else (bounds[:-1], bounds[1:])
+        else:
+            bounds, chunk_spans = chunks, chunks.spans  # the Encoding waits for it on first use
         full = Encoding.from_parts(
             text, enc.ids, enc.token_bytes, enc.byte_starts, enc.byte_ends,
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes,
-            chunk_spans=(cs, ce) if bounds is None else (bounds[:-1], bounds[1:]), id_array=enc.id_array,
-            byte_bounds=enc.__dict__.get("_byte_bounds"),
+            chunk_spans=chunk_spans, id_array=enc.id_array, byte_bounds=enc.__dict__.get("_byte_bounds"),
         )
         return _State(full, bounds)
 

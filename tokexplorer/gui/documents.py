@@ -65,6 +65,9 @@ class Documents(QObject):
         self.dialogs, self.banner, self.settings = dialogs, banner, settings
         self._report, self._progress, self._status = report, progress, status
         self.recent_menu = QMenu("Open &Recent")
+        # subtle: a big text is tokenized while Qt takes it in (a 50 MB text: ~10 s each, on two
+        # cores side by side), so the load's end asks again only if nothing asked meanwhile.
+        self.editor.load_started.connect(self.service.submit)
         self.editor.loaded.connect(self._on_loaded)
         self.fill_recent()
 
@@ -141,7 +144,8 @@ class Documents(QObject):
     def _on_loaded(self) -> None:
         self._progress("inserting text", 1, 1)  # hides the bar
         self.state.set_modified(False)
-        self.service.submit()
+        if not self.editor.load_sent:
+            self.service.submit()
 
     def open_sample(self, quirk: Quirk) -> None:
         """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""

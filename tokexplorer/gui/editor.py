@@ -92,6 +92,7 @@ class TokenEditor(QPlainTextEdit):
 
     text_edited = Signal()  # the user changed the text (not emitted while a file loads)
     load_progress = Signal(int, int)  # characters inserted so far, total
+    load_started = Signal()  # load_text goes in slices: the worker may tokenize the text meanwhile
     loaded = Signal()  # load_text finished
 
     def __init__(self, state: AppState, parent=None, *, document: QTextDocument | None = None,
@@ -118,6 +119,7 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
+        self._load_sent = False  # a snapshot taken during the current load gave the worker its text
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
         # for views sharing the document and its map.
@@ -169,6 +171,12 @@ class TokenEditor(QPlainTextEdit):
         """Whether a text given to `load_text` is still going in (the editor is read-only meanwhile)."""
         return self._loading
 
+    @property
+    def load_sent(self) -> bool:
+        """Whether the worker has had the whole text of the last load (asked for while it went
+        in): the load's end then needs no request of its own."""
+        return self._load_sent
+
     def load_text(self, text: str | EditorText) -> None:
         """Replace the whole text, clearing the undo history; emits `loaded` when done. An
         EditorText brings the source it stands for (a file's own line breaks).
@@ -180,6 +188,7 @@ class TokenEditor(QPlainTextEdit):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self._result, self._edits, self._outbox, self._unsent = None, [], None, []
+        self._load_sent = False
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text = text.source or text.text
@@ -204,6 +213,7 @@ class TokenEditor(QPlainTextEdit):
             return
         self.clear()
         slices = iter(range(0, len(text), LOAD_SLICE))
+        self.load_started.emit()
 
         def step() -> None:
             if load_id != self._load_id:
@@ -229,6 +239,8 @@ class TokenEditor(QPlainTextEdit):
         self._redo_steps = 0
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
+        if self._load_sent:  # the worker's copy holds it: later snapshots send edits only
+            self._loaded_text = None
         self.loaded.emit()
 
     def snapshot(self, full: bool = False) -> TextDelta:
@@ -239,6 +251,7 @@ class TokenEditor(QPlainTextEdit):
             # tokenizes meanwhile) with the whole text's length, so its copy is in step when
             # the load ends and the next request brings no edits.
             self._outbox, self._unsent = [], []
+            self._load_sent = True
             return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text),
                              soft16=self._loaded_soft16)
         outbox, self._outbox = self._outbox, []
