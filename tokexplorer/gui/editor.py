@@ -119,6 +119,7 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
+        self._loaded_len16 = 0  # its length in UTF-16 units
         self._load_sent = False  # a snapshot taken during the current load gave the worker its text
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
         # The last edit seen and the source's edit for it (position, removed, added, source edit),
@@ -191,11 +192,11 @@ class TokenEditor(QPlainTextEdit):
         self._load_sent = False
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
-            self._loaded_text = text.source or text.text
+            self._loaded_text, self._loaded_len16 = text.source or text.text, text.length16
             text = text.text
         else:
             self._source = SourceMap()
-            self._loaded_text = text
+            self._loaded_text, self._loaded_len16 = text, utf16_len(text)
         # The document fills up in slices, so the breaks before a position are counted in the text.
         breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
             if self._source.newline != "\n" and "" in self._source.src else None
@@ -252,7 +253,7 @@ class TokenEditor(QPlainTextEdit):
             # the load ends and the next request brings no edits.
             self._outbox, self._unsent = [], []
             self._load_sent = True
-            return TextDelta(self._loaded_text, None, self.edit_count, utf16_len(self._loaded_text),
+            return TextDelta(self._loaded_text, None, self.edit_count, self._loaded_len16,
                              soft16=self._loaded_soft16)
         outbox, self._outbox = self._outbox, []
         doc = self.document()
