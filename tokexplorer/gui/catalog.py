@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..core import registry
 from ..core.tokenizer import Tokenizer, TokexplorerError
+from .collector import keep_long_lived
 
 
 class TokenizerCatalog:
@@ -77,10 +78,16 @@ class TokenizerCatalog:
         if path is None:
             if name not in self._order:
                 raise TokexplorerError(f"no tokenizer named {name!r} is open")
-            return registry.get_builtin(name)
+            if registry.is_loaded(name):
+                return registry.get_builtin(name)
+            tok = registry.get_builtin(name)
+            keep_long_lived()  # its tables live as long as the window
+            return tok
         tok = registry.load_tokenizer(path)
         with self._lock:
-            return self._loaded.setdefault(name, tok)
+            tok = self._loaded.setdefault(name, tok)
+        keep_long_lived()
+        return tok
 
     def _unique(self, base: str) -> str:
         name, n = base, 2

@@ -20,7 +20,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
 from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
 from ..core.tokenizer import DisallowedSpecialError
-from . import crash, settings as keys
+from . import collector, crash, settings as keys
 from .about import about_html
 from .autosave import Autosave
 from .banner import Banner
@@ -108,6 +108,7 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
+        collector.keep_long_lived()  # the window, its views and the libraries: out of the collector's walks
 
     # --- construction --------------------------------------------------------------------
 
@@ -480,3 +481,4 @@ class MainWindow(QMainWindow):
         self.service.wait_for_done(3000)
         self.compare.wait_for_done(3000)
         event.accept()
+        collector.release()
