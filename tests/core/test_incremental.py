@@ -367,13 +367,13 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     tok = get_builtin("cl100k_base")
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
-    release, spans = threading.Event(), incremental._RegexRule.spans
+    release, bounds = threading.Event(), incremental._RegexRule.bounds
 
     def held(self, *args, **kwargs):
         assert release.wait(30)
-        return spans(self, *args, **kwargs)
+        return bounds(self, *args, **kwargs)
 
-    monkeypatch.setattr(incremental._RegexRule, "spans", held)
+    monkeypatch.setattr(incremental._RegexRule, "bounds", held)
     inc = IncrementalEncoder(tok, text)  # would wait 30 s for the split, and fail, if it joined it
     assert inc.encoding.ids == tok.encode(text).ids
     release.set()
@@ -384,11 +384,32 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     def failing(self, *args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(incremental._RegexRule, "spans", failing)
+    monkeypatch.setattr(incremental._RegexRule, "bounds", failing)
     inc = IncrementalEncoder(tok, text)
     assert inc.encoding.ids == tok.encode(text).ids
     with pytest.raises(MemoryError):
         inc.edit(10, 0, "x")
+
+
+def test_chunks_that_do_not_tile_the_text_mean_whole_encodes(monkeypatch):
+    """Should a split leave text out (no pattern of the fast path does), the encoder keeps no
+    chunk bounds, edits encode the whole text, and the chunks come from the tokenizer's own
+    split: correct, not fast."""
+    import regex
+
+    from tokexplorer.core import incremental
+
+    tok = get_builtin("gpt2")
+    text = "hello world, again " * 100
+    inc = IncrementalEncoder(tok, text)
+    monkeypatch.setattr(inc._local, "_regex", regex.compile("[a-z]+"))  # skips spaces and commas
+    for overlap in (10 ** 9, 100):  # split after the encode, and beside it
+        monkeypatch.setattr(incremental, "OVERLAP_TEXT", overlap)
+        inc.reset(text)
+        assert inc._state.chunk_bounds is None
+        assert inc.encoding.chunks == split(text, tok.split_pattern)
+        enc, _ = inc.edit(5, 0, "!")
+        assert_same(enc, tok.encode(enc.text))
 
 
 def test_a_split_nothing_wants_stops(corpora, monkeypatch):

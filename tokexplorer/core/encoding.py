@@ -326,13 +326,14 @@ class Encoding:
         chunk_spans: tuple[np.ndarray, np.ndarray] | Callable[[], tuple] | None = None,
         id_array: np.ndarray | None = None,
         byte_bounds: np.ndarray | None = None,
+        chunk_finder: ChunkFinder | None = None,
     ) -> "Encoding":
         """Build with the derived values already known, so none is recomputed over the whole text.
 
         For incremental re-tokenization, which splices them from the previous Encoding. The caller
         guarantees they equal what the properties would compute. `chunk_spans` (code-point start
         and end arrays, or a function that returns them, called on first use) makes `chunks`
-        read them instead of running a regex over the text;
+        read them instead of running `chunk_finder` over the text;
         `byte_bounds`, when the byte spans tile the text, is the array they are both views of
         (`byte_starts` is byte_bounds[:-1], `byte_ends` byte_bounds[1:]).
 
@@ -343,7 +344,7 @@ class Encoding:
         >>> again.chunks
         [(0, 1), (1, 2)]
         """
-        enc = cls(text, ids, token_bytes, byte_starts, byte_ends, special_mask, byte_fallback_mask)
+        enc = cls(text, ids, token_bytes, byte_starts, byte_ends, special_mask, byte_fallback_mask, chunk_finder)
         # subtle: cached_property keeps its value in the instance __dict__, so filling it here is
         # what computing it on first use would have done (the dataclass being frozen does not matter).
         enc.__dict__.update(starts=starts, ends=ends, flags=flags, _n_text_bytes=n_bytes)
@@ -426,7 +427,7 @@ class Encoding:
 
     def _known_chunk_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         """The chunks' arrays if they were given (`from_parts`), waiting for them if they were
-        given as a function (a split still running in another thread)."""
+        given as a function (a split still running in another thread; it may return None)."""
         known = self.__dict__.get("_chunk_spans")
         if callable(known):
             known = self.__dict__["_chunk_spans"] = known()

@@ -37,7 +37,6 @@ import unicodedata
 import weakref
 from concurrent.futures import Future
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
@@ -207,12 +206,12 @@ class IncrementalEncoder:
         50 MB text the split takes longer than the encode)."""
         allowed = resolve_special(self._specials, self.allowed_special, text)
         split: Future = Future()
-        chunks, rule = _Chunks(split, len(text)), self._local
+        chunks, rule = _Chunks(split), self._local
         wanted = weakref.ref(chunks)  # gone with the state and its Encoding: the split stops
 
         def run() -> None:
             try:
-                split.set_result(rule.spans(text, allowed, wanted=lambda: wanted() is not None))
+                split.set_result(rule.bounds(text, allowed, wanted=lambda: wanted() is not None))
             except BaseException as exc:  # raised again where the chunks are asked for
                 split.set_exception(exc)
 
@@ -222,22 +221,20 @@ class IncrementalEncoder:
 
 
 class _Chunks:
-    """A text's regex chunks as a split running in another thread finds them; read on first use.
+    """A text's regex chunks as a split running in another thread finds them (`_RegexRule.bounds`);
+    read on first use. `bounds` and `spans` (the (starts, ends) arrays an Encoding keeps) wait for
+    the split, and raise what it raised; both are None when the chunks do not tile the text."""
 
-    `bounds` (chunk i spans bounds[i] to bounds[i + 1]) is None when the chunks do not tile the
-    text; `spans` are the (starts, ends) arrays the Encoding keeps either way. Both wait for the
-    split, and raise what it raised."""
+    def __init__(self, split: Future):
+        self._split = split
 
-    def __init__(self, split: Future, n: int):
-        self._split, self._n = split, n
-
-    @cached_property
+    @property
     def bounds(self) -> np.ndarray | None:
-        return _tiled(*self._split.result(), self._n)
+        return self._split.result()
 
-    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+    def spans(self) -> tuple[np.ndarray, np.ndarray] | None:
         bounds = self.bounds
-        return self._split.result() if bounds is None else (bounds[:-1], bounds[1:])
+        return None if bounds is None else (bounds[:-1], bounds[1:])
 
 
 class _State:
@@ -527,35 +524,40 @@ class _RegexRule:
         # Qwen's encode NFC-normalises first: where that is the identity the chunks are the text's.
         self._nfc = getattr(tokenizer, "normalizes", None) == "NFC"
 
-    def spans(self, text: str, allowed: set[str], *, wanted: Callable[[], bool] = lambda: True
-              ) -> tuple[np.ndarray, np.ndarray]:
-        """The chunks of the whole (cleaned) text: code-point starts and ends. Raises _Abandoned
-        as soon as `wanted()` is false (asked between pieces).
+    def bounds(self, text: str, allowed: set[str], *, wanted: Callable[[], bool] = lambda: True
+               ) -> np.ndarray | None:
+        """The chunks of the whole (cleaned) text: chunk i spans code points bounds[i] to
+        bounds[i + 1]; None if they do not tile the text (then edits encode it whole). Raises
+        _Abandoned as soon as `wanted()` is false (asked between pieces).
 
         subtle: the regex calls let go of the interpreter lock (`concurrent`), so the split can
         run beside the library's encode (`IncrementalEncoder._full`) and the window's thread."""
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
-        starts, ends = [], []
+        lengths: list[np.ndarray] = []  # int32 per piece: a 50 MB text has ten million chunks
         pos = 0
         while pos < len(text):
             at, special = _next_special(text, pos, len(text), order)
             # subtle: findall makes no match objects (2x faster); LOCAL_PATTERNS tile the text,
-            # so the lengths alone give the spans. A huge text goes in pieces, so that no list of
+            # so the lengths alone give the chunks. A huge text goes in pieces, so that no list of
             # matches holds more than a piece's.
             for a, b in piece_spans(text, pos, at, size=SPLIT_PIECE) if at > pos else ():
                 if not wanted():
                     raise _Abandoned
-                lengths = np.fromiter(map(len, self._regex.findall(text, a, b, concurrent=True)), dtype=np.int64)
-                ends.append(a + np.cumsum(lengths))
-                starts.append(ends[-1] - lengths)
+                piece = np.fromiter(map(len, self._regex.findall(text, a, b, concurrent=True)), dtype=np.int32)
+                if int(piece.sum(dtype=np.int64)) != b - a:
+                    return None
+                lengths.append(piece)
             if special is not None:
-                starts.append(np.array([at], dtype=np.int64))
-                ends.append(np.array([at + len(special)], dtype=np.int64))
+                lengths.append(np.array([len(special)], dtype=np.int32))
                 at += len(special)
             pos = at
-        cs = np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64)
-        ce = np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64)
-        return cs, ce
+        bounds = np.zeros(sum(map(len, lengths)) + 1, dtype=np.int64)
+        k = 0
+        for piece in lengths:  # a running sum piece by piece: no second array of all the lengths
+            np.cumsum(piece, out=bounds[k + 1 : k + 1 + len(piece)])
+            bounds[k + 1 : k + 1 + len(piece)] += bounds[k]
+            k += len(piece)
+        return bounds
 
     def full(self, enc: Encoding, allowed: set[str], chunks: _Chunks | None = None) -> _State:
         """The state of a whole encode; `chunks`: the text's split, if one is running already."""
@@ -563,9 +565,8 @@ class _RegexRule:
             return _State(enc)  # tokens found on another text than this: edits re-encode it whole
         text = enc.text
         if chunks is None:
-            cs, ce = self.spans(text, allowed)
-            bounds = _tiled(cs, ce, len(text))
-            chunk_spans = (cs, ce) if bounds is None else (bounds[:-1], bounds[1:])
+            bounds = self.bounds(text, allowed)
+            chunk_spans = None if bounds is None else (bounds[:-1], bounds[1:])
         else:
             bounds, chunk_spans = chunks, chunks.spans  # the Encoding waits for it on first use
         full = Encoding.from_parts(
@@ -573,6 +574,7 @@ class _RegexRule:
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes,
             chunk_spans=chunk_spans, id_array=enc.id_array, byte_bounds=enc.__dict__.get("_byte_bounds"),
+            chunk_finder=enc.chunk_finder,  # for chunks that do not tile the text (bounds None)
         )
         return _State(full, bounds)
 
