@@ -359,7 +359,7 @@ def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkey
 def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     """The encoder of a long text returns its tokens while the split for its chunks still runs;
     the chunks and the next edit wait for it, and are the split's; a split that fails raises
-    where the chunks are asked for."""
+    once where the chunks are asked for, and from then on they are found the slow way."""
     import threading
 
     from tokexplorer.core import incremental
@@ -388,7 +388,13 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     inc = IncrementalEncoder(tok, text)
     assert inc.encoding.ids == tok.encode(text).ids
     with pytest.raises(MemoryError):
+        inc.encoding.chunk_arrays()
+    assert inc.encoding.chunks == [(a, b) for a, b in split(text, tok.split_pattern)]  # the library's split
+    with pytest.raises(MemoryError):
         inc.edit(10, 0, "x")
+    monkeypatch.setattr(incremental._RegexRule, "bounds", bounds)
+    enc, _ = inc.edit(10, 0, "x")  # the text encoded whole, and split again
+    assert_same(enc, tok.encode(enc.text))
 
 
 def test_chunks_that_do_not_tile_the_text_mean_whole_encodes(monkeypatch):

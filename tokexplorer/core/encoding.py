@@ -430,6 +430,7 @@ class Encoding:
         given as a function (a split still running in another thread; it may return None)."""
         known = self.__dict__.get("_chunk_spans")
         if callable(known):
+            self.__dict__["_chunk_spans"] = None  # a split that failed raises once: then chunk_finder
             known = self.__dict__["_chunk_spans"] = known()
         return known
 

@@ -245,14 +245,16 @@ class _State:
 
     __slots__ = ("enc", "_chunks")
 
-    def __init__(self, enc: Encoding, chunk_bounds: "np.ndarray | _Chunks | None" = None):
+    def __init__(self, enc: Encoding, chunk_bounds: np.ndarray | _Chunks | None = None):
         self.enc = enc
         self._chunks = chunk_bounds
 
     @property
     def chunk_bounds(self) -> np.ndarray | None:  # int64 [m + 1]
         if isinstance(self._chunks, _Chunks):
-            self._chunks = self._chunks.bounds
+            # A split that failed raises here once; the edits after it encode the whole text.
+            chunks, self._chunks = self._chunks, None
+            self._chunks = chunks.bounds
         return self._chunks
 
     @property
