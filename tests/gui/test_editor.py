@@ -777,6 +777,28 @@ def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, 
     assert window.state.result.encoding.text == text + "x"
 
 
+def test_a_big_text_opened_while_another_goes_in_shows_its_own_tokens(qtbot, window, tmp_path):
+    """A second text opened while the first still goes in (each tokenized as it loads) ends with
+    the second's tokens, the first's request answered or dropped on the way."""
+    from tokexplorer.core.registry import get_builtin
+    from tokexplorer.gui.editor import LOAD_SLICE
+
+    first, second = tmp_path / "first.txt", tmp_path / "second.txt"
+    first.write_text("".join(f"first {i} naïve\n" for i in range(LOAD_SLICE // 2)), encoding="utf-8")
+    text = "".join(f"second {i} 👋\n" for i in range(LOAD_SLICE // 3))
+    second.write_text(text, encoding="utf-8")
+    wait_settled(qtbot, window)
+    window.documents.open_text(first)
+    qtbot.waitUntil(lambda: window.editor.loading, timeout=30_000)
+    window.documents.open_text(second)
+    qtbot.waitUntil(lambda: window.state.path == second, timeout=30_000)
+    wait_settled(qtbot, window, timeout=60_000)
+    assert window.editor.plain_text() == text
+    encoding = window.state.result.encoding
+    assert encoding.text == text
+    assert encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
+
+
 def test_end_and_home_pressed_again_go_to_a_wrapped_lines_ends(qtbot, window):
     """In a line that wraps on screen, End goes to the end of the line on screen, and pressed
     there, on to the end of the whole line; Home likewise to its start."""
