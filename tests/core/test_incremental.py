@@ -418,6 +418,30 @@ def test_chunks_that_do_not_tile_the_text_mean_whole_encodes(monkeypatch):
         assert_same(enc, tok.encode(enc.text))
 
 
+def test_views_asking_for_chunks_at_once_all_wait_for_the_one_split(corpora, monkeypatch):
+    """Two threads (the chunk view's job, the trace's) asking for a long text's chunks while its
+    split runs both get the split's arrays: neither splits the text again."""
+    import threading
+
+    from tokexplorer.core import incremental
+
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
+    monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
+    release, bounds = threading.Event(), incremental._RegexRule.bounds
+    monkeypatch.setattr(incremental._RegexRule, "bounds",
+                        lambda self, *a, **k: release.wait(30) and bounds(self, *a, **k))
+    enc = IncrementalEncoder(get_builtin("gpt2"), text).encoding
+    got: list = []
+    askers = [threading.Thread(target=lambda: got.append(enc.chunk_arrays())) for _ in range(2)]
+    for t in askers:
+        t.start()
+    release.set()
+    for t in askers:
+        t.join(30)
+    assert len(got) == 2 and got[0][0].base is not None and got[0][0].base is got[1][0].base
+    assert [(a, b) for a, b in zip(*(x.tolist() for x in got[1]))] == split(text, get_builtin("gpt2").split_pattern)
+
+
 def test_a_split_nothing_wants_stops(corpora, monkeypatch):
     """Once its encoder and Encoding are gone (another text, another tokenizer), the split
     still running for them stops at its next piece instead of running on through the text."""

@@ -429,9 +429,13 @@ class Encoding:
         """The chunks' arrays if they were given (`from_parts`), waiting for them if they were
         given as a function (a split still running in another thread; it may return None)."""
         known = self.__dict__.get("_chunk_spans")
-        if callable(known):
-            self.__dict__["_chunk_spans"] = None  # a split that failed raises once: then chunk_finder
-            known = self.__dict__["_chunk_spans"] = known()
+        if callable(known):  # (threads asking at once all wait for the one split)
+            try:
+                known = known()
+            except BaseException:
+                self.__dict__["_chunk_spans"] = None  # a split that failed raises once: then chunk_finder
+                raise
+            self.__dict__["_chunk_spans"] = known
         return known
 
     @cached_property
