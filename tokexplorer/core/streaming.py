@@ -33,10 +33,17 @@ def streams(tok: Tokenizer) -> bool:
             and not any("\n" in t for t in tok.special_tokens))
 
 
+def whole_text_refusal(tok: Tokenizer, n_chars: int, limit_mb: float | None = None) -> str | None:
+    """Why `tok` will not encode a text of `n_chars` characters (it must see it whole, and that is
+    over `budgets.whole_text_limit` million characters, or `limit_mb`), or None. The caller adds
+    the way on (the command line's --max-mb, the window's other tokenizers)."""
+    return None if streams(tok) else whole_text_over_budget(tok.name, tok.family, n_chars, limit_mb)
+
+
 def check_size(tok: Tokenizer, text: str, limit_mb: float | None = None) -> None:
-    """Refuse a text too big for a tokenizer that must encode it whole (`budgets.whole_text_limit`
-    million characters, or `limit_mb`: the command line's --max-mb)."""
-    why = None if streams(tok) else whole_text_over_budget(tok.name, tok.family, len(text), limit_mb)
+    """Refuse a text too big for a tokenizer that must encode it whole (`whole_text_refusal`;
+    `limit_mb`: the command line's --max-mb)."""
+    why = whole_text_refusal(tok, len(text), limit_mb)
     if why is not None:
         raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {max_mb_for(len(text))} to go on "
                                f"(about {whole_text_peak_gb(tok.family, len(text)):.1f} GB)")

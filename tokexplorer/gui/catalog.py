@@ -78,10 +78,10 @@ class TokenizerCatalog:
         if path is None:
             if name not in self._order:
                 raise TokexplorerError(f"no tokenizer named {name!r} is open")
-            if registry.is_loaded(name):
-                return registry.get_builtin(name)
+            loaded = registry.is_loaded(name)
             tok = registry.get_builtin(name)
-            keep_long_lived()  # its tables live as long as the window
+            if not loaded:
+                keep_long_lived()  # its tables live as long as the window
             return tok
         tok = registry.load_tokenizer(path)
         with self._lock:

@@ -24,10 +24,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 from PySide6.QtCore import QObject, QThreadPool, QTimer, Signal
 
-from ..core.budgets import whole_text_over_budget
 from ..core.encoding import Encoding
 from ..core.incremental import IncrementalEncoder
-from ..core.streaming import streams
+from ..core.streaming import whole_text_refusal
 from ..core.tokenizer import DisallowedSpecialError, Tokenizer, TokexplorerError, native_errors, native_panic
 from .catalog import TokenizerCatalog
 from .colours import colour_indices, update_colours
@@ -257,7 +256,7 @@ class TokenizeService(QObject):
             tok = self._catalog.get(name)
             if gen != self.generation:
                 return
-            too_big = None if streams(tok) else whole_text_over_budget(tok.name, tok.family, len(text))
+            too_big = whole_text_refusal(tok, len(text))
             if too_big is not None:  # encoded whole, it would take many GB
                 self._failed.emit(gen, f"{too_big}; open a part of the text, or pick a tokenizer that "
                                        "reads a text in pieces (gpt2, cl100k_base, o200k_base)")
