@@ -91,20 +91,30 @@ def test_bad_queries():
         vocab.search("ten", by="id")
 
 
-def test_occurrences_index_agrees_with_a_scan(o200k):
-    """The index behind "find in text": each id's positions, counts and next occurrence (wrapping)
-    equal a plain scan of the ids, for ids that occur once, often, or never."""
+def slow_next(ids: list[int], token_id: int, after: int) -> int | None:
+    """The next occurrence read plainly: the first index past `after` holding the id, else the
+    first from the start."""
+    later = [i for i, t in enumerate(ids) if t == token_id and i > after]
+    earlier = [i for i, t in enumerate(ids) if t == token_id]
+    return (later or earlier or [None])[0]
+
+
+@pytest.mark.parametrize("block", [1, 3, 1 << 18])
+def test_find_in_text_finds_the_next_occurrence(o200k, monkeypatch, block):
+    """"Find in text": each id's count and next occurrence (wrapping round) as a plain reading of
+    the ids gives them, for ids that occur once, often, or never, searched a block at a time."""
+    from tokexplorer.core import vocabulary
     from tokexplorer.core.vocabulary import Occurrences, next_occurrence
 
+    monkeypatch.setattr(vocabulary, "SEARCH_BLOCK", block)
     tok, vocab = o200k
-    encoding = tok.encode("the cat and the dog and the bird; the end " * 50)
+    encoding = tok.encode("the cat and the dog and the bird; the end " * 50 + "zebra")
     ids = encoding.id_array
     occ = vocab.occurrences(encoding)
     assert occ.counts.tolist() == vocab.counts(encoding).tolist()
-    for token_id in sorted(set(ids.tolist())) + [0, 199_997]:
-        assert occ.where(token_id).tolist() == np.flatnonzero(ids == token_id).tolist()
-        for after in (-1, 0, 7, len(ids) // 2, len(ids) - 1, len(ids) + 5):
-            assert occ.next_after(token_id, after) == next_occurrence(ids, token_id, after)
-    assert occ.where(-1).tolist() == [] and occ.where(len(vocab)).tolist() == []
+    for token_id in sorted(set(ids.tolist())) + [0, 199_997, -1, len(vocab)]:
+        for after in (-1, 0, 7, len(ids) // 2, len(ids) - 2, len(ids) - 1, len(ids) + 5):
+            want = slow_next(ids.tolist(), token_id, after)
+            assert occ.next_after(token_id, after) == want == next_occurrence(ids, token_id, after)
     with pytest.raises(TokexplorerError):
         Occurrences.of(np.array([3, 10]), 10)

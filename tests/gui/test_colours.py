@@ -44,6 +44,30 @@ def test_a_run_of_one_token_alternates():
     assert (colours[1:] != colours[:-1]).all() and len(set(colours[:9].tolist())) == 2
 
 
+def slow_colour_indices(ids) -> list[int]:
+    """The rule read plainly: a token whose colour is the one its left neighbour is drawn in takes
+    the opposite one."""
+    out, before = [], None
+    for i in ids:
+        c = ((int(i) * 2654435761) & 0xFFFFFFFF) >> 16 & 0xFFFF
+        c %= N_COLOURS
+        out.append(c + N_COLOURS if c == before else c)
+        before = drawn_colour(out[-1])
+    return out
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 64, 1 << 20])
+def test_colours_computed_in_blocks_follow_the_rule(monkeypatch, block):
+    import tokexplorer.gui.colours as colours
+
+    monkeypatch.setattr(colours, "COLOUR_BLOCK", block)
+    rng = np.random.default_rng(7)
+    runs = np.repeat(rng.integers(0, 40, 600), rng.integers(1, 6, 600))  # long same-colour chains
+    for ids in [np.array([], dtype=np.int64), np.array([9]), rng.integers(0, 3, 500), runs,
+                rng.integers(0, 200_000, 3000)]:
+        assert colour_indices(ids).tolist() == slow_colour_indices(ids.tolist())
+
+
 # Machado, Oliveira and Fernandes (2009), severity 1.0, applied to linear RGB.
 VISION = {
     "normal": np.eye(3),

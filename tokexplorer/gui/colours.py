@@ -35,30 +35,58 @@ def colour_indices(ids: np.ndarray) -> np.ndarray:
     """Per token (uint8): its id's colour in [0, N_COLOURS), or that plus N_COLOURS where it would
     have had its left neighbour's colour (then it is drawn in the opposite colour).
 
+    A long text's ids are coloured COLOUR_BLOCK at a time (a few megabytes of temporaries, not
+    hundreds for 13 million tokens), each block carrying on from the last token of the one before.
+
     >>> colour_indices(np.array([5, 5, 5])).tolist() == [c := int(colour_indices(np.array([5]))[0]), c + 8, c]
     True
     """
-    ids = np.asarray(ids, dtype=np.uint64)
-    # Knuth's multiplicative hash: nearby ids (common in BPE vocabularies) get unrelated colours.
-    h = ((((ids * np.uint64(2654435761)) & np.uint64(0xFFFFFFFF)) >> np.uint64(16))
-         % np.uint64(N_COLOURS)).astype(np.uint8)
-    if len(h) < 2:
-        return h
-    # shifted[i] (token i drawn opposite) = h[i] equals the colour drawn for token i - 1. With
-    # d = h[i] - h[i-1] (mod N): after an unshifted token that is d == 0, after a shifted one
-    # d == N/2; any other d resets the chain. Within a chain of d in {0, N/2}, shifted[i] =
-    # shifted[i-1] xor (d == 0): a running parity of the zeros since the chain began.
-    d = (h[1:].astype(np.int16) - h[:-1]) % N_COLOURS
-    zero = np.zeros(len(h), dtype=np.int64)
-    zero[1:] = d == 0
-    reset = np.ones(len(h), dtype=bool)
-    reset[1:] = (d != 0) & (d != N_COLOURS // 2)
-    count = np.cumsum(zero)
-    at_reset = np.maximum.accumulate(np.where(reset, np.arange(len(h)), 0))
-    shifted = ((count - count[at_reset]) & 1).astype(bool)
-    out = h.copy()
-    out[shifted] += N_COLOURS
+    ids = np.asarray(ids)
+    out = np.empty(len(ids), dtype=np.uint8)
+    shifted_before = False  # the token before the block is drawn opposite its own colour
+    for a in range(0, len(ids), COLOUR_BLOCK):
+        b = min(a + COLOUR_BLOCK, len(ids))
+        lo = max(a - 1, 0)  # from the token before the block: the chain runs on through it
+        h = _hashed(ids[lo:b])
+        shifted = _shifted(h, shifted_before and a > 0)
+        np.add(h[a - lo:], shifted[a - lo:] * np.uint8(N_COLOURS), out=out[a:b])
+        shifted_before = bool(shifted[-1])
     return out
+
+
+COLOUR_BLOCK = 1 << 20  # tokens coloured at a time
+
+
+def _hashed(ids: np.ndarray) -> np.ndarray:
+    """Each id's colour (uint8) in [0, N_COLOURS), by Knuth's multiplicative hash: nearby ids
+    (common in BPE vocabularies) get unrelated colours."""
+    ids = ids.astype(np.uint64)
+    ids *= np.uint64(2654435761)
+    ids &= np.uint64(0xFFFFFFFF)
+    ids >>= np.uint64(16)
+    return (ids % np.uint64(N_COLOURS)).astype(np.uint8)
+
+
+def _shifted(h: np.ndarray, first: bool) -> np.ndarray:
+    """Which tokens are drawn opposite their colour (bool), given their colours `h` and whether the
+    first is.
+
+    shifted[i] (token i drawn opposite) = h[i] equals the colour drawn for token i - 1. With
+    d = h[i] - h[i-1] (mod N): after an unshifted token that is d == 0, after a shifted one
+    d == N/2; any other d resets the chain. Within a chain of d in {0, N/2}, shifted[i] =
+    shifted[i-1] xor (d == 0): a running parity of the zeros since the chain began.
+    """
+    n = len(h)
+    d = (h[1:].astype(np.int16) - h[:-1]) % N_COLOURS
+    count = np.zeros(n, dtype=np.int32)  # zeros of d up to each token
+    np.cumsum(d == 0, dtype=np.int32, out=count[1:])
+    reset = np.ones(n, dtype=bool)
+    reset[1:] = (d != 0) & (d != N_COLOURS // 2)
+    at_reset = np.maximum.accumulate(np.where(reset, np.arange(n, dtype=np.int32), 0))
+    shifted = ((count - count[at_reset]) & 1).astype(bool)
+    if first:  # the chain the first token began runs on from a shifted token
+        shifted[at_reset == 0] ^= True
+    return shifted
 
 
 def drawn_colour(index: int) -> int:

@@ -7,9 +7,9 @@ finds its next occurrence in the text.
 The core's `Vocabulary` holds the tokens as arrays, read in a worker once per tokenizer; the model
 shows an array of ids and formats only the rows on screen, so a search, a sort or a filter is a
 numpy operation and the view stays instant. Counts follow the text a moment behind the editor, and
-not at all while the panel is hidden: a worker counts the tokens and indexes where each occurs
-(`Occurrences`, under the generation rule), so picking a row finds the token's next occurrence
-with a binary search, not a scan of the text. It never calls another panel.
+not at all while the panel is hidden: a worker counts the tokens (`Occurrences`, under the
+generation rule); picking a row finds the token's next occurrence by scanning the ids from the
+caret's token. It never calls another panel.
 """
 
 from __future__ import annotations
