@@ -149,3 +149,30 @@ def test_utf8_positions_in_blocks_equal_a_byte_walk(text, picks, block):
     assert before.tolist() == [sum(lead[:p]) for p in positions.tolist()]
     assert starts_here.tolist() == [p >= len(data) or lead[p] for p in positions.tolist()]
     assert again.tolist() == sorted(before.tolist())  # several arrays in one pass
+
+
+@given(text=with_surrogates, block=st.sampled_from([1, 2, 3, 7]),
+       name=st.sampled_from(["gpt2", "llama-sp", "deepseek-v4"]))
+def test_spans_computed_in_blocks_equal_the_reference(text, block, name):
+    """The code-point spans of a long text are computed a block of tokens at a time, overwriting
+    counts in place: every block size gives the byte walk's spans (partial characters under GPT-2,
+    SentencePiece's dummy prefix, a backend whose byte spans need not tile)."""
+    from tokexplorer.core import encoding
+
+    tok = get_builtin(name)
+    if tok.family == "sentencepiece":
+        text = text.replace("\u2581", "")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(encoding, "SCAN_BLOCK", block)
+        check(tok, text + " 👋🏽 é 漢字")
+
+
+@given(text=with_surrogates, block=st.sampled_from([1, 2, 3, 7]))
+def test_utf8_in_blocks_is_the_texts_utf8(text, block):
+    from tokexplorer.core import encoding
+    from tokexplorer.core.tokenizer import clean_text
+
+    text = clean_text(text)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(encoding, "SCAN_BLOCK", block)
+        assert encoding.utf8_array(text).tobytes() == text.encode("utf-8")
