@@ -488,3 +488,32 @@ def test_deepseek_edit_cases(text, start, removed, inserted):
 
     for policy in ("all", "none"):
         check_edit(get_builtin("deepseek-v4"), text, start, removed, inserted, policy)
+
+
+def test_code_point_spans_stay_one_array_through_edits():
+    """A non-ASCII text whose tokens all begin and end on characters keeps its code-point starts
+    and ends as views of one array, opened and after each edit (half the memory of two), and goes
+    to two arrays once a token cuts a character; every state equals a fresh encode."""
+    def one_array(enc: Encoding) -> bool:
+        return np.shares_memory(enc.starts, enc.ends)
+
+    for name in ("o200k_base", "gpt2"):
+        tok = get_builtin(name)
+        inc = IncrementalEncoder(tok, "Grüße aus Köln, naïve café. " * 40, allowed_special="none")
+        assert one_array(inc.encoding)
+        edits = [(5, 0, " und Zürich"), (0, 0, "Ça va? "), (30, 3, ""),
+                 (12, 0, " 👋 "),  # a token boundary inside the emoji's bytes
+                 (12, 3, "é")]  # gone again (the spans stay two arrays)
+        shared, kept = True, 0
+        for start, removed, inserted in edits:
+            enc, _ = inc.edit(start, removed, inserted)
+            assert_same(enc, tok.encode(enc.text, allowed_special="none"))
+            if shared:  # from one array: still one unless a token now cuts a character
+                assert one_array(enc) == (not enc.flags.any()), (name, inserted)
+            shared = one_array(enc)
+            kept += shared
+        assert kept >= 1 and not shared
+        ascii_ = IncrementalEncoder(tok, "plain ASCII text " * 40, allowed_special="none")
+        enc, _ = ascii_.edit(6, 0, "naïve ")  # from the byte bounds of an ASCII text
+        assert_same(enc, tok.encode(enc.text, allowed_special="none"))
+        assert one_array(enc)

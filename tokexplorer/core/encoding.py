@@ -352,6 +352,7 @@ class Encoding:
         chunk_spans: tuple[np.ndarray, np.ndarray] | Callable[[], tuple] | None = None,
         id_array: np.ndarray | None = None,
         byte_bounds: np.ndarray | None = None,
+        char_bounds: np.ndarray | None = None,
         chunk_finder: ChunkFinder | None = None,
     ) -> "Encoding":
         """Build with the derived values already known, so none is recomputed over the whole text.
@@ -361,7 +362,8 @@ class Encoding:
         and end arrays, or a function that returns them, called on first use) makes `chunks`
         read them instead of running `chunk_finder` over the text;
         `byte_bounds`, when the byte spans tile the text, is the array they are both views of
-        (`byte_starts` is byte_bounds[:-1], `byte_ends` byte_bounds[1:]).
+        (`byte_starts` is byte_bounds[:-1], `byte_ends` byte_bounds[1:]); `char_bounds` the same
+        for `starts` and `ends`.
 
         >>> enc = Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"])
         >>> again = Encoding.from_parts("ab", enc.ids, enc.token_bytes, enc.byte_starts,
@@ -380,6 +382,8 @@ class Encoding:
             enc.__dict__["id_array"] = id_array
         if byte_bounds is not None:
             enc.__dict__["_byte_bounds"] = byte_bounds
+        if char_bounds is not None:
+            enc.__dict__["_char_bounds"] = char_bounds
         return enc
 
     def __len__(self) -> int:
@@ -419,6 +423,11 @@ class Encoding:
         if bounds is not None:  # the byte spans tile the text: one query, its ends are the next starts
             ((before, lead),) = utf8_positions(raw, bounds)
             before_s, lead_s, before_e, lead_e = before[:-1], lead[:-1], before[1:], lead[1:]
+            if lead.all() and (not len(bs) or bs[-1] < n):
+                # No token starts or ends inside a character: the counts are the spans, one array
+                # for both (as the byte bounds are), kept for edits to splice (`from_parts`).
+                self.__dict__["_char_bounds"] = before
+                return before_s, before_e, np.zeros(len(bs), dtype=bool)
         else:
             (before_s, lead_s), (before_e, lead_e) = utf8_positions(raw, bs, be)
         # A token starts in the character its first byte belongs to and ends after the one its

@@ -395,8 +395,12 @@ def _splice(
     else:
         byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
         byte_ends = join(enc.byte_ends, win.byte_ends, byte_delta)
+    char_bounds = None  # as byte bounds, for the code-point spans
     if enc.starts is enc.byte_starts and new_text.isascii() and (not n_tokens or byte_starts[-1] < len(new_text)):
         starts, ends = byte_starts, byte_ends  # as Encoding finds them for ASCII text: no copies
+    elif (char_bounds := _tiled_characters(enc, t0, t1, local, win.start, delta)) is not None:
+        char_bounds = _spliced(char_bounds, t0, t1, local.starts + win.start, delta)
+        starts, ends = char_bounds[:-1], char_bounds[1:]
     else:
         starts = join(enc.starts, local.starts + win.start, delta)
         ends = join(enc.ends, local.ends + win.start, delta)
@@ -410,6 +414,7 @@ def _splice(
         chunk_spans=chunk_spans,
         id_array=id_array,
         byte_bounds=bounds,
+        char_bounds=char_bounds,
     )
     edit_start = byte_start + len(new_text[win.start : edit[0]].encode("utf-8"))
     edit_end = edit_start + len(new_text[edit[0] : edit[1]].encode("utf-8"))
@@ -430,6 +435,23 @@ def _tiled_bytes(enc: Encoding, t0: int, t1: int, win: _Window, byte_start: int,
     if not len(starts):
         return bounds if int(bounds[t0]) == int(bounds[t1]) + byte_delta else None
     if int(starts[0]) != byte_start or int(ends[-1]) != int(bounds[t1]) + byte_delta:
+        return None
+    return bounds if np.array_equal(starts[1:], ends[:-1]) else None
+
+
+def _tiled_characters(enc: Encoding, t0: int, t1: int, local: Encoding, start: int, delta: int):
+    """The array the Encoding's code-point spans are both views of (its byte bounds for ASCII
+    text), if it has one and the window's tokens, from code point `start` on, tile the characters
+    from where token t0 started to where token t1 now starts; else None."""
+    bounds = enc.__dict__.get("_char_bounds")
+    if bounds is None and enc.starts is enc.byte_starts:
+        bounds = enc.__dict__.get("_byte_bounds")
+    if bounds is None:
+        return None
+    starts, ends = local.starts, local.ends
+    if not len(starts):
+        return bounds if int(bounds[t0]) == int(bounds[t1]) + delta else None
+    if int(bounds[t0]) != start or int(starts[0]) != 0 or int(ends[-1]) + start != int(bounds[t1]) + delta:
         return None
     return bounds if np.array_equal(starts[1:], ends[:-1]) else None
 
@@ -576,6 +598,7 @@ class _RegexRule:
             special_mask=enc.special_mask, byte_fallback_mask=enc.byte_fallback_mask,
             starts=enc.starts, ends=enc.ends, flags=enc.flags, n_bytes=enc.n_bytes,
             chunk_spans=chunk_spans, id_array=enc.id_array, byte_bounds=enc.__dict__.get("_byte_bounds"),
+            char_bounds=enc.__dict__.get("_char_bounds"),  # (known once starts is: read above)
             chunk_finder=enc.chunk_finder,  # for chunks that do not tile the text (bounds None)
         )
         return _State(full, bounds)
