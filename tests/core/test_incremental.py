@@ -508,6 +508,7 @@ def test_code_point_spans_stay_one_array_through_edits():
         for start, removed, inserted in edits:
             enc, _ = inc.edit(start, removed, inserted)
             assert_same(enc, tok.encode(enc.text, allowed_special="none"))
+            assert np.shares_memory(enc.byte_starts, enc.byte_ends)  # the byte spans always tile
             if shared:  # from one array: still one unless a token now cuts a character
                 assert one_array(enc) == (not enc.flags.any()), (name, inserted)
             shared = one_array(enc)

@@ -388,22 +388,28 @@ def _splice(
     mid_ids = win.ids.array if isinstance(win.ids, TokenIds) else np.asarray(win.ids, dtype=np.int64)
     id_array = join(enc.id_array, mid_ids)
     ids = TokenIds(id_array)
-    bounds = _tiled_bytes(enc, t0, t1, win, byte_start, byte_delta)
+    bounds = _kept_bounds(enc.__dict__.get("_byte_bounds"), t0, t1, win.byte_starts, win.byte_ends,
+                          byte_start, byte_delta)
     if bounds is not None:  # one array for both ends
         bounds = _spliced(bounds, t0, t1, win.byte_starts, byte_delta)
         byte_starts, byte_ends = bounds[:-1], bounds[1:]
     else:
         byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
         byte_ends = join(enc.byte_ends, win.byte_ends, byte_delta)
-    char_bounds = None  # as byte bounds, for the code-point spans
+    char_bounds = None  # the code-point spans as views of one array, as the byte bounds are
     if enc.starts is enc.byte_starts and new_text.isascii() and (not n_tokens or byte_starts[-1] < len(new_text)):
         starts, ends = byte_starts, byte_ends  # as Encoding finds them for ASCII text: no copies
-    elif (char_bounds := _tiled_characters(enc, t0, t1, local, win.start, delta)) is not None:
-        char_bounds = _spliced(char_bounds, t0, t1, local.starts + win.start, delta)
-        starts, ends = char_bounds[:-1], char_bounds[1:]
     else:
-        starts = join(enc.starts, local.starts + win.start, delta)
-        ends = join(enc.ends, local.ends + win.start, delta)
+        mid_starts, mid_ends = local.starts + win.start, local.ends + win.start
+        old_bounds = enc.__dict__.get("_char_bounds")
+        if enc.starts is enc.byte_starts:  # an ASCII text's code-point spans are its byte bounds' views
+            old_bounds = enc.__dict__.get("_byte_bounds")
+        char_bounds = _kept_bounds(old_bounds, t0, t1, mid_starts, mid_ends, win.start, delta)
+        if char_bounds is not None:
+            char_bounds = _spliced(char_bounds, t0, t1, mid_starts, delta)
+            starts, ends = char_bounds[:-1], char_bounds[1:]
+        else:
+            starts, ends = join(enc.starts, mid_starts, delta), join(enc.ends, mid_ends, delta)
     new = Encoding.from_parts(
         new_text, ids, LazyTokenBytes(ids, bytes_of), byte_starts, byte_ends,
         special_mask=join_mask(enc.special_mask, win.special_mask),
@@ -425,33 +431,16 @@ def _splice(
     return new, _changed_range(new, i + t0, j + t0, *edit)
 
 
-def _tiled_bytes(enc: Encoding, t0: int, t1: int, win: _Window, byte_start: int, byte_delta: int):
-    """The Encoding's byte bounds (`Encoding.from_parts`), if it has them and the window's tokens
-    tile the bytes from where token t0 started to where token t1 now starts; else None."""
-    bounds = enc.__dict__.get("_byte_bounds")
+def _kept_bounds(bounds: np.ndarray | None, t0: int, t1: int, starts: np.ndarray, ends: np.ndarray,
+                 start: int, delta: int) -> np.ndarray | None:
+    """`bounds` (an Encoding's spans as views of one array: `Encoding.from_parts`), if the window's
+    token spans `starts`, `ends`, from `start` on, tile the text from where token t0 started to
+    where token t1 starts after the edit (`delta` later); else None."""
     if bounds is None:
         return None
-    starts, ends = win.byte_starts, win.byte_ends
-    if not len(starts):
-        return bounds if int(bounds[t0]) == int(bounds[t1]) + byte_delta else None
-    if int(starts[0]) != byte_start or int(ends[-1]) != int(bounds[t1]) + byte_delta:
-        return None
-    return bounds if np.array_equal(starts[1:], ends[:-1]) else None
-
-
-def _tiled_characters(enc: Encoding, t0: int, t1: int, local: Encoding, start: int, delta: int):
-    """The array the Encoding's code-point spans are both views of (its byte bounds for ASCII
-    text), if it has one and the window's tokens, from code point `start` on, tile the characters
-    from where token t0 started to where token t1 now starts; else None."""
-    bounds = enc.__dict__.get("_char_bounds")
-    if bounds is None and enc.starts is enc.byte_starts:
-        bounds = enc.__dict__.get("_byte_bounds")
-    if bounds is None:
-        return None
-    starts, ends = local.starts, local.ends
     if not len(starts):
         return bounds if int(bounds[t0]) == int(bounds[t1]) + delta else None
-    if int(bounds[t0]) != start or int(starts[0]) != 0 or int(ends[-1]) + start != int(bounds[t1]) + delta:
+    if int(bounds[t0]) != start or int(starts[0]) != start or int(ends[-1]) != int(bounds[t1]) + delta:
         return None
     return bounds if np.array_equal(starts[1:], ends[:-1]) else None
 
