@@ -3,7 +3,7 @@ count, and selecting a token finds it in the text and shows its merge tree."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QRect, Qt
 
 from tokexplorer.core.registry import get_builtin
 
@@ -74,6 +74,16 @@ def test_selecting_a_token_finds_it_and_shows_its_tree(qtbot, window):
     qtbot.waitUntil(lambda: window.merge_tree.tree is not None and window.merge_tree.tree.id == hello, timeout=5_000)
     panel.find_next()
     qtbot.waitUntil(lambda: window.state.caret == ids.index(hello, first + 1), timeout=5_000)
+    assert panel.info.text().startswith(f"token {hello}: occurrence at token ")
+    # The whole message shows in a narrow dock: on a row of its own, as wide as the table, and
+    # wrapped, never cut off.
+    info = panel.info
+
+    def needed() -> int:
+        return info.fontMetrics().boundingRect(QRect(0, 0, info.width(), 10_000), Qt.TextFlag.TextWordWrap,
+                                               info.text()).height()
+
+    qtbot.waitUntil(lambda: info.width() >= panel.table.width() - 2 and needed() <= info.height(), timeout=5_000)
 
 
 def test_sentencepiece_byte_pieces(qtbot, window):

@@ -153,8 +153,9 @@ class VocabPanel(QWidget):
         # A long filter name or status must not make the dock (and so the window) wide.
         self.filter.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
         self.filter.setMinimumContentsLength(12)
-        self.info = QLabel("")
+        self.info = QLabel("")  # a row of its own, wrapped: the dock is often narrow
         self.info.setObjectName("vocab_info")
+        self.info.setWordWrap(True)
         self.info.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.find_button = QPushButton("Find in Text")
         self.find_button.setToolTip("Go to the selected token's next occurrence in the text")
@@ -184,14 +185,14 @@ class VocabPanel(QWidget):
         top.addWidget(self.search_by)
         top.addWidget(self.match_case)
         bottom = QHBoxLayout()
-        bottom.addWidget(self.filter)
-        bottom.addWidget(self.info, 1)
+        bottom.addWidget(self.filter, 1)
         bottom.addWidget(self.find_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
         layout.addWidget(self.table, 1)
         layout.addLayout(bottom)
+        layout.addWidget(self.info)
 
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_MS, timeout=self.refresh)
         self._count_timer = QTimer(self, singleShot=True, interval=FOLLOW_MS, timeout=self._follow_text)
