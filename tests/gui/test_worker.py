@@ -82,3 +82,34 @@ def test_text_mirror_follows_utf16_edits(text, edits):
         text = text[:p] + inserted + text[q:]
         mirror.apply(p16, q16 - p16, inserted)
         assert mirror.text == text and mirror.len16 == utf16_len(text)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=30, deadline=None)
+@given(start=texts(40), steps=st.lists(st.tuples(
+    st.sampled_from(["gpt2", "cl100k_base", "llama-sp", "o200k_base"]), st.sampled_from(["refuse", "all"]),
+    st.floats(0, 1), st.integers(0, 3), texts(4)), min_size=1, max_size=8))
+def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
+    """Switching tokenizers (or policies) back and forth, with edits between: every result equals
+    a fresh encode with its colours, and a tokenizer switched back to is brought up to date by its
+    kept encoder; only the first use of each (tokenizer, policy) encodes the whole text."""
+    from tokexplorer.gui import worker
+
+    made = []
+
+    class Counted(worker.IncrementalEncoder):
+        def __init__(self, tok, text, **kw):
+            made.append((tok.name, kw.get("allowed_special")))
+            super().__init__(tok, text, **kw)
+
+    monkeypatch.setattr(worker, "IncrementalEncoder", Counted)
+    retok, text = Retokenizer(), start
+    for name, policy, where, removed, inserted in steps:
+        p = int(where * len(text))
+        text = text[:p] + inserted + text[p + removed:]
+        tok = get_builtin(name)
+        enc, colours, _, refused = retok.run(tok, policy, text)
+        full = tok.encode(text, allowed_special="none" if policy == "refuse" else "all")
+        assert enc.ids == full.ids and enc.spans == full.spans, (name, policy)
+        assert colours.tolist() == colour_indices(full.id_array).tolist()
+        assert refused == (special_spans(tok.special_tokens, text) if policy == "refuse" else ())
+    assert len(made) == len(set(made))  # with at most PARKED + 1 pairs, none encoded whole twice

@@ -38,6 +38,8 @@ HUGE_TEXT_DEBOUNCE_MS = 400
 
 # The special-token policies the window offers -> allowed_special for the core.
 POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
+PARKED = 3  # encoders kept for switching back to their tokenizers
+PARKED_TOKENS = 2_000_000  # ...of texts up to this many tokens (a few MB of text)
 
 
 class Retokenizer:
@@ -48,6 +50,10 @@ class Retokenizer:
     tokens wherever no special token is spelled) and the places that spell one are reported
     alongside, so a refusal keeps the picture instead of emptying it.
 
+    The encoders of the last few tokenizers used are kept (up to PARKED, of texts up to
+    PARKED_TOKENS tokens), so that switching back to one brings its tokens up to date with an
+    edit, or not at all, instead of encoding the whole text again.
+
     Not thread-safe: the service calls it from its single worker thread only.
     """
 
@@ -55,6 +61,8 @@ class Retokenizer:
         self._encoder: IncrementalEncoder | None = None
         self._policy = ""
         self._colours = np.zeros(0, dtype=np.uint8)
+        # (tokenizer, policy) -> (its encoder, its colours): the ones switched away from, oldest first
+        self._parked: dict[tuple[int, str], tuple[IncrementalEncoder, np.ndarray]] = {}
         self._spans: tuple[tuple[int, int], ...] | None = None  # special-token spans of the last text
         self._length = 0  # the last text's length
 
@@ -93,12 +101,33 @@ class Retokenizer:
 
     def _encode(self, tok: Tokenizer, policy: str, text: str, fresh: bool):
         encoder = self._encoder
-        if fresh or encoder is None or encoder.tokenizer is not tok or policy != self._policy:
+        switched = encoder is None or encoder.tokenizer is not tok or policy != self._policy
+        if fresh:
+            self._parked.clear()
+        elif switched:
+            back = self._parked.pop((id(tok), policy), None)  # (before parking: it must not be evicted)
+            if encoder is not None:
+                self._park(encoder, self._policy, self._colours)
+            if back is not None:  # (the encoder holds its tokenizer: the id is still its)
+                self._encoder, self._policy, self._colours = back[0], policy, back[1]
+                encoding, colours, _ = self._edit(back[0], text)
+                return encoding, colours, None  # another tokenizer was shown: everything changed
+        if fresh or switched:
             encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
             self._encoder, self._policy = encoder, policy
             encoding = encoder.encoding
             self._colours = colour_indices(encoding.id_array)
             return encoding, self._colours, None
+        return self._edit(encoder, text)
+
+    def _park(self, encoder: IncrementalEncoder, policy: str, colours: np.ndarray) -> None:
+        if len(encoder.encoding) > PARKED_TOKENS:
+            return  # (a long text's tokens take hundreds of MB: encoded again if wanted)
+        self._parked[(id(encoder.tokenizer), policy)] = (encoder, colours)
+        while len(self._parked) > PARKED:
+            del self._parked[next(iter(self._parked))]
+
+    def _edit(self, encoder: IncrementalEncoder, text: str):
         encoding, changed = encoder.update(text)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
         stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
