@@ -91,7 +91,8 @@ def test_text_mirror_follows_utf16_edits(text, edits):
 def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
     """Switching tokenizers (or policies) back and forth, with edits between: every result equals
     a fresh encode with its colours, and a tokenizer switched back to is brought up to date by its
-    kept encoder; only the first use of each (tokenizer, policy) encodes the whole text."""
+    kept encoder: the whole text is encoded only for a (tokenizer, policy) not among the last
+    three switched away from."""
     from tokexplorer.gui import worker
 
     made = []
@@ -103,7 +104,17 @@ def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
 
     monkeypatch.setattr(worker, "IncrementalEncoder", Counted)
     retok, text = Retokenizer(), start
+    expected, current, kept = [], None, []  # the whole encodes due; the pair shown; the ones kept
     for name, policy, where, removed, inserted in steps:
+        pair = (name, "none" if policy == "refuse" else "all")
+        if pair != current:
+            if pair in kept:
+                kept.remove(pair)
+            else:
+                expected.append(pair)
+            if current is not None:
+                kept = (kept + [current])[-3:]
+            current = pair
         p = int(where * len(text))
         text = text[:p] + inserted + text[p + removed:]
         tok = get_builtin(name)
@@ -112,4 +123,4 @@ def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
         assert enc.ids == full.ids and enc.spans == full.spans, (name, policy)
         assert colours.tolist() == colour_indices(full.id_array).tolist()
         assert refused == (special_spans(tok.special_tokens, text) if policy == "refuse" else ())
-    assert len(made) == len(set(made))  # with at most PARKED + 1 pairs, none encoded whole twice
+    assert made == expected
