@@ -42,7 +42,7 @@ from typing import Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 import regex
 
-from .encoding import Encoding, LazyTokenBytes, TokenIds
+from .encoding import Encoding, LazyTokenBytes, TokenIds, running_bounds
 from .gguf_backend import DEEPSEEK_V3_PATTERNS
 from .normalization import nfc_stable_window
 from .patterns import TILING_PATTERNS, compile_pattern, piece_spans
@@ -564,13 +564,7 @@ class _RegexRule:
                 lengths.append(np.array([len(special)], dtype=np.int32))
                 at += len(special)
             pos = at
-        bounds = np.zeros(sum(map(len, lengths)) + 1, dtype=np.int64)
-        k = 0
-        for piece in lengths:  # a running sum piece by piece: no second array of all the lengths
-            np.cumsum(piece, out=bounds[k + 1 : k + 1 + len(piece)])
-            bounds[k + 1 : k + 1 + len(piece)] += bounds[k]
-            k += len(piece)
-        return bounds
+        return running_bounds(lengths)
 
     def full(self, enc: Encoding, allowed: set[str], chunks: _Chunks | None = None) -> _State:
         """The state of a whole encode; `chunks`: the text's split, if one is running already."""
