@@ -26,7 +26,7 @@ CONVERSATION = [
 
 def library_encoding(name: str, extra: dict[str, int]) -> tiktoken.Encoding:
     """The built-in's own tiktoken Encoding, with the chat format's special tokens added."""
-    base = get_builtin(name)._enc
+    base = get_builtin(name).tiktoken_encoding
     return tiktoken.Encoding(f"{name}_chat", pat_str=base._pat_str, mergeable_ranks=base._mergeable_ranks,
                              special_tokens={**base._special_tokens, **extra})
 

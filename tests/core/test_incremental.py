@@ -19,7 +19,6 @@ from tokexplorer.core.bpe_training import train
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.incremental import (
     LOCAL_PATTERNS,
-    LONG_CHUNK,
     MINBPE_GPT2_PATTERN,
     MINBPE_GPT4_PATTERN,
     IncrementalEncoder,
@@ -27,7 +26,7 @@ from tokexplorer.core.incremental import (
 )
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN, split
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+from tokexplorer.core.tiktoken_backend import LONG_CHUNK, TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
 # Pieces that exercise the split patterns' alternatives and their lookahead: whitespace runs

@@ -3,16 +3,21 @@ a full recolouring, and nothing outside the reported changed range differs from 
 
 from __future__ import annotations
 
+import base64
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from tokexplorer.core import encode_host
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import colour_indices
 from tokexplorer.gui.positions import TextMirror, utf16_len
 from tokexplorer.core.tokenizer import DisallowedSpecialError
 from tokexplorer.gui.tokenized import REFUSED, Tokenized, special_spans
 from tokexplorer.gui.worker import Retokenizer
+
+from .helpers import type_text, wait_settled
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
 ALPHABET = st.sampled_from(list("abv  \n\t.'1😀é𝕏l"))
@@ -124,3 +129,24 @@ def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
         assert colours.tolist() == colour_indices(full.id_array).tolist()
         assert refused == (special_spans(tok.special_tokens, text) if policy == "refuse" else ())
     assert made == expected
+
+
+def test_a_tiktoken_file_encodes_in_the_helper_process(qtbot, window, tmp_path):
+    """The window starts the encoding helper: a tokenizer it loads builds tiktoken's core there,
+    never in the window's process (where building holds the interpreter lock), and what the window
+    shows is tiktoken's encode as ever, through typing and edits."""
+    cl100k = get_builtin("cl100k_base")
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in cl100k.mergeable_ranks.items()))
+    assert encode_host.current() is not None
+    name = window.state.add_tokenizer_file(path)
+    window.state.set_tokenizer(name)
+    type_text(window.editor, "    hello world!!! naïve 🙂")
+    window.editor.textCursor().insertText("\nprint('x')")
+    wait_settled(qtbot, window)
+    result = window.state.result
+    assert result.tokenizer == name
+    text = result.encoding.text
+    assert list(result.encoding.ids) == cl100k.tiktoken_encoding.encode(text)
+    tok = window.state.catalog.get(name)
+    assert tok.hosted and tok._local is None

@@ -74,7 +74,6 @@ MAX_WINDOW_CHUNKS = 10_000
 SPLIT_PIECE = 1 << 16
 # Characters from which a whole encode splits the text in a second thread (`_full_overlapped`).
 OVERLAP_TEXT = 1 << 18
-LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
 
 # Reverse matches from a position: the run of whitespace (of spaces) that ends there.
 _WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
@@ -522,11 +521,11 @@ class _RegexRule:
     def __init__(
         self,
         tokenizer,
-        encode_piece: Callable[[str], list[int]],
+        encode_chunks: Callable[[list[str]], list[list[int]]],
         bytes_of: Callable[[list[int]], list[bytes]],
         byte_lengths: np.ndarray | None = None,
     ):
-        self._encode_piece = encode_piece  # one chunk's ids, as the full encode makes them
+        self._encode_chunks = encode_chunks  # each chunk's ids, as the full encode makes them
         self._bytes_of = bytes_of  # each token's bytes
         # Each id's byte length, if known: the window's bytes are then looked up only when read
         # (a window of a million letters has half a million tokens: 0.7 s of Python for their bytes).
@@ -693,8 +692,9 @@ class _RegexRule:
 
     def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
         """Each window chunk's ids (None: not provably what a full encode gives)."""
-        return [[self._special_ids[special]] if special else self._encode_piece(new[s:e])
-                for s, e, special in window]
+        # subtle: one call for the window's chunks: each may be a request to the helper process
+        encoded = iter(self._encode_chunks([new[s:e] for s, e, special in window if not special]))
+        return [[self._special_ids[special]] if special else next(encoded) for _, _, special in window]
 
     def _is_special(self, state: _State, chunk: int) -> bool:
         """Whether an old chunk is an allowed special token (one token with a special id)."""
@@ -940,18 +940,16 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     family = getattr(tokenizer, "family", None)
     pattern = getattr(tokenizer, "split_pattern", None)
     if family == "tiktoken" and pattern in LOCAL_PATTERNS:
-        enc = tokenizer.tiktoken_encoding
-        # subtle: `_encode_single_piece` is tiktoken's own per-chunk BPE (what its encode runs on
-        # each regex match); it is private, so its absence means a full re-encode.
-        if hasattr(enc, "_encode_single_piece"):
-            return _RegexRule(tokenizer, _piece_encoder(enc, compile_pattern(pattern)), enc.decode_tokens_bytes,
-                              getattr(tokenizer, "byte_lengths", None))
+        # subtle: tiktoken's per-chunk BPE is private, so its absence means a full re-encode.
+        chunks = tokenizer.chunk_encoder()
+        if chunks is not None:
+            return _RegexRule(tokenizer, chunks, tokenizer.tokens_bytes, tokenizer.byte_lengths)
     if family == "bpe" and pattern in LOCAL_PATTERNS:
         # minbpe's per-chunk encoder; the tokenizer's tiktoken fast path gives the same ids (it
         # is only used where it does).
         vocab = tokenizer.vocab
         return _RegexRule(
-            tokenizer, lambda piece: tokenizer.encode_chunk(piece.encode("utf-8")),
+            tokenizer, lambda pieces: [tokenizer.encode_chunk(piece.encode("utf-8")) for piece in pieces],
             lambda ids: [vocab[i] for i in ids],
         )
     if family == "tokenizers":
@@ -960,27 +958,6 @@ def _local_rule(tokenizer) -> _RegexRule | _SplitsRule | _LineRule | None:
     if family == "sentencepiece":
         return _cached(tokenizer, lambda: _line_rule(tokenizer, tokenizer.model_proto))
     return None
-
-
-def _piece_encoder(enc, pattern: regex.Pattern) -> Callable[[str], list[int]]:
-    """tiktoken's BPE of one chunk, a long one without the interpreter lock.
-
-    subtle: `_encode_single_piece` holds the lock throughout: 0.7 s for a chunk of a million
-    letters (a line without break points), during which the window cannot even repaint.
-    `_encode_bytes` releases it, but splits its text again: it is used only where the pattern,
-    run on the chunk alone, matches all of it (then its one piece is the chunk, and its BPE the
-    same; what could differ alone is a lookahead at the chunk's end, such as a run of spaces).
-    """
-    single, releasing = enc._encode_single_piece, getattr(enc, "_encode_bytes", None)
-
-    def encode(piece: str) -> list[int]:
-        if len(piece) >= LONG_CHUNK and releasing is not None:
-            whole = pattern.match(piece)
-            if whole is not None and whole.end() == len(piece):
-                return releasing(piece.encode("utf-8"))
-        return single(piece)
-
-    return encode
 
 
 def _line_rule(tokenizer, proto: bytes) -> _LineRule | None:

@@ -17,14 +17,16 @@ import binascii
 import json
 import threading
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import regex
 import tiktoken
 
+from . import encode_host
 from .encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
 from .normalization import nfc_alignment
-from .patterns import NAMED_PATTERNS, TILING_PATTERNS, piece_spans, split
+from .patterns import NAMED_PATTERNS, TILING_PATTERNS, compile_pattern, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
                         resolve_special)
 
@@ -45,24 +47,33 @@ class TiktokenTokenizer:
     family = "tiktoken"
     has_merges = True  # recovered from the ranks
 
-    def __init__(self, encoding: tiktoken.Encoding, *, source: str = "", description: str = "",
+    def __init__(self, name: str, mergeable_ranks: dict[bytes, int], pattern: str,
+                 special_tokens: dict[str, int], *, source: str = "", description: str = "",
                  normalizes: str | None = None):
         if normalizes not in (None, "NFC"):
             raise ValueError(f"unsupported normalisation {normalizes!r}")
-        self.name = encoding.name
+        self.name = name
         self.source = source
         self.description = description
         self.normalizes = normalizes  # "NFC": the text is encoded in that form; None: as it is
-        self._enc = encoding
-        self._special_ids = np.array(sorted(encoding._special_tokens.values()), dtype=np.int64)
-        self._lock = threading.Lock()
-        self._valid_ids: frozenset[int] | None = None
-        # Byte length of every id, so spans need no bytes objects (see LazyTokenBytes).
-        self._lengths = np.zeros(encoding.max_token_value + 1, dtype=np.int32)
-        for token, rank in encoding._mergeable_ranks.items():
+        self._ranks = mergeable_ranks
+        self._pattern = pattern
+        self._specials = dict(special_tokens)
+        self._special_ids = np.array(sorted(self._specials.values()), dtype=np.int64)
+        self._lock = threading.RLock()
+        self._engine: LocalEngine | encode_host.HostedEngine | None = None
+        self._local: LocalEngine | None = None  # tiktoken's core in this process, once built
+        # Each id's bytes (None in a gap between ids) and byte length, so that token bytes and
+        # spans never need tiktoken's core (which may live in the helper process, `encode_host`).
+        top = max(max(mergeable_ranks.values(), default=0), max(self._specials.values(), default=0))
+        self._bytes: list[bytes | None] = [None] * (top + 1)
+        self._lengths = np.zeros(top + 1, dtype=np.int32)
+        for token, rank in mergeable_ranks.items():
+            self._bytes[rank] = token
             self._lengths[rank] = len(token)
-        for token, rank in encoding._special_tokens.items():
-            self._lengths[rank] = len(token.encode("utf-8"))
+        for token, rank in self._specials.items():
+            self._bytes[rank] = token.encode("utf-8")
+            self._lengths[rank] = len(self._bytes[rank])
 
     @classmethod
     def from_ranks(
@@ -77,14 +88,10 @@ class TiktokenTokenizer:
         tiktoken's core would panic on later (a missing byte, a rank given twice) is refused now."""
         source = kwargs.get("source") or name
         check_ranks(mergeable_ranks, special_tokens or {}, source=source)
-        with native_errors(source):
-            enc = tiktoken.Encoding(
-                name,
-                pat_str=pattern,
-                mergeable_ranks=mergeable_ranks,
-                special_tokens=dict(special_tokens or {}),
-            )
-        return cls(enc, **kwargs)
+        tok = cls(name, mergeable_ranks, pattern, special_tokens or {}, **kwargs)
+        if encode_host.current() is None:
+            tok._encoder()  # built now, so that a file tiktoken refuses is refused as it loads
+        return tok
 
     def with_special_tokens(self, extra: dict[str, int | None]) -> "TiktokenTokenizer":
         r"""A new tokenizer with more special tokens (as one adds <|im_start|> for chat).
@@ -95,10 +102,9 @@ class TiktokenTokenizer:
         >>> tok.with_special_tokens({"<|im_start|>": None}).special_tokens
         {'<|im_start|>': 256}
         """
-        specials = dict(self._enc._special_tokens)
-        taken = {**{r: repr(t) for t, r in self._enc._mergeable_ranks.items()},
-                 **{i: t for t, i in specials.items()}}
-        next_id = self._enc.max_token_value + 1
+        specials = dict(self._specials)
+        taken = {**{r: repr(t) for t, r in self._ranks.items()}, **{i: t for t, i in specials.items()}}
+        next_id = len(self._bytes)
         for token, token_id in extra.items():
             if not token:
                 raise TokexplorerError("a special token cannot be empty")
@@ -120,7 +126,7 @@ class TiktokenTokenizer:
             next_id = max(next_id, token_id + 1)
         names = "+".join(t.strip("<|>") for t in extra)
         return TiktokenTokenizer.from_ranks(
-            f"{self.name}+{names}", self._enc._mergeable_ranks, self._enc._pat_str, specials,
+            f"{self.name}+{names}", self._ranks, self._pattern, specials,
             source=self.source, description=f"{self.description}, with added special tokens",
             normalizes=self.normalizes,
         )
@@ -129,52 +135,58 @@ class TiktokenTokenizer:
 
     @property
     def n_vocab(self) -> int:
-        return self._enc.n_vocab
+        return len(self._bytes)
 
     @property
     def special_tokens(self) -> dict[str, int]:
-        return dict(self._enc._special_tokens)
+        return dict(self._specials)
 
     @property
     def split_pattern(self) -> str:
-        return self._enc._pat_str
+        return self._pattern
 
     @property
     def byte_lengths(self) -> np.ndarray:
-        """Each id's length in bytes (int64, indexed by id): spans without bytes objects."""
+        """Each id's length in bytes (int32, indexed by id): spans without bytes objects."""
         return self._lengths
 
     @property
     def mergeable_ranks(self) -> dict[bytes, int]:
         """Token bytes -> rank, the merge order of byte-level BPE."""
-        return self._enc._mergeable_ranks
+        return self._ranks
 
     @property
     def tiktoken_encoding(self) -> tiktoken.Encoding:
-        """The underlying tiktoken Encoding (for benchmarks and the fast path)."""
-        return self._enc
+        """tiktoken's Encoding of these ranks, built in this process (for benchmarks and checks;
+        this tokenizer's own encodes may run in the helper process, see `encode_host`)."""
+        return self._local_engine().tiktoken
+
+    @property
+    def hosted(self) -> bool:
+        """Whether this tokenizer's encodes run in the helper process (`encode_host`)."""
+        return isinstance(self._engine, encode_host.HostedEngine) and self._engine.hosted
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at tiktoken's speed."""
         text = clean_text(text)
-        allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
+        allowed = resolve_special(self._specials, allowed_special, text)
         if self.normalizes:
             alignment = nfc_alignment(text)
             text = alignment.normalized if alignment else text
         with native_errors(self.source or self.name):
-            return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+            return self._encoder().encode(text, allowed)
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
-        allowed = resolve_special(self._enc._special_tokens, allowed_special, text)
+        allowed = resolve_special(self._specials, allowed_special, text)
         alignment = nfc_alignment(text) if self.normalizes else None
         with native_errors(self.source or self.name):
             ids, ids_array = self._encode_pieces(alignment.normalized if alignment else text, allowed)
         special_mask = None
         if allowed and len(self._special_ids):
             special_mask = np.isin(ids_array, self._special_ids)
-        token_bytes = LazyTokenBytes(ids, self._enc.decode_tokens_bytes)
-        chunk_finder = _ChunkFinder(self._enc._pat_str, frozenset(allowed))
+        token_bytes = LazyTokenBytes(ids, self.tokens_bytes)
+        chunk_finder = _ChunkFinder(self._pattern, frozenset(allowed))
         lengths = self._lengths[ids_array]
         if alignment is None:
             chunks, dropped = chunk_finder.dropped(text)
@@ -203,20 +215,25 @@ class TiktokenTokenizer:
         encodes cannot even repaint), and freed ints leave Python's arenas fragmented; so a long
         text's ids come as arrays (`encode_to_numpy`), a few megabytes of text at a time.
         """
+        engine = self._encoder()
         if len(text) < ENCODE_PIECE:
-            ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
+            ids = engine.encode(text, allowed)
             return ids, np.asarray(ids, dtype=np.int64)
         spans = [(0, len(text))]
-        if self._enc._pat_str in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
+        if self._pattern in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
             spans = piece_spans(text, size=ENCODE_PIECE)
-        pieces = [self._enc.encode_to_numpy(text[a:b], allowed_special=allowed, disallowed_special=())
-                  for a, b in spans]  # uint32: half the memory until joined
+        pieces = [engine.array(text[a:b], allowed) for a, b in spans]  # uint32: half the memory until joined
         ids_array = np.concatenate(pieces, dtype=np.int64)
         return TokenIds(ids_array), ids_array
 
+    def chunk_encoder(self) -> Callable[[list[str]], list[list[int]]] | None:
+        """tiktoken's BPE of each of a list of chunks (what its encode runs on each match of the
+        split pattern), for re-encoding a window of a text; None if this tiktoken has none."""
+        return self._encoder().chunks if CHUNKS_EXACT else None
+
     def decode_bytes(self, ids: list[int]) -> bytes:
         self._check_ids(ids)
-        return self._enc.decode_bytes(ids)
+        return b"".join(map(self._bytes.__getitem__, ids))
 
     def decode(self, ids: list[int]) -> str:
         """Text of the ids; bytes that are not valid UTF-8 become U+FFFD (errors='replace')."""
@@ -224,22 +241,102 @@ class TiktokenTokenizer:
 
     def token_bytes(self, token_id: int) -> bytes:
         self._check_ids([token_id])
-        return self._enc.decode_single_token_bytes(token_id)
+        return self._bytes[token_id]
+
+    def tokens_bytes(self, ids) -> list[bytes]:
+        """Each (valid) id's bytes."""
+        return list(map(self._bytes.__getitem__, ids))
+
+    def _encoder(self) -> "LocalEngine | encode_host.HostedEngine":
+        """Where ids are made: the helper process while one runs (`encode_host`), else here;
+        chosen at the first encode."""
+        if self._engine is None:
+            with self._lock:
+                if self._engine is None:
+                    host = encode_host.current()
+                    if host is None:
+                        self._engine = self._local_engine()
+                    else:
+                        spec = (self.name, self._ranks, self._pattern, self._specials, self.source or self.name)
+                        self._engine = host.engine(spec, self._local_engine)
+        return self._engine
+
+    def _local_engine(self) -> "LocalEngine":
+        with self._lock:
+            if self._local is None:
+                self._local = LocalEngine.build(self.name, self._ranks, self._pattern, self._specials,
+                                                self.source or self.name)
+            return self._local
 
     def _check_ids(self, ids: list[int]) -> None:
-        if self._valid_ids is None:
-            with self._lock:
-                if self._valid_ids is None:
-                    self._valid_ids = frozenset(self._enc._mergeable_ranks.values()) | frozenset(
-                        self._enc._special_tokens.values()
-                    )
+        table = self._bytes
         for i in ids:
-            if i not in self._valid_ids:
+            if not (0 <= i < len(table)) or table[i] is None:
+                gaps = len(self._ranks) + len(self._specials) < len(table)
                 raise TokexplorerError(
-                    f"token id {i} is not in {self.name} (valid ids: 0..{self.n_vocab - 1}"
-                    + (", with gaps" if len(self._valid_ids) < self.n_vocab else "")
-                    + ")"
+                    f"token id {i} is not in {self.name} (valid ids: 0..{len(table) - 1}"
+                    + (", with gaps" if gaps else "") + ")"
                 )
+
+
+# Whether this tiktoken has its private per-chunk BPE (what `chunk_encoder` needs).
+CHUNKS_EXACT = hasattr(tiktoken.Encoding, "_encode_single_piece")
+LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
+
+
+class LocalEngine:
+    """tiktoken's core for one tokenizer, in this process: ids as a list, as an array, per chunk.
+
+    The helper process (`encode_host`) answers with one of these; `HostedEngine` has the same calls."""
+
+    def __init__(self, enc: tiktoken.Encoding, source: str):
+        self.tiktoken = enc
+        self._source = source
+        if CHUNKS_EXACT:
+            self._chunk = _chunk_encoder(enc, compile_pattern(enc._pat_str))
+
+    @classmethod
+    def build(cls, name: str, ranks: dict[bytes, int], pattern: str, specials: dict[str, int],
+              source: str) -> "LocalEngine":
+        with native_errors(source):
+            try:
+                enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
+            except ValueError as exc:  # tiktoken's own refusal (its split pattern does not compile)
+                raise TokexplorerError(f"{source}: tiktoken cannot use this tokenizer: {exc}") from None
+        return cls(enc, source)
+
+    def encode(self, text: str, allowed: set[str]) -> list[int]:
+        with native_errors(self._source):
+            return self.tiktoken.encode(text, allowed_special=allowed, disallowed_special=())
+
+    def array(self, text: str, allowed: set[str]) -> np.ndarray:
+        with native_errors(self._source):
+            return self.tiktoken.encode_to_numpy(text, allowed_special=allowed, disallowed_special=())
+
+    def chunks(self, pieces: list[str]) -> list[list[int]]:
+        with native_errors(self._source):
+            return [self._chunk(piece) for piece in pieces]
+
+
+def _chunk_encoder(enc: tiktoken.Encoding, pattern: regex.Pattern) -> Callable[[str], list[int]]:
+    """tiktoken's BPE of one chunk, a long one without the interpreter lock.
+
+    subtle: `_encode_single_piece` holds the lock throughout: 0.7 s for a chunk of a million
+    letters (a line without break points), during which the window cannot even repaint.
+    `_encode_bytes` releases it, but splits its text again: it is used only where the pattern,
+    run on the chunk alone, matches all of it (then its one piece is the chunk, and its BPE the
+    same; what could differ alone is a lookahead at the chunk's end, such as a run of spaces).
+    """
+    single, releasing = enc._encode_single_piece, getattr(enc, "_encode_bytes", None)
+
+    def encode(piece: str) -> list[int]:
+        if len(piece) >= LONG_CHUNK and releasing is not None:
+            whole = pattern.match(piece)
+            if whole is not None and whole.end() == len(piece):
+                return releasing(piece.encode("utf-8"))
+        return single(piece)
+
+    return encode
 
 
 def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, source: str) -> None:

@@ -17,6 +17,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
+from ..core import encode_host
 from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
 from ..core.tokenizer import DisallowedSpecialError
@@ -84,6 +85,9 @@ class MainWindow(QMainWindow):
         self.find_bar = FindBar(self.editor, self.state)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
+        # tiktoken builds a tokenizer holding the interpreter lock (up to 0.2 s): it does so in a
+        # helper process, one for all windows, which ends with the application
+        encode_host.start()
         self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
                                        lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
         self.repaint_pacer = RepaintPacer(self)  # a keystroke painted once, with its tokens

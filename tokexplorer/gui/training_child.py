@@ -59,6 +59,7 @@ class SweepRequest:
 
 def main(request: TrainingRequest | SweepRequest, conn) -> None:
     """The child's entry point: train (or sweep), report over `conn`, never raise."""
+    from ..core.child_process import exit_with_parent
     from ..core.tokenizer import TokexplorerError
 
     exit_with_parent()
@@ -80,25 +81,6 @@ def main(request: TrainingRequest | SweepRequest, conn) -> None:
         conn.send(("error", f"internal error while training: {exc!r}"))
     finally:
         conn.close()
-
-
-def exit_with_parent() -> None:
-    """End this process as soon as the window's process ends: a window that crashes or is killed
-    cannot stop its child, which would otherwise train on, an orphan, until it next writes to the
-    pipe (minutes, while splitting a big corpus or inside SentencePiece)."""
-    import multiprocessing
-    import os
-    import threading
-
-    parent = multiprocessing.parent_process()
-    if parent is None:  # not started by multiprocessing (a test calling main directly)
-        return
-
-    def watch() -> None:
-        parent.join()  # returns when the parent's end of a pipe closes: the parent has gone
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="exit-with-parent").start()
 
 
 def _corpus(request: TrainingRequest, conn) -> str:

@@ -8,7 +8,7 @@ event loop would be late by up to tens of milliseconds (testing-notes.md). The c
 the pipe wakes the UI thread only when a batch is there. Starting the child (which writes the
 request, possibly a whole text, into a pipe) runs in a pool thread too. `ChildService` holds what
 the two services share: start, drain, end (`shutdown`: the window calls it when it closes; a child
-whose window dies without calling it exits by itself, see `training_child.exit_with_parent`).
+whose window dies without calling it exits by itself, see `core.child_process.exit_with_parent`).
 
 `TrainingService` signals (the plots and the workbench listen to the same ones):
 - `phase(what, done, total)`: what the trainer does; done = total = -1 when it cannot count.

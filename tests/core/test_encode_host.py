@@ -1,0 +1,133 @@
+"""The encoding helper process (`encode_host`): tiktoken tokenizers encode there, exactly as in
+process, and never build tiktoken's core in the calling process; a lost helper costs nothing but
+that."""
+
+from __future__ import annotations
+
+import gc
+import os
+import signal
+import threading
+import unicodedata
+
+import pytest
+
+from tokexplorer.core import encode_host
+from tokexplorer.core.incremental import IncrementalEncoder
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.tiktoken_backend import ENCODE_PIECE, TiktokenTokenizer
+from tokexplorer.core.tokenizer import TokexplorerError, clean_text
+
+TIKTOKEN_BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "qwen2.5", "qwen3.6", "tekken"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def no_helper_after():
+    """Other modules' tests encode in process: no helper outlives this module."""
+    encode_host.stop()
+    yield
+    encode_host.stop()
+
+
+@pytest.fixture
+def host():
+    return encode_host.start()
+
+
+def fresh(name: str) -> TiktokenTokenizer:
+    """A new tokenizer with a built-in's vocabulary (the registry's own may already encode in
+    process: it is cached, and other tests used it)."""
+    builtin = get_builtin(name)
+    return TiktokenTokenizer.from_ranks(name, builtin.mergeable_ranks, builtin.split_pattern,
+                                        builtin.special_tokens, normalizes=builtin.normalizes)
+
+
+@pytest.mark.parametrize("name", TIKTOKEN_BUILTINS)
+def test_hosted_encodes_are_tiktokens_and_build_nothing_here(host, name, corpora, tricky_strings):
+    tok = fresh(name)
+    library = get_builtin(name).tiktoken_encoding
+    special = next(iter(tok.special_tokens), None)
+    text = ((corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:300_000]
+            + "\n".join(s for _, s in tricky_strings) + (f" {special} " if special else ""))
+    assert len(text) > ENCODE_PIECE  # encoded in pieces, as arrays
+    enc = tok.encode(text, allowed_special="all")
+    nfc = unicodedata.normalize("NFC", clean_text(text)) if tok.normalizes else clean_text(text)
+    assert enc.ids.tolist() == library.encode(nfc, allowed_special="all")
+    short = tok.encode("hello world!!!    hi", allowed_special="none")
+    assert list(short.ids) == library.encode("hello world!!!    hi", disallowed_special=())
+    assert tok.encode_ids("naïve café 🙂") == library.encode("naïve café 🙂", disallowed_special=())
+    # an edit re-encodes a window of chunks in the helper, as a full encode would
+    inc = IncrementalEncoder(tok, text[:5_000])
+    edited, _ = inc.edit(1_000, 3, "  xyz é🙂")
+    assert list(edited.ids) == list(tok.encode(edited.text).ids)
+    assert tok.hosted and tok._local is None  # tiktoken's core was never built in this process
+    assert tok.decode(list(short.ids)) == "hello world!!!    hi"
+
+
+def test_threads_encode_side_by_side(host, corpora):
+    toks = [fresh("cl100k_base"), fresh("gpt2")]
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:50_000]
+    want = [list(t.tiktoken_encoding.encode(text)) for t in toks]
+    got: dict[int, list[int]] = {}
+
+    def run(i: int) -> None:
+        got[i] = list(toks[i % 2].encode(text).ids)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert all(got[i] == want[i % 2] for i in range(6))
+
+
+def test_a_lost_helper_means_encoding_here():
+    encode_host.stop()
+    host = encode_host.start()
+    try:
+        tok = fresh("gpt2")
+        assert list(tok.encode("hello world").ids) == [31373, 995]
+        assert tok.hosted
+        os.kill(host.pid, signal.SIGKILL)
+        host._process.join(10)
+        assert list(tok.encode("hello world again").ids) == [31373, 995, 757]
+        assert not tok.hosted and tok._local is not None
+        assert encode_host.current() is None  # a tokenizer made now encodes here from the start
+        later = fresh("gpt2")
+        assert list(later.encode("hi").ids) == [5303] and not later.hosted
+    finally:
+        encode_host.stop()
+
+
+def test_what_tiktoken_refuses_is_a_clear_error_with_or_without_the_helper(host):
+    ranks = {bytes([b]): b for b in range(256)}
+    tok = TiktokenTokenizer.from_ranks("bad", ranks, r"(\w+", source="bad.tiktoken")  # unbalanced
+    with pytest.raises(TokexplorerError, match="bad.tiktoken: tiktoken cannot use this tokenizer"):
+        tok.encode("hello")
+    encode_host.stop()
+    try:
+        with pytest.raises(TokexplorerError, match="bad.tiktoken: tiktoken cannot use this tokenizer"):
+            TiktokenTokenizer.from_ranks("bad", ranks, r"(\w+", source="bad.tiktoken")
+    finally:
+        encode_host.start()
+
+
+def test_a_tokenizer_let_go_is_forgotten_by_the_helper(host):
+    tok = fresh("gpt2")
+    tok.encode("hello")
+    key = tok._engine._key
+    del tok
+    gc.collect()
+    assert key in host._dropped
+    fresh("gpt2").encode("again")  # the next request tells the helper
+    assert key not in host._dropped
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the helper's memory map in /proc")
+def test_the_helper_loads_no_qt(host):
+    """The helper starts fast and small: only the core, never Qt (whatever the window loaded)."""
+    fresh("gpt2").encode("hello")
+    with open(f"/proc/{host.pid}/maps") as maps:
+        libraries = {line.split()[-1] for line in maps if "/" in line}
+    assert any("tiktoken" in lib for lib in libraries)  # the map lists what the helper loaded
+    assert not [lib for lib in libraries if "Qt6" in lib or "pyside6" in lib.lower()]
