@@ -36,7 +36,7 @@ from tokexplorer.core.minbpe_files import save_gpt2, save_minbpe, save_tiktoken
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
 from tokexplorer.core.registry import get_builtin, load_tokenizer
 from tokexplorer.core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
-from tokexplorer.core.tokenizer import TokexplorerError, clean_text
+from tokexplorer.core.tokenizer import TokexplorerError, clean_text, special_spans
 
 from .. import reference_bpe as ref
 from ..strategies import HARD_PIECES, assigned_text, hard_text, with_surrogates
@@ -212,3 +212,29 @@ def test_edits_of_tokenizers_made_here_equal_a_full_encode(made_here, name, text
 @given(text=hard_text, data=st.data())
 def test_edits_of_the_newer_builtins_equal_a_full_encode(name, text, data):
     run_edits(get_builtin(name), text, "all", data)
+
+
+def spans_by_one_find_per_token(specials, text: str) -> tuple[tuple[int, int], ...]:
+    """The plain reading: each token's occurrences one after another, by str.find."""
+    spans = []
+    for token in specials:
+        pos = text.find(token)
+        while pos >= 0:
+            spans.append((pos, pos + len(token)))
+            pos = text.find(token, pos + len(token))
+    return tuple(sorted(spans))
+
+
+@given(specials=st.lists(st.text(alphabet="<|ab>", min_size=1, max_size=5), max_size=6, unique=True),
+       text=st.text(alphabet="<|ab> x", max_size=60))
+def test_special_spans_are_every_tokens_occurrences(specials, text):
+    """Tokens sharing prefixes, overlapping one another and themselves ("aa" in "aaa")."""
+    assert special_spans(specials, text) == spans_by_one_find_per_token(specials, text)
+
+
+@pytest.mark.parametrize("name", ["tekken", "deepseek-v4", "qwen3.6", "cl100k_base"])
+def test_special_spans_of_a_thousand_specials(name, corpora):
+    specials = list(get_builtin(name).special_tokens)
+    text = (corpora / "code/cpython311_difflib.py").read_text("utf-8")
+    text += "".join(f"{s} {s}{s[:-1]} " for s in specials[::7])
+    assert special_spans(specials, text) == spans_by_one_find_per_token(specials, text)

@@ -13,8 +13,8 @@ from tokexplorer.core import encode_host
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import colour_indices
 from tokexplorer.gui.positions import TextMirror, utf16_len
-from tokexplorer.core.tokenizer import DisallowedSpecialError
-from tokexplorer.gui.tokenized import REFUSED, Tokenized, special_spans
+from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
+from tokexplorer.gui.tokenized import REFUSED, Tokenized
 from tokexplorer.gui.worker import Retokenizer
 
 from .helpers import type_text, wait_settled

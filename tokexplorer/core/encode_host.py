@@ -71,6 +71,17 @@ class EncodeHost:
     def pid(self) -> int | None:
         return self._process.pid
 
+    def peak_mb(self) -> float | None:
+        """The helper's peak resident memory in MB, where the system tells (Linux's /proc)."""
+        try:
+            with open(f"/proc/{self._process.pid}/status") as status:
+                for line in status:
+                    if line.startswith("VmHWM:"):
+                        return int(line.split()[1]) / 1024
+        except (OSError, ValueError):
+            pass
+        return None
+
     def engine(self, spec: tuple, local: Callable[[], object]) -> "HostedEngine":
         """An engine for a tokenizer given as `LocalEngine.build`'s arguments; `local()` makes
         its in-process engine, used if the helper is lost."""

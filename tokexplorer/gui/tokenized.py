@@ -23,22 +23,6 @@ REFUSED = 0x40
 DROPPED = 0x20
 
 
-def special_spans(specials, text: str) -> tuple[tuple[int, int], ...]:
-    """Code-point spans of every place where `text` spells one of `specials`, sorted.
-
-    >>> special_spans(["<|a|>", "<|b|>"], "x<|b|>y<|a|><|b|>")
-    ((1, 6), (7, 12), (12, 17))
-    """
-    spans = []
-    for token in specials:
-        pos = text.find(token)
-        while pos >= 0:
-            spans.append((pos, pos + len(token)))
-            pos = text.find(token, pos + len(token))
-    return tuple(sorted(spans))
-
-
-
 @dataclass(frozen=True, eq=False)
 class Tokenized:
     """The tokens of `encoding.text` for `tokenizer` under `policy`, request `generation`."""
