@@ -12,8 +12,8 @@ Protocol: a few pipes made at the start (`CONNECTIONS`), each used by one callin
 time and served by a thread of its own in the helper (tiktoken lets go of the interpreter lock
 while it encodes, so encodes run side by side there too). A request is a tuple; its answer
 ("ok", value) or ("error", message):
-- ("load", key, name, ranks, pattern, specials, source): remember a tokenizer; its core is built at
-  first use;
+- ("load", key, name, packed ranks, pattern, specials, source): remember a tokenizer (see
+  `LocalEngine.unpacked`); its core is built at first use;
 - ("encode", key, text, allowed): ids as a list; ("array", key, text, allowed): a uint32 array;
 - ("chunks", key, pieces): each piece's ids as tiktoken's per-chunk BPE makes them;
 - ("drop", None, keys): forget tokenizers the window no longer holds.
@@ -83,7 +83,7 @@ class EncodeHost:
         return None
 
     def engine(self, spec: tuple, local: Callable[[], object]) -> "HostedEngine":
-        """An engine for a tokenizer given as `LocalEngine.build`'s arguments; `local()` makes
+        """An engine for a tokenizer given as `LocalEngine.unpacked`'s arguments; `local()` makes
         its in-process engine, used if the helper is lost."""
         return HostedEngine(self, spec, local)
 
@@ -158,7 +158,7 @@ class HostedEngine:
 
     def __init__(self, host: EncodeHost, spec: tuple, local: Callable[[], object]):
         self._host = host
-        self._spec = spec  # LocalEngine.build's arguments, sent once
+        self._spec = spec  # LocalEngine.unpacked's arguments, sent once
         self._make_local = local
         self._local = None
         self._key: int | None = None
@@ -277,7 +277,7 @@ class _Table:
                 if engine is None:
                     from .tiktoken_backend import LocalEngine
 
-                    engine = LocalEngine.build(*self._specs[key])
+                    engine = LocalEngine.unpacked(*self._specs[key])
                     with self._lock:
                         if key in self._specs:
                             self._engines[key] = engine

@@ -43,26 +43,33 @@ FILTERS = {  # name -> (kind bits that must be set, description)
 SORT_KEYS = ("id", "length", "count")
 
 
-def _all_token_bytes(tok: Tokenizer) -> tuple[list[bytes], set[int]]:
+# Ids per call into C when reading a whole vocabulary: each call holds the interpreter lock about
+# a millisecond, where one over 200,000 ids held it 8-20 ms (a window's thread waits meanwhile).
+BLOCK = 16_384
+
+
+def _all_token_bytes(tok: Tokenizer) -> tuple[list[bytes], np.ndarray]:
     """Each id's bytes (b"" for an unused id) and the unused ids."""
     n = tok.n_vocab
     ranks = getattr(tok, "mergeable_ranks", None)
     if ranks is not None:  # tiktoken-style: one dict holds every ordinary token
         data = [b""] * n
+        used = bytearray(n)
         for token, rank in ranks.items():
             data[rank] = token
+            used[rank] = 1
         for text, i in tok.special_tokens.items():
             data[i] = text.encode("utf-8")
-        used = set(ranks.values()) | set(tok.special_tokens.values())
-        return data, set(range(n)) - used
-    data, unused = [], set()
+            used[i] = 1
+        return data, np.flatnonzero(np.frombuffer(used, dtype=np.uint8) == 0)
+    data, unused = [], []
     for i in range(n):
         try:
             data.append(tok.token_bytes(i))
         except TokexplorerError:
             data.append(b"")
-            unused.add(i)
-    return data, unused
+            unused.append(i)
+    return data, np.array(unused, dtype=np.int64)
 
 
 def _is_utf8(data: bytes) -> bool:
@@ -95,13 +102,14 @@ class Vocabulary:
         data, unused = _all_token_bytes(tok)
         n = len(data)
         offsets = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=n), out=offsets[1:])
+        lengths = [np.fromiter(map(len, data[i:i + BLOCK]), dtype=np.int64) for i in range(0, n, BLOCK)]
+        np.cumsum(np.concatenate([np.zeros(0, dtype=np.int64), *lengths]), out=offsets[1:])
         kinds = np.zeros(n, dtype=np.uint8)
         # Most tokens are ASCII; only the others need a decode attempt.
         for i, token in enumerate(data):
             if not token.isascii() and not _is_utf8(token):
                 kinds[i] = Kind.NOT_UTF8
-        kinds[list(unused)] = Kind.UNUSED
+        kinds[unused] = Kind.UNUSED
         kinds[list(tok.special_tokens.values())] = Kind.SPECIAL
         scores = None
         pieces = getattr(tok, "pieces", None)
@@ -110,7 +118,8 @@ class Vocabulary:
                 if _BYTE_PIECE.fullmatch(piece):
                     kinds[i] = Kind.BYTE_FALLBACK | Kind(int(kinds[i]))
             scores = np.fromiter((tok.score(i) for i in range(n)), dtype=np.float64, count=n)
-        return cls(tok.name, b"".join(data), offsets, kinds, scores)
+        return cls(tok.name, b"".join([b"".join(data[i:i + BLOCK]) for i in range(0, n, BLOCK)]), offsets,
+                   kinds, scores)
 
     def __len__(self) -> int:
         return len(self.kinds)
