@@ -131,3 +131,14 @@ def test_the_helper_loads_no_qt(host):
         libraries = {line.split()[-1] for line in maps if "/" in line}
     assert any("tiktoken" in lib for lib in libraries)  # the map lists what the helper loaded
     assert not [lib for lib in libraries if "Qt6" in lib or "pyside6" in lib.lower()]
+
+
+def test_ctrl_c_in_the_terminal_leaves_the_helper_to_the_window(host):
+    """SIGINT reaches the whole process group; the window may stay open (it asks first), so the
+    helper must live on."""
+    tok = fresh("cl100k_base")
+    assert list(tok.encode("hello world").ids) == [15339, 1917]
+    os.kill(host.pid, signal.SIGINT)
+    host._process.join(0.5)
+    assert host._process.is_alive()
+    assert list(tok.encode("hello world!!!").ids) == [15339, 1917, 12340] and tok.hosted

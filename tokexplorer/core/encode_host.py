@@ -229,9 +229,14 @@ def stop() -> None:
 
 def serve(connections: list[Connection]) -> None:
     """The helper's entry point: answer each pipe in a thread of its own, until all are closed."""
+    import signal
+
     from .child_process import exit_with_parent
 
     exit_with_parent()
+    # Ctrl-C in the terminal reaches the whole process group; the window asks before it closes
+    # (and may stay open), so the helper leaves it to the window and ends with it.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     table = _Table()
     threads = [threading.Thread(target=_answer, args=(conn, table), daemon=True) for conn in connections]
     for thread in threads:
