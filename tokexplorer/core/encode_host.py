@@ -90,8 +90,6 @@ class EncodeHost:
     def request(self, message: tuple):
         """Send one request and return its answer's value; raise HostLost, or TokexplorerError
         with the helper's message."""
-        if self.lost:
-            raise HostLost
         conn = self._connection()
         try:
             dropped = []

@@ -24,7 +24,7 @@ import regex
 import tiktoken
 
 from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
+from .encoding import Encoding, LazyTokenBytes, TokenIds, joined_in_blocks, uncovered
 from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, TILING_PATTERNS, compile_pattern, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
@@ -266,9 +266,7 @@ class TiktokenTokenizer:
         """The ranks as every id's bytes end to end and each id's length (`LocalEngine.unpacked`
         reads them back): sent to the helper a block at a time, where pickling the dict held
         the interpreter lock 30 ms."""
-        table, block = self._bytes, 16_384
-        blob = b"".join([b"".join(filter(None, table[i:i + block])) for i in range(0, len(table), block)])
-        return blob, self._lengths
+        return joined_in_blocks(self._bytes), self._lengths
 
     def _local_engine(self) -> "LocalEngine":
         with self._lock:

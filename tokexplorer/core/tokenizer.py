@@ -143,24 +143,10 @@ def resolve_special(
         raise TokexplorerError(
             f"unknown special token(s) {', '.join(sorted(unknown))}; this tokenizer has: {known}"
         )
-    first: tuple[int, str] | None = None
-    # subtle: a vocabulary may have a thousand special tokens (Tekken, DeepSeek) and a find over a
-    # 1 MB text for each costs a third of a second; most share a few two-character prefixes, so
-    # look for each prefix once.
-    present: dict[str, bool] = {}
-    for token in special_tokens:
-        if token in allowed:
-            continue
-        prefix = token[:2]
-        if prefix not in present:
-            present[prefix] = prefix in text
-        if not present[prefix]:
-            continue
-        pos = text.find(token)
-        if pos >= 0 and (first is None or pos < first[0]):
-            first = (pos, token)
-    if first is not None:
-        raise DisallowedSpecialError(first[1], first[0])
+    spelled = special_spans([t for t in special_tokens if t not in allowed], text)
+    if spelled:
+        start, end = spelled[0]
+        raise DisallowedSpecialError(text[start:end], start)
     return allowed
 
 

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .encoding import Encoding
+from .encoding import Encoding, joined_in_blocks
 from .tokenizer import Tokenizer, TokexplorerError
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -118,8 +118,7 @@ class Vocabulary:
                 if _BYTE_PIECE.fullmatch(piece):
                     kinds[i] = Kind.BYTE_FALLBACK | Kind(int(kinds[i]))
             scores = np.fromiter((tok.score(i) for i in range(n)), dtype=np.float64, count=n)
-        return cls(tok.name, b"".join([b"".join(data[i:i + BLOCK]) for i in range(0, n, BLOCK)]), offsets,
-                   kinds, scores)
+        return cls(tok.name, joined_in_blocks(data, BLOCK), offsets, kinds, scores)
 
     def __len__(self) -> int:
         return len(self.kinds)
