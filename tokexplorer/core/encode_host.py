@@ -1,27 +1,32 @@
-"""tiktoken's encoders in a helper process, so that building one never stops the window.
+"""tiktoken's and `tokenizers`' encoders in a helper process, so that building one never stops
+the window.
 
 subtle: tiktoken builds its core (`CoreBPE`) from the ranks holding the interpreter lock, 50-190 ms
-for the built-in vocabularies (o200k_base about 130 ms), during which no other thread of the
-process runs: the window cannot even repaint. So the window starts one helper process (`start`),
-and every tiktoken tokenizer that encodes while it runs does so there: the window's process keeps
-the ranks (token bytes, spans, merge trees, the vocabulary), the helper builds the core and sends
-ids back. Without a helper (the command line, tests, a benchmark's peers) tokenizers encode in
-process, as before.
+for the built-in vocabularies (o200k_base about 130 ms), and `tokenizers` builds a Tokenizer from
+its JSON the same way (DeepSeek's about 270 ms). No other thread of the process runs meanwhile:
+the window cannot even repaint. So the window starts one helper process (`start`), and every
+tiktoken or Hugging Face tokenizer made while it runs encodes there: the window's process keeps
+what the views read (token bytes, spans, merge trees, the vocabulary), the helper builds the
+library's object and sends ids back. Without a helper (the command line, tests, a benchmark's
+peers) tokenizers encode in process, as before.
 
 Protocol: a few pipes made at the start (`CONNECTIONS`), each used by one calling thread at a
 time and served by a thread of its own in the helper (tiktoken lets go of the interpreter lock
 while it encodes, so encodes run side by side there too). A request is a tuple; its answer
 ("ok", value) or ("error", message):
-- ("load", key, name, packed ranks, pattern, specials, source): remember a tokenizer (see
-  `LocalEngine.unpacked`); its core is built at first use;
-- ("encode", key, text, allowed): ids as a list; ("array", key, text, allowed): a uint32 array;
-- ("chunks", key, pieces): each piece's ids as tiktoken's per-chunk BPE makes them;
+- ("load", key, "tiktoken", name, packed ranks, pattern, specials, source): remember a tiktoken
+  tokenizer (see `tiktoken_backend.LocalEngine.unpacked`); its core is built at first use;
+  ("load", key, "tokenizers", the tokenizer.json's UTF-8, config, source): the same for a Hugging
+  Face one (`tokenizers_backend.LibraryEngine`);
+- tiktoken: ("encode", key, text, allowed): ids as a list; ("array", key, text, allowed): a uint32
+  array; ("chunks", key, pieces): each piece's ids as tiktoken's per-chunk BPE makes them;
+- tokenizers: ("info", key): its added tokens and pipeline; ("runs", key, texts, special_as_text,
+  offsets): each text's ids, words (and offsets) as arrays; ("decode", key, ids): text;
 - ("drop", None, keys): forget tokenizers the window no longer holds.
 If the helper cannot be reached (it died, or did not start) a tokenizer encodes in process from
 then on (`HostLost`), building its core there.
 
-It hosts tiktoken tokenizers only: SentencePiece builds without holding the lock, and Hugging
-Face `tokenizers` objects are used for more than ids.
+SentencePiece is not hosted: it builds without holding the lock.
 """
 
 from __future__ import annotations
@@ -83,8 +88,8 @@ class EncodeHost:
         return None
 
     def engine(self, spec: tuple, local: Callable[[], object]) -> "HostedEngine":
-        """An engine for a tokenizer given as `LocalEngine.unpacked`'s arguments; `local()` makes
-        its in-process engine, used if the helper is lost."""
+        """An engine for a tokenizer given as its family and its engine's arguments (see "load"
+        above); `local()` makes its in-process engine, used if the helper is lost."""
         return HostedEngine(self, spec, local)
 
     def request(self, message: tuple):
@@ -152,11 +157,12 @@ class EncodeHost:
 class HostedEngine:
     """One tokenizer's encodes, run in the helper; in process once the helper is lost.
 
-    The same three calls as `tiktoken_backend.LocalEngine`: encode, array, chunks."""
+    The calls of the in-process engine it stands for: `tiktoken_backend.LocalEngine`'s (encode,
+    array, chunks) or `tokenizers_backend.LibraryEngine`'s (info, runs, decode)."""
 
     def __init__(self, host: EncodeHost, spec: tuple, local: Callable[[], object]):
         self._host = host
-        self._spec = spec  # LocalEngine.unpacked's arguments, sent once
+        self._spec = spec  # the family and its engine's arguments, sent once
         self._make_local = local
         self._local = None
         self._key: int | None = None
@@ -175,6 +181,15 @@ class HostedEngine:
 
     def chunks(self, pieces: list[str]) -> list[list[int]]:
         return self._call("chunks", pieces)
+
+    def info(self):
+        return self._call("info")
+
+    def runs(self, texts: list[str], special_as_text: bool, offsets: bool):
+        return self._call("runs", texts, special_as_text, offsets)
+
+    def decode(self, ids: list[int]) -> str:
+        return self._call("decode", ids)
 
     def _call(self, kind: str, *args):
         if self._local is None:
@@ -278,13 +293,24 @@ class _Table:
             with building:  # one build per tokenizer; other threads wait for it
                 engine = self._engines.get(key)
                 if engine is None:
-                    from .tiktoken_backend import LocalEngine
-
-                    engine = LocalEngine.unpacked(*self._specs[key])
+                    engine = _build(*self._specs[key])
                     with self._lock:
                         if key in self._specs:
                             self._engines[key] = engine
+                            self._specs[key] = ()  # built: its arguments are no longer needed
         return engine
+
+
+def _build(family: str, *args):
+    """A tokenizer's engine in the helper, from the arguments the window sent."""
+    if family == "tiktoken":
+        from .tiktoken_backend import LocalEngine
+
+        return LocalEngine.unpacked(*args)
+    from .tokenizers_backend import LibraryEngine
+
+    data, config, source = args
+    return LibraryEngine(data.decode("utf-8"), config, source)
 
 
 def _answer(conn: Connection, table: _Table) -> None:

@@ -257,7 +257,7 @@ class TiktokenTokenizer:
                     if host is None:
                         self._engine = self._local_engine()
                     else:
-                        spec = (self.name, self._packed_ranks(), self._pattern, self._specials,
+                        spec = ("tiktoken", self.name, self._packed_ranks(), self._pattern, self._specials,
                                 self.source or self.name)
                         self._engine = host.engine(spec, self._local_engine)
         return self._engine

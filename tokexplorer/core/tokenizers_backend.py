@@ -21,6 +21,12 @@ What this adapter adds to the library:
 - merge trees for BPE models, from the file's merges (`merge_tree`; `has_merges` says whether the
   model has them: Unigram, WordPiece and WordLevel do not).
 
+Where the library runs: `LibraryEngine` holds the library's Tokenizer. While the window's encoding
+helper runs (`encode_host`), the engine is built and called there. subtle: `Tokenizer.from_str`
+holds the interpreter lock while it builds (about 270 ms for DeepSeek's 128k vocabulary), and the
+window could not repaint meanwhile. This process keeps what the views read (each token's bytes
+and text, the added tokens, the merges).
+
 Ids are what `Tokenizer.encode(text, add_special_tokens=False)` returns: the post-processor's
 template tokens (a BOS some models add) are not part of the user's text and are left out.
 """
@@ -31,11 +37,14 @@ import json
 import re
 import threading
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import tokenizers
 
-from .encoding import Encoding, LazyTokenBytes
+from . import encode_host
+from .encoding import Encoding, LazyTokenBytes, joined_in_blocks
+from .json_steps import loads_in_steps
 from .merge_tree import MergeNode
 from .tiktoken_backend import gpt2_byte_decoder
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
@@ -116,7 +125,7 @@ class TokenizersTokenizer:
         self.name = name
         self.source = source or name
         try:
-            spec = json.loads(text)
+            spec = loads_in_steps(text)  # json.loads of DeepSeek's 6.4 MB held the lock 80-110 ms
         except ValueError as exc:
             raise TokexplorerError(
                 f"{self.source}: not a valid tokenizer.json (JSON error: {exc}); "
@@ -131,12 +140,15 @@ class TokenizersTokenizer:
                 f"{self.source}: unknown model type {model.get('type')!r}; tokenizer.json models "
                 f"are {', '.join(MODEL_TYPES)}"
             )
-        try:
-            tok = tokenizers.Tokenizer.from_str(text)
-        except Exception as exc:  # the library's own message says what is wrong
-            raise TokexplorerError(
-                f"{self.source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
-            ) from None
+        self.config = config or {}  # tokenizer_config.json, for views that need more of it
+        self._local = lambda: LibraryEngine(text, self.config, self.source)
+        host = encode_host.current()  # while the window's helper runs, the library is built there
+        if host is None:
+            self._engine = self._local()
+        else:  # sent as UTF-8 a megabyte at a time: pickling the text held the lock 16-25 ms
+            data = joined_in_blocks([text[i:i + (1 << 20)].encode("utf-8") for i in range(0, len(text), 1 << 20)])
+            self._engine = host.engine(("tokenizers", data, self.config, self.source), self._local)
+        info = self._engine.info()  # the library builds it now, here or in the helper
         self.model_type = kind
         self.has_merges = kind == "BPE"
         self.normalizes = describe_normalizer(spec.get("normalizer"))
@@ -153,19 +165,20 @@ class TokenizersTokenizer:
         self._prepends = self._space_mark  # '▁' put before the text: the first token's lead space
         self._merges_source = model.get("merges") if self.has_merges else None
         self.split_pattern = None  # no single regex: the pre-tokenizer's chunks come from the library
+        # The library's own pipeline parts, as it reads them from the file (None where absent).
+        self.pre_tokenizer_state: dict | None = info.pre_tokenizer
+        self.normalizer_state: dict | None = info.normalizer
+        # id -> (text, special) of every added token, the config's included
+        self.added_tokens: dict[int, tuple[str, bool]] = {i: (c, s) for i, c, s in info.added}
+        # Offsets are only read where the tokens' bytes may not be the text (`_place`).
+        self._needs_offsets = not self.byte_level or self.normalizes is not None
+        self._lock = threading.Lock()
         # subtle: the vocabulary is read from the parsed file, not with get_vocab(), which takes
         # 0.7 s on a 128k vocabulary (a third of a cold start).
-        vocab = _model_vocab(model)  # str -> id, the model's own entries
-        if config:
-            _add_config_tokens(tok, config, vocab)
-        self.config = config or {}  # tokenizer_config.json, for views that need more of it
-        self._tok = tok
-        self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
-        self._has_pre_tokenizer = tok.pre_tokenizer is not None
-        self._build_tables(vocab)
+        self._build_tables(_model_vocab(model))
 
     def _build_tables(self, vocab: dict[str, int]) -> None:
-        added = self._tok.get_added_tokens_decoder()  # id -> AddedToken
+        added = self.added_tokens
         n = max([*vocab.values(), *added], default=-1) + 1
         self._strings = [""] * n
         for token, i in vocab.items():
@@ -179,13 +192,13 @@ class TokenizersTokenizer:
         else:
             for i, token in enumerate(self._strings):
                 self._bytes[i], self._is_byte[i] = self._to_bytes(token, None)
-        for i, token in added.items():  # added tokens are their own text
-            self._strings[i] = token.content
-            self._bytes[i] = token.content.encode("utf-8")
+        for i, (content, _) in added.items():  # added tokens are their own text
+            self._strings[i] = content
+            self._bytes[i] = content.encode("utf-8")
             self._valid[i] = True
             self._is_byte[i] = False
         self._lengths = np.fromiter(map(len, self._bytes), dtype=np.int64, count=n)
-        self._special = {t.content: i for i, t in added.items() if t.special}
+        self._special = {content: i for i, (content, special) in added.items() if special}
         self._special_ids = np.array(sorted(self._special.values()), dtype=np.int64)
         self._n_vocab = n
 
@@ -238,66 +251,48 @@ class TokenizersTokenizer:
 
     @property
     def library_tokenizer(self) -> tokenizers.Tokenizer:
-        """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
-        return self._tok
-
-    def _run(self, text: str, allowed: set[str]) -> tokenizers.Encoding:
-        # With no special token allowed, the library must read special-token text as plain text.
-        # With some allowed, the text spells no refused one (resolve_special checked), so the
-        # library's own matching of added tokens is exactly the policy.
-        # subtle: Tokenizer.encode holds the interpreter lock for the whole call (a window whose
-        # worker encodes 1 MB would not repaint for seconds); encode_batch releases it.
-        return self._run_batch([text], allowed)[0]
+        """The `tokenizers.Tokenizer` itself, in this process (for benchmarks; built here if this
+        tokenizer's encodes run in the helper). Do not change its settings."""
+        with self._lock:
+            if not isinstance(self._engine, LibraryEngine):
+                self._engine = self._local()
+            return self._engine.library
 
     def encode_words(self, words: list[str], allowed: set[str]) -> list[list[int]] | None:
         """Each of `words` encoded on its own (ids, as `encode` finds them), or None if the
         pre-tokenizer splits one of them further: for re-encoding a few chunks of a text.
         `allowed`: the special tokens the text may spell, as resolved for the whole text."""
         out = []
-        for result in self._run_batch(words, allowed):
-            if len(set(result.word_ids)) > 1 or None in result.word_ids:
+        for run in self._engine.runs(words, not allowed, False):
+            w = run.words
+            if len(w) and (w.min() < 0 or w.max() != w.min()):
                 return None
-            out.append(result.ids)
+            out.append(run.ids.tolist())
         return out
 
     def tokens_bytes(self, ids: list[int]) -> list[bytes]:
         """Each token's bytes (unchecked ids: for ids this tokenizer made)."""
         return self._bytes_of(ids)
 
-    def _run_batch(self, texts: list[str], allowed: set[str]) -> list[tokenizers.Encoding]:
-        """The library's encodings of `texts`.
-
-        subtle: encode_batch hands its texts to the library's thread pool, letting go of the
-        interpreter lock meanwhile; for a handful of short words (the ones around an edit) waking
-        those threads costs more than the work (~150 us against ~35 us for five words, and
-        milliseconds while the other cores are busy), so those are encoded in this thread.
-        """
-        small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
-        with self._lock:
-            self._tok.encode_special_tokens = not allowed
-            if small:
-                return [self._tok.encode(t, add_special_tokens=False) for t in texts]
-            return self._tok.encode_batch(texts, add_special_tokens=False)
-
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at the library's speed."""
         text = clean_text(text)
         allowed = resolve_special(self._special, allowed_special, text)
-        return self._run(text, allowed).ids
+        # With no special token allowed, the library must read special-token text as plain text.
+        # With some allowed, the text spells no refused one (resolve_special checked), so the
+        # library's own matching of added tokens is exactly the policy.
+        return self._engine.runs([text], not allowed, False)[0].ids.tolist()
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._special, allowed_special, text)
-        result = self._run(text, allowed)
-        ids = result.ids
-        id_array = np.asarray(ids, dtype=np.int64)
+        run = self._engine.runs([text], not allowed, self._needs_offsets)[0]
+        id_array = run.ids
+        ids = id_array.tolist()
         special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
         byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
-        chunk_finder = None
-        if self._has_pre_tokenizer:
-            words = np.array([-1 if w is None else w for w in result.word_ids], dtype=np.int64)
-            chunk_finder = _WordChunks(words)
+        chunk_finder = _WordChunks(run.words) if self.pre_tokenizer_state is not None else None
         raw = text.encode("utf-8")
         joined = b"".join(self._bytes_of(ids))
         lead = 0 if joined == raw else 1 if (self._prepends and joined == b" " + raw) else None
@@ -307,8 +302,10 @@ class TokenizersTokenizer:
                 byte_fallback_mask=byte_mask, chunk_finder=chunk_finder, lead=lead, id_array=id_array,
             )
         else:
-            starts, ends, changed = _place(text, raw, result.offsets, self._bytes_of(ids),
-                                           self._prepends)
+            offsets = run.offsets
+            if offsets is None:  # rare: a byte-level model whose tokens are not the text
+                offsets = self._engine.runs([text], not allowed, True)[0].offsets
+            starts, ends, changed = _place(text, raw, offsets, self._bytes_of(ids), self._prepends)
             enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask,
                            chunk_finder, changed)
             enc.__dict__["id_array"] = id_array
@@ -325,7 +322,7 @@ class TokenizersTokenizer:
         self._check_ids(ids)
         if self.byte_level:
             return b"".join(self._bytes_of(ids))
-        return self._tok.decode(ids, skip_special_tokens=False).encode("utf-8")
+        return self._engine.decode(ids).encode("utf-8")
 
     def decode(self, ids: list[int]) -> str:
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
@@ -356,7 +353,7 @@ class TokenizersTokenizer:
                 "so it has no merge trees"
             )
         self._check_ids([token_id])
-        if token_id in self._special.values() or token_id in self._tok.get_added_tokens_decoder():
+        if token_id in self.added_tokens:
             raise TokexplorerError(f"token {token_id} is an added token: it was added, not merged")
         parts = self._made_by()
         vocab_id = {s: i for i, s in enumerate(self._strings)}
@@ -386,6 +383,76 @@ class TokenizersTokenizer:
                         parts.setdefault(left + right, (pair[0], pair[1]))
                 self._merges_source = parts
             return self._merges_source
+
+
+class Run(NamedTuple):
+    """One text's encoding by the library, as arrays (they cross between processes cheaply)."""
+
+    ids: np.ndarray  # int64 [n]
+    words: np.ndarray  # int64 [n]: the pre-tokenizer's word each token came from, -1 for none
+    offsets: np.ndarray | None  # int64 [n, 2]: character offsets, when asked for
+
+
+class EngineInfo(NamedTuple):
+    """What the adapter reads of a built library Tokenizer once."""
+
+    added: list[tuple[int, str, bool]]  # every added token: id, text, special
+    pre_tokenizer: dict | None  # the library's own description of its parts, None where absent
+    normalizer: dict | None
+
+
+class LibraryEngine:
+    """The `tokenizers` library's Tokenizer for one file, and the calls the adapter makes of it:
+    `info`, `runs`, `decode`. Built in the window's process, or in the encoding helper
+    (`encode_host`), which answers with one of these."""
+
+    def __init__(self, text: str, config: dict, source: str):
+        try:
+            tok = tokenizers.Tokenizer.from_str(text)
+        except Exception as exc:  # the library's own message says what is wrong
+            raise TokexplorerError(
+                f"{source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
+            ) from None
+        if config:
+            _add_config_tokens(tok, config)
+        self.library = tok
+        self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
+
+    def info(self) -> EngineInfo:
+        lib = self.library
+        added = [(i, t.content, bool(t.special)) for i, t in lib.get_added_tokens_decoder().items()]
+        return EngineInfo(added, _state(lib.pre_tokenizer), _state(lib.normalizer))
+
+    def runs(self, texts: list[str], special_as_text: bool, offsets: bool) -> list[Run]:
+        """The library's encodings of `texts` (`add_special_tokens=False`: a post-processor's
+        BOS is not the user's text); `special_as_text`: read special-token text as plain text.
+
+        subtle: Tokenizer.encode holds the interpreter lock for the whole call; encode_batch
+        hands its texts to the library's thread pool and lets go of it. For a handful of short
+        words (the ones around an edit) waking those threads costs more than the work (~150 us
+        against ~35 us for five words, and milliseconds while the other cores are busy), so those
+        are encoded in this thread.
+        """
+        small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
+        with self._lock:
+            self.library.encode_special_tokens = special_as_text
+            if small:
+                results = [self.library.encode(t, add_special_tokens=False) for t in texts]
+            else:
+                results = self.library.encode_batch(texts, add_special_tokens=False)
+        return [Run(np.array(r.ids, dtype=np.int64),
+                    np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
+                    np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
+                for r in results]
+
+    def decode(self, ids: list[int]) -> str:
+        """The model's decoder's text of the ids, special tokens kept."""
+        return self.library.decode(ids, skip_special_tokens=False)
+
+
+def _state(part) -> dict | None:
+    """A pipeline part as the library writes it to a file."""
+    return None if part is None else json.loads(part.__getstate__())
 
 
 class _WordChunks:
@@ -505,7 +572,7 @@ def _byte_level_bytes(strings: list[str]) -> list[bytes]:
             else token.translate(_TO_LATIN1).encode("latin-1") for token in strings]
 
 
-def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict, vocab: dict[str, int]) -> None:
+def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
     """Special tokens a tokenizer_config.json names (bos_token, eos_token, ..., its
     added_tokens_decoder, additional_special_tokens) that the tokenizer.json lacks."""
     names: list[tuple[str, bool]] = []
@@ -522,9 +589,8 @@ def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict, vocab: dict[str,
         content = value.get("content") if isinstance(value, dict) else value
         if isinstance(content, str) and content:
             names.append((content, True))
-    known = set(vocab) | {t.content for t in tok.get_added_tokens_decoder().values()}
     missing = [tokenizers.AddedToken(c, special=s, normalized=False) for c, s in dict(names).items()
-               if c not in known]
+               if tok.token_to_id(c) is None]  # in neither the vocabulary nor the added tokens
     if missing:
         tok.add_tokens(missing)
 
