@@ -422,3 +422,17 @@ def test_gguf_tekken_and_qwen2_splits_are_the_vocabularies_own():
     assert gguf_backend.PRE_PATTERNS["tekken"] == [tekken["config"]["pattern"]]
     assert gguf_backend.PRE_PATTERNS["qwen2"] == [registry.QWEN_PATTERN]
     assert get_builtin("tekken").split_pattern == tekken["config"]["pattern"]
+
+
+def test_a_normaliser_that_keeps_the_length_still_flags_what_it_changed(tmp_path):
+    """Lowercased tokens have as many bytes as the text under them, but are not that text: they
+    are placed by the library's offsets and flagged NORMALIZED, never laid out as the text."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"hello": 0, "world": 1, " ": 2, "[UNK]": 3}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.Lowercase()
+    tok.pre_tokenizer = pre_tokenizers.Split(" ", "isolated")
+    tok.save(str(tmp_path / "tokenizer.json"))
+    enc = load_tokenizer(tmp_path / "tokenizer.json").encode("Hello world", allowed_special="none")
+    assert enc.ids == [0, 2, 1] and enc.spans == [(0, 5), (5, 6), (6, 11)]
+    assert [bool(f & TokenFlag.NORMALIZED) for f in enc.flags] == [True, False, False]
