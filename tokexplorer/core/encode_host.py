@@ -208,6 +208,7 @@ class HostedEngine:
                 if self._key is None:
                     key = self._host.new_key()
                     self._host.request(("load", key, *self._spec))
+                    self._spec = ()  # sent (a tokenizer.json's text is megabytes)
                     weakref.finalize(self, self._host.forget, key)
                     self._key = key
         return self._key

@@ -147,7 +147,8 @@ class TokenizersTokenizer:
         if host is None:
             self._engine = self._local()
         else:  # sent as UTF-8 a megabyte at a time: pickling the text held the lock 16-25 ms
-            data = joined_in_blocks([text[i:i + (1 << 20)].encode("utf-8") for i in range(0, len(text), 1 << 20)])
+            mb = 1 << 20
+            data = joined_in_blocks([text[i:i + mb].encode("utf-8") for i in range(0, len(text), mb)])
             self._engine = host.engine(("tokenizers", data, self.config, self.source), self._local)
         info = self._engine.info()  # the library builds it now, here or in the helper
         self.model_type = kind
