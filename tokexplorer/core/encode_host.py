@@ -16,7 +16,7 @@ while it encodes, so encodes run side by side there too). A request is a tuple; 
 ("ok", value) or ("error", message):
 - ("load", key, "tiktoken", name, packed ranks, pattern, specials, source): remember a tiktoken
   tokenizer (see `tiktoken_backend.LocalEngine.unpacked`); its core is built at first use;
-  ("load", key, "tokenizers", the tokenizer.json's UTF-8, config, source): the same for a Hugging
+  ("load", key, "tokenizers", the tokenizer.json's UTF-8 (uint8 array), config, source): the same for a Hugging
   Face one (`tokenizers_backend.LibraryEngine`);
 - tiktoken: ("encode", key, text, allowed): ids as a list; ("array", key, text, allowed): a uint32
   array; ("chunks", key, pieces): each piece's ids as tiktoken's per-chunk BPE makes them;
@@ -310,8 +310,8 @@ def _build(family: str, *args):
         return LocalEngine.unpacked(*args)
     from .tokenizers_backend import LibraryEngine
 
-    data, config, source = args
-    return LibraryEngine(data.decode("utf-8"), config, source)
+    utf8, config, source = args  # the file's UTF-8 as a uint8 array (`encoding.utf8_array`)
+    return LibraryEngine(utf8.tobytes().decode("utf-8"), config, source)
 
 
 # A request on this many characters or more is followed by a trim of the C heap: DeepSeek's

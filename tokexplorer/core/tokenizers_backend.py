@@ -43,7 +43,7 @@ import numpy as np
 import tokenizers
 
 from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, joined_in_blocks
+from .encoding import Encoding, LazyTokenBytes, utf8_array
 from .json_steps import loads_in_steps
 from .merge_tree import MergeNode
 from .tiktoken_backend import gpt2_byte_decoder
@@ -146,10 +146,9 @@ class TokenizersTokenizer:
         host = encode_host.current()  # while the window's helper runs, the library is built there
         if host is None:
             self._engine = self._local()
-        else:  # sent as UTF-8 a megabyte at a time: pickling the text held the lock 16-25 ms
-            mb = 1 << 20
-            data = joined_in_blocks([text[i:i + mb].encode("utf-8") for i in range(0, len(text), mb)])
-            self._engine = host.engine(("tokenizers", data, self.config, self.source), self._local)
+        else:  # sent as UTF-8 encoded a block at a time: pickling the text held the lock 16-25 ms
+            sent = ("tokenizers", utf8_array(text), self.config, self.source)
+            self._engine = host.engine(sent, self._local)
         info = self._engine.info()  # the library builds it now, here or in the helper
         self.model_type = kind
         self.has_merges = kind == "BPE"
