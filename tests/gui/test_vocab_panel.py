@@ -91,3 +91,25 @@ def test_sentencepiece_byte_pieces(qtbot, window):
     panel.filter.setCurrentIndex(panel.filter.findData("byte-fallback"))
     assert panel.model.rowCount() == 256
     assert panel.model.data(panel.model.index(0, 5)).startswith("byte fallback")
+
+
+def test_a_new_vocabulary_is_read_once_the_text_is_tokenized(qtbot, window, monkeypatch):
+    """Reading a vocabulary holds the interpreter lock in turns with the window: it waits until the
+    window has the new tokenizer's tokens, so it does not slow their repaint."""
+    from tokexplorer.gui.panels import vocab as vocab_module
+
+    panel = ready(qtbot, window, "gpt2")
+    started = []
+    real = vocab_module.run_job
+
+    def spy(fn, on_result, on_error):
+        result = window.state.result
+        started.append((window.state.busy, result.tokenizer if result is not None else None))
+        return real(fn, on_result=on_result, on_error=on_error)
+
+    monkeypatch.setattr(vocab_module, "run_job", spy)
+    window.state.set_tokenizer("o200k_base")
+    assert panel.model.rowCount() == 0 and "reading o200k_base's vocabulary" in panel.info.text()
+    qtbot.waitUntil(lambda: panel.vocab_name == "o200k_base", timeout=20_000)
+    assert started[0] == ("", "o200k_base")
+    assert panel.model.rowCount() == 200_000 and not panel._loading

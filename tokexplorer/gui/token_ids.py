@@ -12,6 +12,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from ..core.unicode_info import token_label
+from .cell_roles import AllRolesInOneCall
 from .colours import TokenPalette
 from .state import AppState
 from .tokenized import Tokenized
@@ -26,7 +27,7 @@ ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-class TokenTableModel(QAbstractTableModel):
+class TokenTableModel(AllRolesInOneCall, QAbstractTableModel):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxL
 
 from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
+from ..cell_roles import AllRolesInOneCall
 from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
@@ -31,6 +32,7 @@ SORT_KEY = {0: "id", 3: "length", 4: "count"}  # column -> Vocabulary.order key
 SEARCHES = [("text", "Text"), ("hex", "Hex bytes"), ("id", "Id")]
 FOLLOW_MS = 300  # the counts follow the text this long after it was tokenized
 SEARCH_MS = 120  # a search runs once typing in the box pauses this long
+READ_AFTER_MS = 100  # a vocabulary is read this long after the window's worker has answered
 
 
 _KIND_NAMES = [(int(Kind.SPECIAL), "special"), (int(Kind.BYTE_FALLBACK), "byte fallback"),
@@ -41,7 +43,7 @@ def kind_text(kind: int) -> str:
     return ", ".join(name for bit, name in _KIND_NAMES if kind & bit)
 
 
-class VocabModel(QAbstractTableModel):
+class VocabModel(AllRolesInOneCall, QAbstractTableModel):
     """Rows are `ids` (an array), in the order shown; cells are formatted when asked for."""
 
     def __init__(self, state: AppState, parent=None):
@@ -126,7 +128,8 @@ class VocabPanel(QWidget):
         self.vocab: Vocabulary | None = None
         self.vocab_name = ""  # the tokenizer `vocab` belongs to
         self._vocabs: dict[str, Vocabulary] = {}  # tokenizer name -> its vocabulary, read once
-        self._loading = ""  # the tokenizer whose vocabulary a worker is reading
+        self._loading = ""  # the tokenizer whose vocabulary is wanted and not yet read
+        self._reading = False  # whether a worker reads it already
         self._counted = None  # the result the counts are of
         self._counting = None  # the result a worker is counting
         self.counts: np.ndarray | None = None
@@ -196,11 +199,13 @@ class VocabPanel(QWidget):
 
         self._search_timer = QTimer(self, singleShot=True, interval=SEARCH_MS, timeout=self.refresh)
         self._count_timer = QTimer(self, singleShot=True, interval=FOLLOW_MS, timeout=self._follow_text)
+        self._read_timer = QTimer(self, singleShot=True, interval=READ_AFTER_MS, timeout=self._read)
         self.search_box.textChanged.connect(lambda _: self._search_timer.start())
         self.search_by.currentIndexChanged.connect(lambda _: self.refresh())
         self.match_case.toggled.connect(lambda _: self.refresh())
         self.filter.currentIndexChanged.connect(lambda _: self.refresh())
         state.tokenizer_changed.connect(lambda _: self._load())
+        state.busy_changed.connect(lambda busy: not busy and self._loading and self._read_timer.start())
         state.tokenized.connect(lambda _: self._count_timer.start())
         state.dark_changed.connect(lambda _: self.model.show(self.vocab, self.model.ids, self.counts))
         state.token_colours_changed.connect(lambda _: self.model.show(self.vocab, self.model.ids, self.counts))
@@ -230,10 +235,23 @@ class VocabPanel(QWidget):
             return
         if not self.isVisible() or self._loading == name:
             return  # read when the panel is first shown
-        self._loading = name
+        self._loading, self._reading = name, False
         self.vocab, self.vocab_name = None, ""
         self.model.show(None, np.zeros(0, dtype=np.int64), None)
         self.info.setText(f"reading {name}'s vocabulary…")
+        self._read_timer.start()
+
+    def _read(self) -> None:
+        """Start reading the vocabulary `_load` asked for, once the window is idle.
+
+        subtle: reading holds the interpreter lock in turns with the window, and each turn delays
+        the window's repaint of the new tokens (a switch to gpt2 stalled 50-60 ms when the two
+        overlapped); so it waits for the window's worker to answer, and a moment more for the
+        window to show the answer (`busy_changed` comes just before the result)."""
+        name = self._loading
+        if not name or self._reading or self.state.busy:
+            return  # nothing asked, already reading, or `busy_changed` starts the timer again
+        self._reading = True
         catalog = self.state.catalog
         run_job(lambda progress: Vocabulary.of(catalog.get(name)),
                 on_result=lambda vocab: self._loaded(name, vocab),
@@ -251,7 +269,8 @@ class VocabPanel(QWidget):
         self.refresh()
 
     def _failed(self, name: str, exc: Exception) -> None:
-        self._loading = ""
+        if self._loading == name:
+            self._loading = ""
         if name == self.state.tokenizer:
             self.info.setText(f"cannot read {name}'s vocabulary: {exc}")
 
