@@ -501,6 +501,12 @@ class TokenEditor(QPlainTextEdit):
         that meets `rect`."""
         offset = self.contentOffset()
         block = self.firstVisibleBlock()
+        if rect.top() > 0:
+            # A keystroke repaints a line or two: start from the block Qt finds at the top of
+            # `rect` (one call) rather than measure every block above it on the screen.
+            found = self.cursorForPosition(QPoint(0, rect.top())).block()
+            if found.blockNumber() > block.blockNumber():
+                block = found.previous()
         while block.isValid():
             geometry = self.blockBoundingGeometry(block).translated(offset)
             if geometry.top() > rect.bottom():

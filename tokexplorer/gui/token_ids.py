@@ -12,7 +12,7 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from ..core.unicode_info import token_label
-from .cell_roles import AllRolesInOneCall
+from .cell_calls import FewCallsPerCell
 from .colours import TokenPalette
 from .state import AppState
 from .tokenized import Tokenized
@@ -27,7 +27,7 @@ ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-class TokenTableModel(AllRolesInOneCall, QAbstractTableModel):
+class TokenTableModel(FewCallsPerCell, QAbstractTableModel):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
@@ -109,8 +109,10 @@ class TokenTable(QTableView):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(120)
-        self._timer.timeout.connect(self.model().show_current)
+        self._timer.timeout.connect(self._follow)
         state.tokenized.connect(self._on_tokenized)
+        state.busy_changed.connect(lambda busy: not busy and self.isVisible() and not self._current()
+                                   and self._timer.start())
         state.hovered_changed.connect(self._on_hovered)
 
     def _current(self) -> bool:
@@ -139,6 +141,16 @@ class TokenTable(QTableView):
             self.model().show_current()
         elif self.isVisible():
             self._timer.start()  # when hidden, showEvent catches up
+
+    def _follow(self) -> None:
+        """Show the state's result, unless the window's worker is busy (loading a tokenizer, say).
+
+        subtle: a repaint of the table calls into Python twice per cell, and each call waits its
+        turn for the interpreter lock while a worker runs Python: the 120 ms after the last
+        keystroke often ended while the next tokenizer loaded, and the repaint stalled the window
+        45-125 ms. `busy_changed` starts the timer again."""
+        if not self.state.busy:
+            self.model().show_current()
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxL
 
 from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
-from ..cell_roles import AllRolesInOneCall
+from ..cell_calls import FewCallsPerCell
 from ..colours import TokenPalette, colour_indices
 from ..state import AppState
 from ...core.unicode_info import token_label
@@ -32,7 +32,7 @@ SORT_KEY = {0: "id", 3: "length", 4: "count"}  # column -> Vocabulary.order key
 SEARCHES = [("text", "Text"), ("hex", "Hex bytes"), ("id", "Id")]
 FOLLOW_MS = 300  # the counts follow the text this long after it was tokenized
 SEARCH_MS = 120  # a search runs once typing in the box pauses this long
-READ_AFTER_MS = 100  # a vocabulary is read this long after the window's worker has answered
+READ_AFTER_MS = 300  # a vocabulary is read this long after the window's worker has answered
 
 
 _KIND_NAMES = [(int(Kind.SPECIAL), "special"), (int(Kind.BYTE_FALLBACK), "byte fallback"),
@@ -43,7 +43,7 @@ def kind_text(kind: int) -> str:
     return ", ".join(name for bit, name in _KIND_NAMES if kind & bit)
 
 
-class VocabModel(AllRolesInOneCall, QAbstractTableModel):
+class VocabModel(FewCallsPerCell, QAbstractTableModel):
     """Rows are `ids` (an array), in the order shown; cells are formatted when asked for."""
 
     def __init__(self, state: AppState, parent=None):
@@ -247,7 +247,8 @@ class VocabPanel(QWidget):
         subtle: reading holds the interpreter lock in turns with the window, and each turn delays
         the window's repaint of the new tokens (a switch to gpt2 stalled 50-60 ms when the two
         overlapped); so it waits for the window's worker to answer, and a moment more for the
-        window to show the answer (`busy_changed` comes just before the result)."""
+        window to show the answer (`busy_changed` comes just before the result) and for the
+        token table to follow it (120 ms later: 100 ms here made the two meet)."""
         name = self._loading
         if not name or self._reading or self.state.busy:
             return  # nothing asked, already reading, or `busy_changed` starts the timer again

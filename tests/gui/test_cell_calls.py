@@ -1,4 +1,4 @@
-"""The item views' models answer a cell's roles in one call (cell_roles.AllRolesInOneCall): a
+"""The item views' models answer a cell in few calls (cell_calls.FewCallsPerCell): a
 view's delegate gets from it what `data()` says, role by role, and nothing left from the cell
 before."""
 
@@ -52,3 +52,17 @@ def test_a_cell_is_painted_from_data_and_only_its_own(qtbot, window):
                     assert option.backgroundBrush.color() == background
                 else:
                     assert option.backgroundBrush.style() == Qt.BrushStyle.NoBrush
+
+
+def test_indexes_are_checked_as_qt_checks_them(qtbot, window):
+    window.documents.set_text("one two three")
+    wait_settled(qtbot, window)
+    for model in (window.token_table.model(), window.chunk_view.model, window.vocab.model):
+        rows, cols = model.rowCount(), model.columnCount()
+        assert rows and cols
+        for row, col in ((0, 0), (rows - 1, cols - 1)):
+            index = model.index(row, col)
+            assert index.isValid() and (index.row(), index.column(), index.model()) == (row, col, model)
+        for row, col in ((-1, 0), (rows, 0), (0, cols), (0, -1)):
+            assert not model.index(row, col).isValid()
+        assert not model.index(0, 0, model.index(0, 0)).isValid()  # a table's cells have no children
