@@ -3,7 +3,9 @@ state's hovered token: hover a row and the token lights up in the text, hover th
 is shown. A model over the result's arrays, so a 300,000-token book costs nothing until scrolled.
 
 The view follows the text a moment behind the editor (and not at all while hidden): refreshing its
-visible rows costs a few milliseconds that a keystroke's repaint should not wait for.
+visible rows costs a few milliseconds that a keystroke's repaint should not wait for. Nor while the
+window's worker is busy (loading a tokenizer): the refresh calls into Python for every cell, and
+each call waits its turn for the interpreter lock while a worker runs Python.
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ the text, filtered to special tokens, byte-fallback pieces, tokens that are not 
 own, or the tokens of the text. Selecting a row explains that token (the merge tree follows it) and
 finds its next occurrence in the text.
 
-The core's `Vocabulary` holds the tokens as arrays, read in a worker once per tokenizer; the model
+The core's `Vocabulary` holds the tokens as arrays, read in a worker once per tokenizer (after the
+window has shown the text's new tokens, so the two do not take turns with the lock); the model
 shows an array of ids and formats only the rows on screen, so a search, a sort or a filter is a
 numpy operation and the view stays instant. Counts follow the text a moment behind the editor, and
 not at all while the panel is hidden: a worker counts the tokens (`Occurrences`, under the
