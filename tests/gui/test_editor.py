@@ -351,7 +351,7 @@ def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
     assert window.state.result.encoding.text == window.editor.plain_text()
 
 
-def test_the_token_table_follows_once_the_window_is_not_busy(qtbot, window):
+def test_the_token_table_follows_once_the_window_is_not_busy(qtbot, window, tmp_path):
     """Its repaint calls into Python for every cell, which waits its turn while a worker runs
     Python: it does not follow the text while the window's worker loads a tokenizer."""
     window.show_view("ids")
@@ -368,6 +368,14 @@ def test_the_token_table_follows_once_the_window_is_not_busy(qtbot, window):
     assert model.result is not first
     window.state.set_busy("")
     qtbot.waitUntil(lambda: model.result is first, timeout=2_000)
+    # a switch to a tokenizer not loaded yet makes the window busy at once, not when its worker starts
+    path = tmp_path / "bytes.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
+    name = window.state.catalog.add_file(path)
+    window.state.set_tokenizer(name)
+    assert window.state.busy == f"loading {name}…"
+    wait_settled(qtbot, window)
+    assert window.state.result.tokenizer == name and model.result is window.state.result
 
 
 def test_panels_smoke(qtbot, window):

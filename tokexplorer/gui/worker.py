@@ -243,6 +243,10 @@ class TokenizeService(QObject):
         gen = self.generation
         name, policy = self._settings_source()
         delta = self._text_source(full)
+        if not self._catalog.is_loaded(name):
+            # subtle: said now, not when the worker starts: views that wait while the window is
+            # busy (the token table) must not find it idle in the milliseconds before.
+            self.busy.emit(f"loading {name}…")
         self._pool.start(lambda: _unless_closed(self._work, gen, name, policy, delta))
         return gen
 
