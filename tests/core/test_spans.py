@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import numpy as np
+
 from tokexplorer.core.encoding import Encoding, TokenFlag
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.tokenizer import clean_text
 
 from ..conftest import BUILTINS
 from ..strategies import with_surrogates
@@ -176,3 +179,27 @@ def test_utf8_in_blocks_is_the_texts_utf8(text, block):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(encoding, "SCAN_BLOCK", block)
         assert encoding.utf8_array(text).tobytes() == text.encode("utf-8")
+
+
+@given(text=with_surrogates, block=st.sampled_from([1, 2, 3, 7, 1 << 16]), flip=st.integers(0, 10_000))
+def test_sentencepiece_checks_its_tokens_spell_the_text_in_blocks(text, block, flip):
+    """SentencePiece's tokens are checked against the text a block of tokens at a time, as
+    arrays: every block size answers as joining the tokens' bytes does, for the text itself and
+    for the text with one byte changed (the dummy prefix is left out of the comparison)."""
+    from tokexplorer.core import sentencepiece_backend
+
+    tok = get_builtin("llama-sp")
+    text = clean_text(text).replace("\u2581", "") + " 👋🏽 é 漢字"
+    listed = tok._sp.encode(text)
+    ids = np.asarray(listed, dtype=np.int64)
+    lengths = tok._lengths[ids]
+    ends = np.cumsum(lengths)
+    raw = text.encode("utf-8")
+    changed = bytearray(raw)
+    changed[flip % len(raw)] ^= 0x01
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sentencepiece_backend, "CHECK_BLOCK", block)
+        for data in (raw, bytes(changed)):
+            expected = b"".join(tok.token_bytes(i) for i in listed)[1:] == data
+            assert tok._spells(ids, lengths, ends, np.frombuffer(data, dtype=np.uint8), 1) == expected
+    assert tok.encode(text, allowed_special="none").ids == listed  # an array now, equal to the list

@@ -16,11 +16,12 @@ import threading
 import numpy as np
 import sentencepiece as spm
 
-from .encoding import Encoding, LazyTokenBytes
+from .encoding import Encoding, LazyTokenBytes, TokenIds
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
+CHECK_BLOCK = 1 << 16  # tokens whose bytes are compared with the text at a time
 
 
 class SentencePieceTokenizer:
@@ -63,6 +64,10 @@ class SentencePieceTokenizer:
             else:
                 self._token_bytes.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
         self._lengths = np.fromiter(map(len, self._token_bytes), dtype=np.int64, count=n)
+        # every token's bytes end to end, and where each begins: a text's tokens are checked
+        # against it with array operations (`_spells`)
+        self._all_bytes = np.frombuffer(b"".join(self._token_bytes), dtype=np.uint8)
+        self._byte_offsets = np.cumsum(self._lengths) - self._lengths
         self._special_tokens = specials
         self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
         self.options = _model_options(model_proto)
@@ -99,31 +104,32 @@ class SentencePieceTokenizer:
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._special_tokens, allowed_special, text)
-        ids: list[int] = []
+        ids: list[np.ndarray] = []
         starts: list[np.ndarray] = []
         ends: list[np.ndarray] = []
         offset = 0  # in UTF-8 bytes of the whole text
         for part, special_id in self._segments(text, allowed):
             n_part = len(part.encode("utf-8"))
             if special_id is not None:
-                ids.append(special_id)
+                ids.append(np.array([special_id], dtype=np.int64))
                 starts.append(np.array([offset], dtype=np.int64))
                 ends.append(np.array([offset + n_part], dtype=np.int64))
             else:
                 part_ids, part_starts, part_ends = self._encode_part(part)
-                ids += part_ids
+                ids.append(part_ids)
                 starts.append(part_starts + offset)
                 ends.append(part_ends + offset)
             offset += n_part
-        ids_arr = np.asarray(ids, dtype=np.int64)
+        ids_arr = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        token_ids = TokenIds(ids_arr)
         return Encoding(
             text,
-            ids,
-            LazyTokenBytes(ids, self._bytes_of),
+            token_ids,
+            LazyTokenBytes(token_ids, self._bytes_of),
             np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64),
             np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64),
             np.isin(ids_arr, self._special_ids) if allowed else None,
-            self._is_byte[ids_arr] if ids else None,
+            self._is_byte[ids_arr] if len(ids_arr) else None,
         )
 
     def decode_bytes(self, ids: list[int]) -> bytes:
@@ -166,15 +172,23 @@ class SentencePieceTokenizer:
         if pos < len(text):
             yield text[pos:], None
 
-    def _encode_part(self, part: str) -> tuple[list[int], np.ndarray, np.ndarray]:
-        """Ids and UTF-8 byte spans of one special-free part of the text."""
+    def _encode_part(self, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ids and UTF-8 byte spans of one special-free part of the text, as int64 arrays.
+
+        subtle: sentencepiece answers with a list; it becomes an array once, and the check that
+        the tokens spell the text works on arrays. A book's 300,000 ids looked up and joined as
+        bytes objects held the interpreter lock 30 ms in one call (60-80 ms on a busy machine),
+        and the window could not repaint meanwhile.
+        """
         with self._lock:
-            ids = self._sp.encode(part)
-        lengths = self._lengths[np.asarray(ids, dtype=np.int64)]
+            listed = self._sp.encode(part)
+        ids = np.asarray(listed, dtype=np.int64)
+        del listed
+        lengths = self._lengths[ids]
         ends = np.cumsum(lengths)
-        raw = part.encode("utf-8")
+        raw = np.frombuffer(part.encode("utf-8"), dtype=np.uint8)
         lead = 1 if self.options.get("add_dummy_prefix", True) else 0
-        if ids and ends[-1] == len(raw) + lead and b"".join(self._bytes_of(ids))[lead:] == raw:
+        if len(ids) and ends[-1] == len(raw) + lead and self._spells(ids, lengths, ends, raw, lead):
             ends -= lead
             return ids, np.clip(ends - lengths, 0, None), np.clip(ends, 0, None)
         # The model changed the text (normalisation, unknown pieces): ask for its offsets.
@@ -182,7 +196,25 @@ class SentencePieceTokenizer:
             proto = self._sp.encode(part, out_type="proto")
         starts = np.array([p.begin for p in proto.pieces], dtype=np.int64)
         ends = np.array([p.end for p in proto.pieces], dtype=np.int64)
-        return [p.id for p in proto.pieces], starts, ends
+        return np.array([p.id for p in proto.pieces], dtype=np.int64), starts, ends
+
+    def _spells(self, ids: np.ndarray, lengths: np.ndarray, ends: np.ndarray, raw: np.ndarray,
+                lead: int) -> bool:
+        """Whether the tokens' bytes, end to end and less `lead` bytes, are `raw` (whose length
+        the caller checked), compared `CHECK_BLOCK` tokens at a time (bounded memory)."""
+        for a in range(0, len(ids), CHECK_BLOCK):
+            b = min(a + CHECK_BLOCK, len(ids))
+            first = int(ends[a - 1]) if a else 0  # the block's first byte in the token bytes
+            n = int(ends[b - 1]) - first
+            # byte k of the block comes from `_all_bytes` at its token's offset plus its place in the token
+            shift = np.repeat(self._byte_offsets[ids[a:b]] - (ends[a:b] - lengths[a:b] - first), lengths[a:b])
+            spelled = self._all_bytes[np.arange(n, dtype=np.int64) + shift]
+            skip = max(0, lead - first)  # the dummy prefix, where this block holds it
+            spelled = spelled[skip:]
+            lo = first + skip - lead  # where the rest of the block's bytes are in `raw`
+            if not np.array_equal(spelled, raw[lo : lo + len(spelled)]):
+                return False
+        return True
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._token_bytes.__getitem__, ids))
