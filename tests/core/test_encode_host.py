@@ -15,6 +15,7 @@ import pytest
 from tokexplorer.core import encode_host
 from tokexplorer.core.incremental import IncrementalEncoder
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.sentencepiece_backend import SentencePieceTokenizer
 from tokexplorer.core.tiktoken_backend import ENCODE_PIECE, TiktokenTokenizer
 from tokexplorer.core.tokenizer import TokexplorerError, clean_text
 from tokexplorer.core.tokenizers_backend import LibraryEngine, load_tokenizer_json
@@ -182,6 +183,30 @@ def test_deepseek_encodes_in_the_helper_as_the_library_does(host, corpora, trick
     assert list(edited.ids) == list(local.encode(edited.text).ids)
     assert tok.decode(tok.encode_ids("naïve café 🙂")) == "naïve café 🙂"
     assert tok._engine.hosted and tok._engine._local is None  # never built in this process
+
+
+def test_sentencepiece_encodes_in_the_helper_as_in_process(corpora, tricky_strings):
+    """llama-sp's ids come from the helper as an array: the same ids, spans and flags as in
+    process on the book and every tricky string, under both policies; a lost helper means
+    encoding here again."""
+    encode_host.stop()
+    local = get_builtin("llama-sp")
+    local.encode("x")  # (chooses its engine: this process, as no helper runs)
+    host = encode_host.start()
+    try:
+        tok = SentencePieceTokenizer(local.model_proto, name="llama-sp")
+        text = ((corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:100_000]
+                + "\n".join(s for _, s in tricky_strings).replace("\u2581", "") + " <s> hi </s>")
+        assert_same_encoding(tok, local, text)
+        assert_same_encoding(tok, local, text, "all")
+        assert isinstance(tok._engine, encode_host.HostedEngine) and tok._engine.hosted
+        assert not isinstance(local._engine, encode_host.HostedEngine)
+        os.kill(host.pid, signal.SIGKILL)
+        host._process.join(10)
+        assert_same_encoding(tok, local, text[:5_000])
+        assert not tok._engine.hosted
+    finally:
+        encode_host.stop()
 
 
 def test_normalising_and_wordpiece_files_place_tokens_as_in_process(host, corpora, tmp_path):

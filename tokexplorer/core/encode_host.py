@@ -1,5 +1,5 @@
-"""tiktoken's and `tokenizers`' encoders in a helper process, so that building one never stops
-the window.
+"""tiktoken's, `tokenizers`' and SentencePiece's encoders in a helper process, so that building
+one, or the list of ids it answers with, never stops the window.
 
 subtle: tiktoken builds its core (`CoreBPE`) from the ranks holding the interpreter lock, 50-190 ms
 for the built-in vocabularies (o200k_base about 130 ms), and `tokenizers` builds a Tokenizer from
@@ -17,16 +17,21 @@ while it encodes, so encodes run side by side there too). A request is a tuple; 
 - ("load", key, "tiktoken", name, packed ranks, pattern, specials, source): remember a tiktoken
   tokenizer (see `tiktoken_backend.LocalEngine.unpacked`); its core is built at first use;
   ("load", key, "tokenizers", the tokenizer.json's UTF-8 (uint8 array), config, source): the same for a Hugging
-  Face one (`tokenizers_backend.LibraryEngine`);
+  Face one (`tokenizers_backend.LibraryEngine`); ("load", key, "sentencepiece", the model's
+  serialized proto): a SentencePiece model (`sentencepiece_backend.SentencePieceEngine`);
 - tiktoken: ("encode", key, text, allowed): ids as a list; ("array", key, text, allowed): a uint32
   array; ("chunks", key, pieces): each piece's ids as tiktoken's per-chunk BPE makes them;
 - tokenizers: ("info", key): its added tokens and pipeline; ("runs", key, texts, special_as_text,
   offsets): each text's ids, words (and offsets) as arrays; ("decode", key, ids): text;
+- sentencepiece: ("ids", key, text): the ids of a text with no special tokens, an int32 array;
 - ("drop", None, keys): forget tokenizers the window no longer holds.
 If the helper cannot be reached (it died, or did not start) a tokenizer encodes in process from
 then on (`HostLost`), building its core there.
 
-SentencePiece is not hosted: it builds without holding the lock.
+SentencePiece builds its processor without holding the lock, but answers with a list: a book's
+300,000 ids are made, turned into an array and freed holding it (the window's back switch to
+llama-sp stalled 40-80 ms in those steps). In the helper, the window receives the array only.
+Its incremental windows (a few hundred characters) still encode in process (`incremental`).
 """
 
 from __future__ import annotations
@@ -158,7 +163,8 @@ class HostedEngine:
     """One tokenizer's encodes, run in the helper; in process once the helper is lost.
 
     The calls of the in-process engine it stands for: `tiktoken_backend.LocalEngine`'s (encode,
-    array, chunks) or `tokenizers_backend.LibraryEngine`'s (info, runs, decode)."""
+    array, chunks), `tokenizers_backend.LibraryEngine`'s (info, runs, decode) or
+    `sentencepiece_backend.SentencePieceEngine`'s (ids)."""
 
     def __init__(self, host: EncodeHost, spec: tuple, local: Callable[[], object]):
         self._host = host
@@ -190,6 +196,9 @@ class HostedEngine:
 
     def decode(self, ids: list[int]) -> str:
         return self._call("decode", ids)
+
+    def ids(self, text: str):
+        return self._call("ids", text)
 
     def _call(self, kind: str, *args):
         if self._local is None:
@@ -308,6 +317,10 @@ def _build(family: str, *args):
         from .tiktoken_backend import LocalEngine
 
         return LocalEngine.unpacked(*args)
+    if family == "sentencepiece":
+        from .sentencepiece_backend import SentencePieceEngine
+
+        return SentencePieceEngine.from_proto(*args)
     from .tokenizers_backend import LibraryEngine
 
     utf8, config, source = args  # the file's UTF-8 as a uint8 array (`encoding.utf8_array`)
@@ -322,7 +335,7 @@ TRIM_AFTER_CHARS = 1_000_000
 def _text_size(message: tuple) -> int:
     """The characters a request's text or texts hold (0 for the other requests)."""
     kind, _, *args = message
-    if kind in ("encode", "array"):
+    if kind in ("encode", "array", "ids"):
         return len(args[0])
     if kind in ("runs", "chunks"):
         return sum(map(len, args[0]))

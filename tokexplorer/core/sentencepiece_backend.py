@@ -1,6 +1,7 @@
 """SentencePiece models as Tokenizers: the Llama-style built-in and any `.model` file.
 
-Encoding runs in sentencepiece's own C++ core. This adapter hides its double API and `out_type`,
+Encoding runs in sentencepiece's own C++ core, in the window's helper process while one runs
+(`encode_host`), else here. This adapter hides its double API and `out_type`,
 turns pieces into bytes ('▁' is a space, '<0xNN>' is one byte), and finds each token's place in
 the text: from the piece lengths when the model keeps the text as it is (identity normalisation, as
 Llama's), otherwise from sentencepiece's own offsets.
@@ -16,6 +17,7 @@ import threading
 import numpy as np
 import sentencepiece as spm
 
+from . import encode_host
 from .encoding import Encoding, LazyTokenBytes, TokenIds
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
@@ -49,6 +51,7 @@ class SentencePieceTokenizer:
             ) from None
         self._sp = sp
         self._lock = threading.Lock()  # sentencepiece's processor is not documented thread-safe
+        self._engine: SentencePieceEngine | encode_host.HostedEngine | None = None  # see `_encoder`
         n = sp.get_piece_size()
         self._pieces = [sp.id_to_piece(i) for i in range(n)]
         self._is_byte = np.zeros(n, dtype=bool)
@@ -175,15 +178,12 @@ class SentencePieceTokenizer:
     def _encode_part(self, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Ids and UTF-8 byte spans of one special-free part of the text, as int64 arrays.
 
-        subtle: sentencepiece answers with a list; it becomes an array once, and the check that
-        the tokens spell the text works on arrays. A book's 300,000 ids looked up and joined as
-        bytes objects held the interpreter lock 30 ms in one call (60-80 ms on a busy machine),
-        and the window could not repaint meanwhile.
+        subtle: sentencepiece answers with a list, which is made, turned into an array and freed
+        holding the interpreter lock (in the window, where the helper runs, `_encoder`); the
+        check that the tokens spell the text works on arrays. A book's 300,000 ids looked up and
+        joined as bytes objects held the lock 30 ms in one call (60-80 ms on a busy machine).
         """
-        with self._lock:
-            listed = self._sp.encode(part)
-        ids = np.asarray(listed, dtype=np.int64)
-        del listed
+        ids = self._encoder().ids(part).astype(np.int64)
         lengths = self._lengths[ids]
         ends = np.cumsum(lengths)
         raw = np.frombuffer(part.encode("utf-8"), dtype=np.uint8)
@@ -216,6 +216,16 @@ class SentencePieceTokenizer:
                 return False
         return True
 
+    def _encoder(self) -> "SentencePieceEngine | encode_host.HostedEngine":
+        """Where a text's ids are made: in the helper process while one runs (`encode_host`),
+        else here; chosen at the first encode."""
+        if self._engine is None:
+            host = encode_host.current()
+            local = SentencePieceEngine(self._sp, self._lock)
+            self._engine = (local if host is None else
+                            host.engine(("sentencepiece", self.model_proto), lambda: local))
+        return self._engine
+
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._token_bytes.__getitem__, ids))
 
@@ -224,6 +234,28 @@ class SentencePieceTokenizer:
         for i in ids:
             if not 0 <= i < n:
                 raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")
+
+
+class SentencePieceEngine:
+    """sentencepiece's processor for one model, answering a text's ids as an array: in this
+    process, or in the helper (`encode_host`), where the list sentencepiece makes stays."""
+
+    def __init__(self, sp: spm.SentencePieceProcessor, lock: threading.Lock):
+        self._sp = sp
+        self._lock = lock
+
+    @classmethod
+    def from_proto(cls, model_proto: bytes) -> "SentencePieceEngine":
+        """The engine of a serialized model (in the helper process)."""
+        sp = spm.SentencePieceProcessor()
+        sp.LoadFromSerializedProto(model_proto)
+        return cls(sp, threading.Lock())
+
+    def ids(self, text: str) -> np.ndarray:
+        """The ids of a text with no special tokens in it, as int32 (half the bytes to send)."""
+        with self._lock:
+            listed = self._sp.encode(text)
+        return np.asarray(listed, dtype=np.int32)
 
 
 def _model_options(model_proto: bytes) -> dict[str, object]:

@@ -43,7 +43,7 @@ import numpy as np
 import tokenizers
 
 from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, utf8_array
+from .encoding import Encoding, LazyTokenBytes, TokenIds, utf8_array
 from .json_steps import loads_in_steps
 from .merge_tree import MergeNode
 from .tiktoken_backend import gpt2_byte_decoder
@@ -289,7 +289,7 @@ class TokenizersTokenizer:
         allowed = resolve_special(self._special, allowed_special, text)
         run = self._engine.runs([text], not allowed, self._needs_offsets)[0]
         id_array = run.ids
-        ids = id_array.tolist()
+        ids = TokenIds(id_array)  # (a list of a book's ids is built and freed holding the lock)
         special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
         byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
@@ -313,7 +313,7 @@ class TokenizersTokenizer:
             chunk_finder.encoding = enc
         return enc
 
-    def _lead(self, ids: list[int], id_array: np.ndarray, raw: bytes) -> int | None:
+    def _lead(self, ids: TokenIds, id_array: np.ndarray, raw: bytes) -> int | None:
         """0 if the tokens' bytes are the text's, 1 if they are the text after a prepended space,
         else None. Compared a block of tokens at a time: one join of a 1 MB text's 300,000
         tokens held the interpreter lock 25-35 ms."""
