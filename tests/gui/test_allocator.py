@@ -18,7 +18,8 @@ GLIBC = sys.platform.startswith("linux") and os.confstr("CS_GNU_LIBC_VERSION") i
 PROBE = """
 import json, os, sys
 def report(path, argv, env):
-    print(json.dumps({"path": path, "argv": argv, "allocator": env.get("PYTHONMALLOC")}))
+    print(json.dumps({"path": path, "argv": argv, "allocator": env.get("PYTHONMALLOC"),
+                      "tunables": env.get("GLIBC_TUNABLES")}))
     sys.exit(0)
 os.execve = report
 from tokexplorer.cli import main
@@ -28,7 +29,7 @@ print(json.dumps({"returned": main()}))
 
 
 def probe(*args: str, **env: str) -> dict:
-    environ = {k: v for k, v in os.environ.items() if k != "PYTHONMALLOC"}
+    environ = {k: v for k, v in os.environ.items() if k not in ("PYTHONMALLOC", "GLIBC_TUNABLES")}
     proc = subprocess.run([sys.executable, "-X", "faulthandler", "-c", PROBE, *args], capture_output=True,
                           text=True, env={**environ, **env}, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
@@ -39,6 +40,11 @@ def probe(*args: str, **env: str) -> dict:
 def test_the_window_starts_again_on_the_c_heap_with_the_same_command_line():
     seen = probe("--screenshot", "x.png", "-t", "gpt2")
     assert seen["allocator"] == "malloc"
+    assert seen["tunables"] == "glibc.malloc.mxfast=0"  # fast bins off (see allocator)
+    # the user's own tunables are kept, and so is their choice of fast bins
+    assert probe("-t", "gpt2", GLIBC_TUNABLES="glibc.malloc.arena_max=2")["tunables"] == \
+        "glibc.malloc.arena_max=2:glibc.malloc.mxfast=0"
+    assert probe("-t", "gpt2", GLIBC_TUNABLES="glibc.malloc.mxfast=64")["tunables"] == "glibc.malloc.mxfast=64"
     assert seen["path"] == sys.executable
     # the interpreter's own options and the window's arguments, as they were
     assert seen["argv"] == [sys.executable, "-X", "faulthandler", "-c", PROBE, "--screenshot", "x.png", "-t", "gpt2"]
