@@ -178,10 +178,11 @@ class SentencePieceTokenizer:
     def _encode_part(self, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Ids and UTF-8 byte spans of one special-free part of the text, as int64 arrays.
 
-        subtle: sentencepiece answers with a list, which is made, turned into an array and freed
-        holding the interpreter lock (in the window, where the helper runs, `_encoder`); the
-        check that the tokens spell the text works on arrays. A book's 300,000 ids looked up and
-        joined as bytes objects held the lock 30 ms in one call (60-80 ms on a busy machine).
+        subtle: sentencepiece answers with a list, made, turned into an array and freed holding
+        the interpreter lock; while the window's helper runs, that happens there (`_encoder`)
+        and an array comes back. The check that the tokens spell the text works on arrays too:
+        a book's 300,000 token bytes looked up and joined held the lock 30 ms in one call
+        (60-80 ms on a busy machine).
         """
         ids = self._encoder().ids(part).astype(np.int64)
         lengths = self._lengths[ids]
@@ -220,10 +221,12 @@ class SentencePieceTokenizer:
         """Where a text's ids are made: in the helper process while one runs (`encode_host`),
         else here; chosen at the first encode."""
         if self._engine is None:
-            host = encode_host.current()
-            local = SentencePieceEngine(self._sp, self._lock)
-            self._engine = (local if host is None else
-                            host.engine(("sentencepiece", self.model_proto), lambda: local))
+            with self._lock:  # (one engine, even if two threads encode first at once)
+                if self._engine is None:
+                    host = encode_host.current()
+                    local = SentencePieceEngine(self._sp, self._lock)
+                    self._engine = (local if host is None else
+                                    host.engine(("sentencepiece", self.model_proto), lambda: local))
         return self._engine
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
