@@ -852,3 +852,26 @@ def test_end_and_home_pressed_again_go_to_a_wrapped_lines_ends(qtbot, window):
     editor.setTextCursor(cursor)
     assert press(Qt.Key.Key_End) == len(text)
     assert press(Qt.Key.Key_Home) == len(text) - len("next line")
+
+
+def test_no_background_job_outlives_the_window(qtbot, window):
+    """Closing waits for the panels' jobs in the global pool: one still running at exit would
+    emit into signals Python is tearing down (a crash on exit)."""
+    import threading
+    import time
+
+    from PySide6.QtCore import QThreadPool
+
+    from tokexplorer.gui.worker import run_job
+
+    started, finished = threading.Event(), threading.Event()
+
+    def slow(progress):
+        started.set()
+        time.sleep(0.5)
+        finished.set()
+
+    run_job(slow, on_result=lambda _: None, on_error=lambda _: None)
+    assert started.wait(5)
+    assert window.close()
+    assert finished.is_set() and QThreadPool.globalInstance().activeThreadCount() == 0

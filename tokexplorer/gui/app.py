@@ -201,6 +201,7 @@ def run_gui(argv: list[str]) -> int:
     elif args.select is not None:
         when_settled(window, lambda: select_code_points(window, *args.select), SCREENSHOT_TIMEOUT_S)
     app.exec()
+    window.wait_for_jobs(3000)  # (a job started after the window closed: none may outlive it)
     return exit_code[0]
 
 
