@@ -285,9 +285,7 @@ class TokenizeService(QObject):
             return  # a newer request is queued behind this one
         text, mark = self._mirror.text, delta.mark
         try:
-            if not self._catalog.is_loaded(name):
-                self._status.emit(gen, f"loading {name}…")
-            tok = self._catalog.get(name)
+            tok = self._catalog.get(name)  # (loading it, if it is not: `submit` said so)
             if gen != self.generation:
                 return
             too_big = whole_text_refusal(tok, len(text))
