@@ -10,7 +10,8 @@ from hypothesis import example, given, strategies as st
 
 from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
 from tokexplorer.gui.positions import (LONG_LINE, SOFT_LINE, Edit, SourceMap, TextMirror, astral_prefix,
-                                       code_points, editor_prefix, editor_text, longest_line, to_utf16, utf16_len)
+                                       code_points, editor_positions, editor_prefix, editor_text, longest_line,
+                                       to_utf16, utf16_len)
 
 
 @given(st.text())
@@ -173,6 +174,31 @@ def test_long_lines_are_cut_into_pieces_that_stand_for_the_line(text):
 def test_editor_prefix_counts_soft_breaks_before_each_code_point():
     assert editor_prefix("ab", [1]).tolist() == [0, 1, 1]
     assert editor_prefix("a😀b\r\nc", [3]).tolist() == [0, 0, 1, 2, 1, 1, 1]  # the break before "\r"
+
+
+@given(st.lists(st.sampled_from(["a", "é", "😀", "\r", "\n", "\r\n", "𝕏"]), max_size=30).map("".join),
+       st.data(), st.sampled_from([1, 2, 3, 7, 1 << 20]))
+def test_editor_positions_in_blocks_equal_the_whole_prefix(text, data, block):
+    """The blockwise conversion (a huge text's spans) against the prefix of the whole text, for
+    sorted and unsorted positions, with soft breaks, any block size (a "\r\n" across two blocks)."""
+    n = len(text)
+    soft = sorted(data.draw(st.sets(st.integers(1, n), max_size=3))) if n else []
+    positions = [np.array(sorted(data.draw(st.lists(st.integers(0, n), max_size=8))), dtype=np.int64),
+                 np.array(data.draw(st.lists(st.integers(0, n), max_size=8)), dtype=np.int64)]
+    prefix = editor_prefix(text, soft)
+    moved = editor_positions(text, soft, *positions, block=block)
+    if prefix is None:
+        prefix = np.zeros(n + 1, dtype=np.int64)
+        assert moved is None or all(m.tolist() == p.tolist() for m, p in zip(moved, positions))
+    else:
+        assert moved is not None
+    if moved is not None:
+        assert [m.tolist() for m in moved] == [(p + prefix[p]).tolist() for p in positions]
+
+
+def test_editor_positions_leave_a_text_without_shifts_alone():
+    assert editor_positions("naïve\r\u2029", [], np.array([0, 3])) is None  # (a lone CR moves nothing)
+    assert editor_positions("ab", [1], np.array([0, 1, 2]))[0].tolist() == [0, 2, 3]
 
 
 def test_an_undo_gives_a_removed_break_its_meaning_back():

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tokexplorer.core import encode_host
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.colours import colour_indices
-from tokexplorer.gui.positions import TextMirror, utf16_len
+from tokexplorer.gui.positions import TextMirror, editor_prefix, utf16_len
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
 from tokexplorer.gui.tokenized import REFUSED, Tokenized
 from tokexplorer.gui.worker import Retokenizer
@@ -75,6 +75,25 @@ def test_refused_text_is_encoded_as_plain_text_and_pointed_at(name):
     marked = [enc.token(i).text for i, f in enumerate(result.flags.tolist()) if f & REFUSED]
     assert "".join(marked).count(special.strip("<>|[]")) == 2  # the tokens spelling it, twice
     assert not Retokenizer().run(tok, "all", text)[3]
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+@pytest.mark.parametrize("text", ["one 😀 two\r\nthree 𝕏\r\n", "plain ascii\r\nwith crlf\r\n", "naïve café 😀"])
+def test_tokens_in_editor_positions(name, text):
+    """Tokenized.build converts the spans to the editor's units (astral characters two, "\r\n"
+    one, a soft break one more) as the whole text's prefix does; spans that are views of one
+    array stay views of one converted array (on 50 MB of text each array is 100 MB)."""
+    enc = get_builtin(name).encode(text, allowed_special="all")
+    soft = [4]
+    result = Tokenized.build(1, name, "all", enc, colour_indices(enc.id_array), soft=soft)
+    prefix = editor_prefix(text, soft)
+    assert result.starts16.tolist() == (enc.starts + prefix[enc.starts]).tolist()
+    assert result.ends16.tolist() == (enc.ends + prefix[enc.ends]).tolist()
+    assert result.soft16.tolist() == [4 + int(prefix[4]) - 1]
+    if enc.span_bounds is not None:
+        assert np.shares_memory(result.starts16, result.ends16)
+    plain = Tokenized.build(1, name, "all", get_builtin(name).encode("no shift here"), np.zeros(0))
+    assert plain.starts16 is plain.encoding.starts and plain.ends16 is plain.encoding.ends
 
 
 @given(st.text(ALPHABET, max_size=30), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(ALPHABET, max_size=3)), max_size=8))

@@ -479,6 +479,18 @@ class Encoding:
         """Code-point end (exclusive) of each token (int64 array)."""
         return self._character_spans[1]
 
+    @property
+    def span_bounds(self) -> np.ndarray | None:
+        """The one array `starts` and `ends` are views of (starts is span_bounds[:-1], ends
+        span_bounds[1:]) when the tokens tile the text's code points and it was kept; else None.
+
+        >>> Encoding.from_byte_lengths("aé", [1, 2], [b"a", b"\\xc3\\xa9"]).span_bounds.tolist()
+        [0, 1, 2]
+        """
+        if self.starts is self.byte_starts:  # an ASCII text's: the byte bounds' views
+            return self.__dict__.get("_byte_bounds")
+        return self.__dict__.get("_char_bounds")
+
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
         """(start, end) in code points for every token, as a list (`starts` / `ends` are cheaper)."""

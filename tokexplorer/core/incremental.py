@@ -400,10 +400,7 @@ def _splice(
         starts, ends = byte_starts, byte_ends  # as Encoding finds them for ASCII text: no copies
     else:
         mid_starts, mid_ends = local.starts + win.start, local.ends + win.start
-        old_bounds = enc.__dict__.get("_char_bounds")
-        if enc.starts is enc.byte_starts:  # an ASCII text's code-point spans are its byte bounds' views
-            old_bounds = enc.__dict__.get("_byte_bounds")
-        char_bounds = _kept_bounds(old_bounds, t0, t1, mid_starts, mid_ends, win.start, delta)
+        char_bounds = _kept_bounds(enc.span_bounds, t0, t1, mid_starts, mid_ends, win.start, delta)
         if char_bounds is not None:
             char_bounds = _spliced(char_bounds, t0, t1, mid_starts, delta)
             starts, ends = char_bounds[:-1], char_bounds[1:]

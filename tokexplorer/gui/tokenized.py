@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.encoding import Encoding
 from ..core.tokenizer import DisallowedSpecialError
-from .positions import editor_prefix
+from .positions import editor_positions
 
 # A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
 # a special token, which the "refuse" policy refused (shown tokenized as plain text).
@@ -56,24 +56,26 @@ class Tokenized:
         # unit more: the break before code point q moves q itself, so a token ending there
         # ends after it (the break's unit is the end of the piece before) and one starting
         # there starts after it.
-        prefix = editor_prefix(text, soft)
+        # Converted in blocks, and as one array when starts and ends are views of one: on a 50 MB
+        # text each array of positions is 100 MB.
         soft = np.asarray(soft, dtype=np.int64)
-        if prefix is None:
-            starts16, ends16 = starts, ends
+        bounds = encoding.span_bounds
+        dropped = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1)
+        moved = editor_positions(text, soft, *([starts, ends] if bounds is None else [bounds]), dropped, soft)
+        if moved is None:
+            starts16, ends16, dropped16, soft16 = starts, ends, dropped, soft
         else:
-            starts16, ends16 = starts + prefix[starts], ends + prefix[ends]
+            *spans16, dropped16, soft16 = moved
+            starts16, ends16 = spans16 if bounds is None else (spans16[0][:-1], spans16[0][1:])
+            soft16 -= 1  # the unit before code point q is its soft break
         flags = encoding.flags
         if refused:
             flags = flags.copy()
             for s, e in refused:
                 flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
-        dropped16 = None
-        if encoding.dropped:
-            dropped16 = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1, 2)
-            if prefix is not None:
-                dropped16 = dropped16 + prefix[dropped16]
         return cls(generation, tokenizer, policy, encoding, starts16, ends16, colours, flags, mark, refused,
-                   changed, seconds, encoding.stats(), dropped16, soft, soft + prefix[soft] - 1 if len(soft) else soft)
+                   changed, seconds, encoding.stats(), dropped16.reshape(-1, 2) if len(dropped16) else None,
+                   soft, soft16)
 
     @property
     def refusal(self) -> DisallowedSpecialError | None:
