@@ -19,6 +19,7 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.gui.fitting_label import plain
+from tokexplorer.gui.editor import LOAD_SLICE
 from tokexplorer.gui.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding
@@ -349,6 +350,28 @@ def open_compared(window, qtbot, path, source: str) -> None:
     window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path is not None, timeout=10_000)
     wait_compared(qtbot, window)
+
+
+def test_a_file_loaded_in_slices_reaches_the_panes_whole_once_it_is_in(window, qtbot, tmp_path):
+    """While the window's editor takes a big file in slices the panes keep no books on the
+    slices; then each takes the very text the editor was given (no copy read back out of the
+    document per pane) and counts it as tiktoken does. After an edit they read the document."""
+    source = ("naïve café 😀\r\n" + "x" * 70 + "\n") * 2_000
+    assert len(source) > LOAD_SLICE
+    open_compared(window, qtbot, tmp_path / "big.txt", source)
+    view, editor = window.compare, window.editor
+    pane = view.panes[1]
+    assert pane.edit_count == 0  # (it was one per slice)
+    assert editor.text_as_loaded() == source and pane.source_text() is editor.text_as_loaded()
+    assert pane.result.encoding.text == source
+    assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(source)) for n in view.names]
+    cursor = editor.textCursor()
+    cursor.setPosition(0)
+    editor.setTextCursor(cursor)
+    type_text(editor, "Z")
+    wait_compared(qtbot, window)
+    assert editor.text_as_loaded() is None
+    assert pane.source_text() == "Z" + source == pane.result.encoding.text
 
 
 def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):

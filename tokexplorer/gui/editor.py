@@ -119,6 +119,7 @@ class TokenEditor(QPlainTextEdit):
         # The text given to load_text while nothing has edited it since: the snapshot sends it
         # instead of reading 50 MB back out of Qt in the UI thread.
         self._loaded_text: str | None = None
+        self._as_loaded: str | None = None  # the last load's source text, until an edit (text_as_loaded)
         self._loaded_len16 = 0  # its length in UTF-16 units
         self._load_sent = False  # a snapshot taken during the current load gave the worker its text
         self._source = SourceMap()  # what the editor's line breaks stand for in the source
@@ -167,6 +168,12 @@ class TokenEditor(QPlainTextEdit):
         text = self.plain_text()
         return text if self._source.identity else self._source.source(text)
 
+    def text_as_loaded(self) -> str | None:
+        """The source text the last load put in while no edit has changed it, else None: the
+        very str the worker was given, so reading it copies nothing (reading 50 MB back out of
+        Qt holds the window for a second)."""
+        return None if self._loading else self._as_loaded
+
     @property
     def loading(self) -> bool:
         """Whether a text given to `load_text` is still going in (the editor is read-only meanwhile)."""
@@ -193,10 +200,12 @@ class TokenEditor(QPlainTextEdit):
         if isinstance(text, EditorText):
             self._source = text.map or SourceMap(text.newline)
             self._loaded_text, self._loaded_len16 = text.source or text.text, text.length16
+            self._as_loaded = self._loaded_text
             text = text.text
         else:
             self._source = SourceMap()
             self._loaded_text, self._loaded_len16 = text, utf16_len(text)
+            self._as_loaded = text
         # The document fills up in slices, so the breaks before a position are counted in the text.
         breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
             if self._source.newline != "\n" and "" in self._source.src else None
@@ -310,7 +319,7 @@ class TokenEditor(QPlainTextEdit):
         if self._loading or (removed == 0 and added == 0):
             return
         self.edit_count += 1
-        self._loaded_text = None
+        self._loaded_text = self._as_loaded = None
         self._edits.append((self.edit_count, Edit(position, removed, added)))
         self._unsent = self._unsent[1 - PROBE_EDITS:] + [Edit(position, removed, added)]
         doc = self.document()

@@ -124,10 +124,18 @@ class ComparePane(TokenEditor):
         self._select([])
 
     def _on_contents_change(self, position: int, removed: int, added: int) -> None:
-        if self.following:
+        # Not shown (editor mode), or the window's editor loading a text in slices: no bookkeeping
+        # per change; the pane takes the whole text when it is shown or the load has ended.
+        if self.following and not self._source.editor.loading:
             super()._on_contents_change(position, removed, added)
-        else:  # not shown (editor mode): no bookkeeping per keystroke; shown again, it takes the whole text
+        else:
             self._outbox = None
+
+    def source_text(self) -> str:
+        """The window editor's text: as it was loaded if no edit has changed it (each pane
+        would otherwise copy a whole file out of the document)."""
+        loaded = self._source.editor.text_as_loaded()
+        return loaded if loaded is not None else super().source_text()
 
     def mouseMoveEvent(self, event) -> None:
         QPlainTextEdit.mouseMoveEvent(self, event)  # not TokenEditor's: it sets the window's index
@@ -345,6 +353,7 @@ class CompareView(QWidget):
         self._watch(editor)
 
         editor.document().contentsChange.connect(self._on_contents_change)
+        editor.load_started.connect(self._on_load_started)
         editor.loaded.connect(self._on_loaded)
         state.tokenized.connect(self._on_first_result)
         state.tokenizer_changed.connect(self._on_tokenizer_changed)
@@ -534,6 +543,9 @@ class CompareView(QWidget):
         # for `loaded` and then take the whole text at once.
         if self.active and not self.editor.isReadOnly():
             column.service.schedule(self.editor.document().characterCount())
+
+    def _on_load_started(self) -> None:
+        self._marks, self._edit_log = None, []  # the old text's: no use moving them through the load
 
     def _on_loaded(self) -> None:
         self._parts = ()  # a sample sets its parts again after loading its text
