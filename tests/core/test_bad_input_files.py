@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import subprocess
 
@@ -124,3 +125,22 @@ def test_a_really_full_disk_keeps_the_old_set(tiny_tmpfs):
     with pytest.raises(TokexplorerError, match="No space left on device"):
         write_set({tiny_tmpfs / "m.model": b"M" * 1000, tiny_tmpfs / "m.vocab": b"V" * 200_000})
     assert {p.name: p.read_bytes() for p in tiny_tmpfs.iterdir()} == {p.name: d for p, d in small.items()}
+
+
+@pytest.mark.parametrize("ranks, specials, message", [
+    ({b"a": 0, b"b": 1, b"c": 1}, {}, "rank 1 is given to both b'b' and b'c'"),
+    ({b"a": -1, b"b": 0}, {}, "rank -1 is out of range"),
+    ({b"a": 0, b"b": 1 << 31}, {}, "rank 2147483648 is out of range"),
+    ({b"a": 0, b"b": 1 << 70}, {}, f"rank {1 << 70} is out of range"),
+    ({b"a": 0, b"b": 1}, {"<x>": 1}, "special token '<x>' has id 1, which is already a token's rank"),
+    ({b"a": 0, b"b": 1}, {"<x>": 2, "<y>": 2}, "special token '<y>' has id 2, which is already"),
+    ({b"a": 0, b"b": 1}, {"<x>": -2}, "special token '<x>' has id -2; ids are whole numbers"),
+    ({b"a": 0, b"b": 1}, {"<x>": 1 << 40}, "special token '<x>' has id 1,099,511,627,776, far beyond"),
+])
+def test_tiktoken_ranks_that_its_core_would_panic_on_are_refused(ranks, specials, message):
+    from tokexplorer.core.tiktoken_backend import check_ranks
+    from tokexplorer.core.tokenizer import TokexplorerError
+
+    with pytest.raises(TokexplorerError, match=re.escape(f"x.tiktoken: {message}")):
+        check_ranks(ranks, specials, source="x.tiktoken")
+    check_ranks({b"a": 0, b"b": 1}, {"<x>": 2, "<y>": 5}, source="x.tiktoken")  # a good one passes
