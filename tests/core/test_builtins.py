@@ -77,6 +77,16 @@ def test_decode_round_trips_on_generated_text(text):
         assert tok.decode(tok.encode(text, allowed_special="none").ids) == clean_text(text)
 
 
+@given(text=with_surrogates)
+def test_clean_text_replaces_lone_surrogates_only(text):
+    """As a UTF-16 round trip does: a lone surrogate becomes U+FFFD, a high one followed by a low
+    one the character they spell, everything else stays (the same object when nothing changes)."""
+    expected = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    assert clean_text(text) == expected
+    if expected == text:
+        assert clean_text(text) is text
+
+
 def test_sentencepiece_space_mark_is_a_space():
     # subtle: SentencePiece writes spaces as U+2581 and reads a U+2581 in the input as a space,
     # so that character cannot round-trip; the Llama-style model decodes it to " ".
