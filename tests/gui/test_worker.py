@@ -106,6 +106,10 @@ def test_text_mirror_follows_utf16_edits(text, edits):
         text = text[:p] + inserted + text[q:]
         mirror.apply(p16, q16 - p16, inserted)
         assert mirror.text == text and mirror.len16 == utf16_len(text)
+        # its probes find the text where Qt's positions say it is, and nothing else there
+        k = int(where * len(text))
+        assert mirror.agrees([(utf16_len(text[:k]), text[k:k + 3]), (utf16_len(text[:p]), text[p:p + 2])])
+        assert not mirror.agrees([(utf16_len(text[:k]), text[k:k + 3] + "\x00")])
 
 
 @settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=30, deadline=None)
