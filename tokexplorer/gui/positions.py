@@ -175,16 +175,11 @@ def utf16_len(text: str) -> int:
     >>> utf16_len("a😀"), utf16_len("naïve")
     (3, 5)
 
-    subtle: the astral characters are counted a block at a time, letting other threads have the
-    interpreter lock between blocks: encoding a 50 MB text as UTF-16 in one call held it 95 ms.
+    subtle: the astral characters are found a block at a time (`astral_units`), letting other
+    threads have the interpreter lock between blocks: encoding a 50 MB text as UTF-16 in one call
+    held it 95 ms.
     """
-    if not has_astral(text):
-        return len(text)
-    n = len(text)
-    for a in range(0, len(text), SCAN_BLOCK):
-        cps = np.frombuffer(text[a : a + SCAN_BLOCK].encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        n += int(np.count_nonzero(cps > 0xFFFF))
-    return n
+    return len(text) + len(astral_units(text)) if has_astral(text) else len(text)
 
 
 def cluster_bounds16(text: str) -> list[int]:
