@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import numpy as np
@@ -181,25 +181,22 @@ def test_utf8_in_blocks_is_the_texts_utf8(text, block):
         assert encoding.utf8_array(text).tobytes() == text.encode("utf-8")
 
 
+@pytest.mark.parametrize("name, lead", [("llama-sp", b" "), ("deepseek-v4", b"")])
+@settings(max_examples=60)
 @given(text=with_surrogates, block=st.sampled_from([1, 2, 3, 7, 1 << 16]), flip=st.integers(0, 10_000))
-def test_sentencepiece_checks_its_tokens_spell_the_text_in_blocks(text, block, flip):
-    """SentencePiece's tokens are checked against the text a block of tokens at a time, as
-    arrays: every block size answers as joining the tokens' bytes does, for the text itself and
-    for the text with one byte changed (the dummy prefix is left out of the comparison)."""
-    from tokexplorer.core import sentencepiece_backend
-
-    tok = get_builtin("llama-sp")
+def test_tokens_are_checked_to_spell_the_text_in_blocks(name, lead, text, block, flip):
+    """SentencePiece's and `tokenizers`' tokens are checked against the text a block of tokens
+    at a time, as arrays (`TokenByteTable.spells`): every block size answers as joining the
+    tokens' bytes does, for the text itself and for the text with one byte changed, after the
+    dummy prefix's space (llama-sp) or nothing (DeepSeek)."""
+    tok = get_builtin(name)
     text = clean_text(text).replace("\u2581", "") + " 👋🏽 é 漢字"
-    listed = tok._sp.encode(text)
-    ids = np.asarray(listed, dtype=np.int64)
-    lengths = tok._lengths[ids]
-    ends = np.cumsum(lengths)
+    enc = tok.encode(text, allowed_special="none")
+    ids = np.asarray(enc.id_array, dtype=np.int64)
+    joined = b"".join(tok.token_bytes(i) for i in ids.tolist())
     raw = text.encode("utf-8")
     changed = bytearray(raw)
     changed[flip % len(raw)] ^= 0x01
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(sentencepiece_backend, "CHECK_BLOCK", block)
-        for data in (raw, bytes(changed)):
-            expected = b"".join(tok.token_bytes(i) for i in listed)[1:] == data
-            assert tok._spells(ids, lengths, ends, np.frombuffer(data, dtype=np.uint8), 1) == expected
-    assert tok.encode(text, allowed_special="none").ids == listed  # an array now, equal to the list
+    for data in (raw, bytes(changed)):
+        assert tok._table.spells(ids, data, lead, block=block) == (joined == lead + data)
+    assert tok._table.spells(ids, raw, lead)  # as the encode found: its spans came from the lengths

@@ -18,12 +18,11 @@ import numpy as np
 import sentencepiece as spm
 
 from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, TokenIds
+from .encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
-CHECK_BLOCK = 1 << 16  # tokens whose bytes are compared with the text at a time
 
 
 class SentencePieceTokenizer:
@@ -66,11 +65,8 @@ class SentencePieceTokenizer:
                 self._token_bytes.append(piece.encode("utf-8"))
             else:
                 self._token_bytes.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
-        self._lengths = np.fromiter(map(len, self._token_bytes), dtype=np.int64, count=n)
-        # every token's bytes end to end, and where each begins: a text's tokens are checked
-        # against it with array operations (`_spells`)
-        self._all_bytes = np.frombuffer(b"".join(self._token_bytes), dtype=np.uint8)
-        self._byte_offsets = np.cumsum(self._lengths) - self._lengths
+        self._table = TokenByteTable(self._token_bytes)  # to check that tokens spell a text
+        self._lengths = self._table.lengths
         self._special_tokens = specials
         self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
         self.options = _model_options(model_proto)
@@ -185,12 +181,10 @@ class SentencePieceTokenizer:
         (60-80 ms on a busy machine).
         """
         ids = self._encoder().ids(part).astype(np.int64)
-        lengths = self._lengths[ids]
-        ends = np.cumsum(lengths)
-        raw = np.frombuffer(part.encode("utf-8"), dtype=np.uint8)
-        lead = 1 if self.options.get("add_dummy_prefix", True) else 0
-        if len(ids) and ends[-1] == len(raw) + lead and self._spells(ids, lengths, ends, raw, lead):
-            ends -= lead
+        lead = b" " if self.options.get("add_dummy_prefix", True) else b""  # the dummy prefix's bytes
+        if len(ids) and self._table.spells(ids, part.encode("utf-8"), lead):
+            lengths = self._lengths[ids]
+            ends = np.cumsum(lengths) - len(lead)
             return ids, np.clip(ends - lengths, 0, None), np.clip(ends, 0, None)
         # The model changed the text (normalisation, unknown pieces): ask for its offsets.
         with self._lock:
@@ -198,24 +192,6 @@ class SentencePieceTokenizer:
         starts = np.array([p.begin for p in proto.pieces], dtype=np.int64)
         ends = np.array([p.end for p in proto.pieces], dtype=np.int64)
         return np.array([p.id for p in proto.pieces], dtype=np.int64), starts, ends
-
-    def _spells(self, ids: np.ndarray, lengths: np.ndarray, ends: np.ndarray, raw: np.ndarray,
-                lead: int) -> bool:
-        """Whether the tokens' bytes, end to end and less `lead` bytes, are `raw` (whose length
-        the caller checked), compared `CHECK_BLOCK` tokens at a time (bounded memory)."""
-        for a in range(0, len(ids), CHECK_BLOCK):
-            b = min(a + CHECK_BLOCK, len(ids))
-            first = int(ends[a - 1]) if a else 0  # the block's first byte in the token bytes
-            n = int(ends[b - 1]) - first
-            # byte k of the block comes from `_all_bytes` at its token's offset plus its place in the token
-            shift = np.repeat(self._byte_offsets[ids[a:b]] - (ends[a:b] - lengths[a:b] - first), lengths[a:b])
-            spelled = self._all_bytes[np.arange(n, dtype=np.int64) + shift]
-            skip = max(0, lead - first)  # the dummy prefix, where this block holds it
-            spelled = spelled[skip:]
-            lo = first + skip - lead  # where the rest of the block's bytes are in `raw`
-            if not np.array_equal(spelled, raw[lo : lo + len(spelled)]):
-                return False
-        return True
 
     def _encoder(self) -> "SentencePieceEngine | encode_host.HostedEngine":
         """Where a text's ids are made: in the helper process while one runs (`encode_host`),

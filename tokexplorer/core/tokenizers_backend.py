@@ -43,7 +43,7 @@ import numpy as np
 import tokenizers
 
 from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, TokenIds, utf8_array
+from .encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds, utf8_array
 from .json_steps import loads_in_steps
 from .merge_tree import MergeNode
 from .tiktoken_backend import gpt2_byte_decoder
@@ -52,7 +52,6 @@ from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_spe
 MODEL_TYPES = ("BPE", "Unigram", "WordPiece", "WordLevel")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "\u2581"  # '▁'
-COMPARE_BLOCK = 1 << 14  # tokens whose bytes are joined per call when checking them against the text
 SMALL_BATCH = 64  # texts (of about 16 characters) encoded one by one, not in the library's thread pool
 
 
@@ -198,7 +197,8 @@ class TokenizersTokenizer:
             self._bytes[i] = content.encode("utf-8")
             self._valid[i] = True
             self._is_byte[i] = False
-        self._lengths = np.fromiter(map(len, self._bytes), dtype=np.int64, count=n)
+        self._table = TokenByteTable(self._bytes)  # to check that tokens spell a text
+        self._lengths = self._table.lengths
         self._special = {content: i for i, (content, special) in added.items() if special}
         self._special_ids = np.array(sorted(self._special.values()), dtype=np.int64)
         self._n_vocab = n
@@ -295,7 +295,7 @@ class TokenizersTokenizer:
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
         chunk_finder = _WordChunks(run.words) if self.pre_tokenizer_state is not None else None
         raw = text.encode("utf-8")
-        lead = self._lead(ids, id_array, raw)
+        lead = self._lead(id_array, raw)
         if lead is not None:  # the tokens' bytes are the text: lay them out byte by byte
             enc = Encoding.from_byte_lengths(
                 text, ids, token_bytes, lengths=self._lengths[id_array], special_mask=special_mask,
@@ -313,22 +313,13 @@ class TokenizersTokenizer:
             chunk_finder.encoding = enc
         return enc
 
-    def _lead(self, ids: TokenIds, id_array: np.ndarray, raw: bytes) -> int | None:
+    def _lead(self, id_array: np.ndarray, raw: bytes) -> int | None:
         """0 if the tokens' bytes are the text's, 1 if they are the text after a prepended space,
-        else None. Compared a block of tokens at a time: one join of a 1 MB text's 300,000
-        tokens held the interpreter lock 25-35 ms."""
-        size = int(self._lengths[id_array].sum())
-        lead = 0 if size == len(raw) else 1 if (self._prepends and size == len(raw) + 1) else None
-        if lead is None:
-            return None
-        expected = memoryview(b" " + raw if lead else raw)
-        at = 0
-        for a in range(0, len(ids), COMPARE_BLOCK):
-            part = b"".join(map(self._bytes.__getitem__, ids[a:a + COMPARE_BLOCK]))
-            if expected[at:at + len(part)] != part:
-                return None
-            at += len(part)
-        return lead
+        else None."""
+        for lead in (b"", b" ") if self._prepends else (b"",):
+            if self._table.spells(id_array, raw, lead):
+                return len(lead)
+        return None
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._bytes.__getitem__, ids))
