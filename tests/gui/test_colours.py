@@ -12,8 +12,8 @@ import pytest
 from PySide6.QtGui import QColor, QPalette
 
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.gui.colours import (N_COLOURS, SCHEMES, TokenPalette, application_palette, colour_indices,
-                                     drawn_colour)
+from tokexplorer.core.token_colours import N_COLOURS, colour_indices, drawn_colour
+from tokexplorer.gui.colours import SCHEMES, TokenPalette, application_palette
 
 from .helpers import wait_settled
 from .test_shaping import CORPORA
@@ -58,7 +58,7 @@ def slow_colour_indices(ids) -> list[int]:
 
 @pytest.mark.parametrize("block", [1, 2, 3, 64, 1 << 20])
 def test_colours_computed_in_blocks_follow_the_rule(monkeypatch, block):
-    import tokexplorer.gui.colours as colours
+    import tokexplorer.core.token_colours as colours
 
     monkeypatch.setattr(colours, "COLOUR_BLOCK", block)
     rng = np.random.default_rng(7)

@@ -20,7 +20,7 @@ from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.gui.fitting_label import plain
 from tokexplorer.gui.editor import LOAD_SLICE
-from tokexplorer.gui.positions import editor_prefix, utf16_len
+from tokexplorer.core.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding
 from .helpers import settled, type_text

@@ -17,9 +17,10 @@ from PySide6.QtWidgets import QApplication, QToolTip
 from tokexplorer.bench import gui as bench_gui
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.gui.colours import CLUSTER_SPLIT, colour_indices
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.gui.colours import CLUSTER_SPLIT
 from tokexplorer.gui.editor import describe_token
-from tokexplorer.gui.positions import cluster_bounds16, editor_text, to_utf16
+from tokexplorer.core.positions import cluster_bounds16, editor_text, to_utf16
 from tokexplorer.gui.tokenized import REFUSED
 from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
@@ -724,7 +725,7 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
     """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
     from PySide6.QtGui import QTextDocument
 
-    from tokexplorer.gui.colours import colour_indices as colours_of
+    from tokexplorer.core.token_colours import colour_indices as colours_of
     from tokexplorer.gui.editor import TokenEditor
     from tokexplorer.gui.state import AppState
     from tokexplorer.gui.tokenized import Tokenized

@@ -10,7 +10,7 @@ from PySide6.QtGui import QGuiApplication, QTextCursor
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.editor import WRAP_ANYWHERE_LINE
-from tokexplorer.gui.positions import SOFT_LINE
+from tokexplorer.core.positions import SOFT_LINE
 
 from .helpers import wait_settled
 from .test_counts import open_file
@@ -184,7 +184,7 @@ import sys
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QApplication
 from tokexplorer.gui.editor import TokenEditor
-from tokexplorer.gui.positions import editor_text
+from tokexplorer.core.positions import editor_text
 from tokexplorer.gui.state import AppState
 app = QApplication([])
 editor = TokenEditor(AppState())

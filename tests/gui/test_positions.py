@@ -8,8 +8,8 @@ import re
 import numpy as np
 from hypothesis import example, given, strategies as st
 
-from tokexplorer.gui.colours import N_COLOURS, colour_indices, update_colours
-from tokexplorer.gui.positions import (LONG_LINE, SOFT_LINE, Edit, SourceMap, TextMirror, astral_prefix,
+from tokexplorer.core.token_colours import N_COLOURS, colour_indices, update_colours
+from tokexplorer.core.positions import (LONG_LINE, SOFT_LINE, Edit, SourceMap, TextMirror, astral_prefix,
                                        code_points, editor_positions, editor_prefix, editor_text, longest_line,
                                        to_utf16, utf16_len)
 

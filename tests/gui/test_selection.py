@@ -9,7 +9,7 @@ from tokexplorer.core.quirks import quirk
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
-from tokexplorer.gui.positions import utf16_len
+from tokexplorer.core.positions import utf16_len
 from tokexplorer.gui.selection import code_point_at16
 
 from .helpers import wait_settled

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, example, given, settings, strategies as st
 from PySide6.QtGui import QTextCursor
 
 from tokexplorer.gui.editor import TokenEditor
-from tokexplorer.gui.positions import TextMirror, editor_text, to_utf16
+from tokexplorer.core.positions import TextMirror, editor_text, to_utf16
 from tokexplorer.gui.state import AppState
 
 from .test_positions import LINE_ENDS, _reference_follow, _reference_items

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tokexplorer.core import encode_host
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.gui.colours import colour_indices
-from tokexplorer.gui.positions import TextMirror, editor_prefix, utf16_len
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.core.positions import TextMirror, editor_prefix, utf16_len
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
 from tokexplorer.gui.tokenized import REFUSED, Tokenized
 from tokexplorer.gui.worker import Retokenizer

@@ -44,7 +44,7 @@ from ..core import recovery
 from ..core.recovery import Lock, Recovered, Session
 from ..core.textfile import write_atomic
 from ..core.tokenizer import TokexplorerError
-from .positions import editor_text
+from ..core.positions import editor_text
 
 DEBOUNCE_MS = 2000
 MAX_WAIT_MS = 30_000  # typing that never pauses for DEBOUNCE_MS is still saved this often

@@ -20,7 +20,7 @@ from ..core.textfile import NotUtf8Error, decode_text, write_atomic
 from ..core.tokenizer import TokexplorerError
 from . import settings as keys
 from .dialogs import display_name
-from .positions import EditorText, editor_text, utf16_len
+from ..core.positions import EditorText, editor_text, utf16_len
 from .text_budget import TextTooBig, check_size, read_sample, sample_describe
 from .worker import run_job
 

@@ -42,7 +42,7 @@ from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainText
 from ..core.encoding import TokenFlag
 from ..core.unicode_info import token_label
 from .colours import CLUSTER_SPLIT, TokenPalette
-from .positions import (BREAK_NAMES, LONG_LINE, Edit, EditorText, SourceMap, cluster_bounds16, code_points,
+from ..core.positions import (BREAK_NAMES, LONG_LINE, Edit, EditorText, SourceMap, cluster_bounds16, code_points,
                         longest_line, soft_breaks, to_utf16, utf16_len)
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers

@@ -17,7 +17,7 @@ import numpy as np
 from PySide6.QtCore import QObject
 
 from ..core.selection import SelectionCounts
-from .positions import utf16_len
+from ..core.positions import utf16_len
 from .state import AppState
 from .tokenized import Tokenized
 

@@ -21,7 +21,7 @@ from PySide6.QtWidgets import QApplication
 from ..core.registry import builtin_names
 from .app import settled
 from .main_window import MainWindow
-from .positions import utf16_len
+from ..core.positions import utf16_len
 from .typing_bench import EventLoop
 
 

@@ -136,7 +136,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
 
     from .app import HeadlessDialogs, settled
     from .main_window import MainWindow
-    from .positions import editor_text
+    from ..core.positions import editor_text
     from .worker import POLICIES
 
     app = QApplication.instance() or QApplication(["tokexplorer-soak"])

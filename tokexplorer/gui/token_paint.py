@@ -14,7 +14,8 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QPainter, QPainterPath, QPen
 
 from ..core.encoding import TokenFlag
-from .colours import CLUSTER_SPLIT, TokenPalette, drawn_colour
+from ..core.token_colours import drawn_colour
+from .colours import CLUSTER_SPLIT, TokenPalette
 from .tokenized import DROPPED, REFUSED
 
 # Characters that make a line bidirectional: Hebrew, Arabic, Syriac, Thaana, N'Ko and their

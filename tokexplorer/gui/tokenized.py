@@ -13,7 +13,7 @@ import numpy as np
 
 from ..core.encoding import Encoding
 from ..core.tokenizer import DisallowedSpecialError
-from .positions import editor_positions
+from ..core.positions import editor_positions
 
 # A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
 # a special token, which the "refuse" policy refused (shown tokenized as plain text).

@@ -30,8 +30,8 @@ from ..core.streaming import whole_text_refusal
 from ..core.tokenizer import (DisallowedSpecialError, Tokenizer, TokexplorerError, native_errors, native_panic,
                               special_spans)
 from .catalog import TokenizerCatalog
-from .colours import colour_indices, update_colours
-from .positions import TextMirror, code_points
+from ..core.token_colours import colour_indices, update_colours
+from ..core.positions import TextMirror, code_points
 from .tokenized import Tokenized
 
 HUGE_TEXT = 5_000_000  # UTF-16 units: above this, edits wait for a pause in the typing

@@ -21,8 +21,9 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, 
 from ...core.chat import FORMATS, ROLES, ChatCount, Message, count_chat
 from ...core.encoding import TokenFlag
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenPalette, colour_indices
-from ..positions import astral_prefix
+from ...core.token_colours import colour_indices
+from ..colours import TokenPalette
+from ...core.positions import astral_prefix
 from ..state import AppState
 from ..worker import run_job
 

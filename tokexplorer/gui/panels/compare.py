@@ -34,7 +34,7 @@ from ...core.registry import BUILTINS, builtin_names
 from ...core.selection import selection_counts
 from ..editor import TokenEditor
 from ..fitting_label import FittingLabel
-from ..positions import Edit, astral_prefix, editor_prefix, utf16_len
+from ...core.positions import Edit, astral_prefix, editor_prefix, utf16_len
 from ..selection import code_point_at16, selection_forms, utf16_at
 from ..state import AppState
 from ..tokenized import Tokenized

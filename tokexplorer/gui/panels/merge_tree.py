@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (QGraphicsItem, QGraphicsRectItem, QGraphicsScene,
 
 from ...core.merge_tree import MergeNode, PlacedNode, merge_tree, tree_layout
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenPalette, colour_indices
+from ...core.token_colours import colour_indices
+from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job

@@ -21,7 +21,8 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListView, QSlider, QSplitte
 
 from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
 from ...core.tokenizer import TokexplorerError
-from ..colours import TokenPalette, colour_indices
+from ...core.token_colours import colour_indices
+from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job

@@ -23,7 +23,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxL
 from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
 from ..cell_calls import FewCallsPerCell
-from ..colours import TokenPalette, colour_indices
+from ...core.token_colours import colour_indices
+from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
 from ..worker import run_job
