@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxL
 
 from ...core.tokenizer import TokexplorerError
 from ...core.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
-from ..cell_calls import FewCallsPerCell
 from ...core.token_colours import colour_indices
 from ..colours import TokenPalette
 from ..state import AppState
@@ -45,7 +44,7 @@ def kind_text(kind: int) -> str:
     return ", ".join(name for bit, name in _KIND_NAMES if kind & bit)
 
 
-class VocabModel(FewCallsPerCell, QAbstractTableModel):
+class VocabModel(QAbstractTableModel):
     """Rows are `ids` (an array), in the order shown; cells are formatted when asked for."""
 
     def __init__(self, state: AppState, parent=None):
