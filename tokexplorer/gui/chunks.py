@@ -13,7 +13,6 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from ..core.unicode_info import token_label
-from .cell_calls import FewCallsPerCell
 from .state import AppState
 from .tokenized import Tokenized
 from .worker import run_job
@@ -23,7 +22,7 @@ HEADERS = ["#", "span", "chunk"]
 MAX_TEXT = 5_000_000  # characters: longer texts are not split for this view
 
 
-class ChunkModel(FewCallsPerCell, QAbstractTableModel):
+class ChunkModel(QAbstractTableModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.text = ""

@@ -14,7 +14,6 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from ..core.unicode_info import token_label
-from .cell_calls import FewCallsPerCell
 from .colours import TokenPalette
 from .state import AppState
 from .tokenized import Tokenized
@@ -29,7 +28,7 @@ ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
 RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
 
-class TokenTableModel(FewCallsPerCell, QAbstractTableModel):
+class TokenTableModel(QAbstractTableModel):
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state

@@ -1,6 +1,6 @@
-"""The item views' models answer a cell in few calls (cell_calls.FewCallsPerCell): a
-view's delegate gets from it what `data()` says, role by role, and nothing left from the cell
-before."""
+"""The item views' table models (token ids, chunks, vocabulary): a view's delegate paints a cell
+from what `data()` says, role by role, and nothing left from the cell before; indexes are checked
+as Qt checks them."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def test_a_cell_is_painted_from_data_and_only_its_own(qtbot, window):
                 index = model.index(row, col)
                 calls.clear()
                 option = delegate.option(index)
-                assert len(calls) > 3  # every role the delegate wants, from `data`, in the one call
+                assert len(calls) > 3  # every role the delegate wants, from `data`
                 text = model.data(index, Qt.ItemDataRole.DisplayRole)
                 assert option.text == ("" if text is None else str(text))
                 aligned = model.data(index, Qt.ItemDataRole.TextAlignmentRole)
