@@ -69,17 +69,15 @@ def window_options_help(window: argparse.ArgumentParser) -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from_command_line = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
     try:  # subtle: Ctrl-C while the libraries import (a second or two) is an interrupt too
         if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
-            return _run_gui(argv, restart=from_command_line)
+            return _run_gui(argv)
         parser = build_parser(argv[0])
         args = parser.parse_args(argv)
-        args.from_command_line = from_command_line  # not a call from a script or a test
         handler: Callable[[argparse.Namespace], int] = args.handler
         return handler(args) or 0
     except TokexplorerError as exc:
@@ -111,14 +109,9 @@ def _interrupted_import(exc: BaseException) -> bool:
     return False
 
 
-def _run_gui(argv: list[str], *, restart: bool = False) -> int:
-    """Start the window; from a real command line (`restart`), first start again on the C heap
-    where that keeps long sessions from growing (see `gui.allocator`)."""
+def _run_gui(argv: list[str]) -> int:
+    """Start the window."""
     try:
-        if restart:
-            from .gui.allocator import restart_on_c_heap
-
-            restart_on_c_heap()
         from .gui.app import run_gui
     except ImportError as exc:
         print(f"tokexplorer: the desktop app cannot start: {exc}", file=sys.stderr)

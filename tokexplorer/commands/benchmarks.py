@@ -19,8 +19,6 @@ SECTIONS: dict[str, tuple[str, bool]] = {
     "panels": ("panels", False),
     "compare": ("compare", False),
 }
-# Sections that measure the window in this process.
-WINDOW_SECTIONS = {"gui", "panels", "compare"}
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -73,10 +71,6 @@ def run(args: argparse.Namespace) -> int:
               + (["long_line"] if args.long_line else []))
     if not chosen:
         chosen = [flag for flag, (_, default) in SECTIONS.items() if default]
-    if WINDOW_SECTIONS & set(chosen) and getattr(args, "from_command_line", False):
-        from ..gui.allocator import restart_on_c_heap
-
-        restart_on_c_heap()  # measure the window as it runs (see gui.allocator)
     results = []
     for flag in chosen:
         module = importlib.import_module(f"tokexplorer.bench.{SECTIONS.get(flag, (flag,))[0]}")

@@ -29,11 +29,11 @@ the same edits, November 2026):
   +127 MB after 10,000 edits, heap in use +26 to +34 MB; +81 MB over 1,000 edits with the heap
   flat, while the mmap threshold, MALLOC_ARENA_MAX and the ids as arrays changed nothing). Its
   1 MiB arenas fragment: sys._debugmallocstats counted 240 -> 311 arenas over 1,000 edits with the
-  bytes in live objects flat. The window now runs on the C heap (`allocator`), and so does this
-  soak (run as a module, it restarts itself the same way): Python's objects then count in the heap
-  in use, and the pages they free go back with malloc_trim. The same 10,000 edits then read RSS
-  +49.1 and +31.8 MB in two runs (single readings), heap in use +34 MB each, rising slowly with
-  the edits.
+  bytes in live objects flat. While the window ran on the C heap (PYTHONMALLOC=malloc, a restart
+  at launch, retired when tokenizing moved to a process of its own), Python's objects counted in
+  the heap in use and the pages they freed went back with malloc_trim: the same 10,000 edits read
+  RSS +49.1 and +31.8 MB in two runs (single readings), heap in use +34 MB each, rising slowly
+  with the edits.
 - RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
   readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
   little; a leak shows in the heap in use first.
@@ -90,9 +90,8 @@ def rss_mb() -> float:
 def heap_mb() -> tuple[float, float] | None:
     """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
 
-    Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects too
-    when it runs on the C heap, as the window and this soak do (`allocator`), else they live in
-    Python's own arenas, outside.
+    Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects live
+    in Python's own arenas, outside (unless PYTHONMALLOC=malloc puts them on the C heap).
     """
     libc = _libc()
     if libc is None or not hasattr(libc, "mallinfo2"):
@@ -295,7 +294,4 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    from .allocator import restart_on_c_heap
-
-    restart_on_c_heap()  # measure the window as it runs (see allocator)
     sys.exit(main(sys.argv[1:]))

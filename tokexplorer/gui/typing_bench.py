@@ -209,8 +209,4 @@ if __name__ == "__main__":
     import sys
 
     kind, file, name = sys.argv[1:4]
-    if kind == "app":
-        from .allocator import restart_on_c_heap
-
-        restart_on_c_heap()  # the window as it runs (see allocator)
     print(json.dumps((open_huge if kind == "app" else open_plain)(Path(file), name)))
