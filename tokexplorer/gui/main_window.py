@@ -21,7 +21,7 @@ from ..core import encode_host
 from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
 from ..core.tokenizer import DisallowedSpecialError
-from . import collector, crash, lock_handoff, settings as keys
+from . import collector, crash, settings as keys
 from .about import about_html
 from .autosave import Autosave
 from .banner import Banner
@@ -113,7 +113,6 @@ class MainWindow(QMainWindow):
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
         collector.keep_long_lived()  # the window, its views and the libraries: out of the collector's walks
-        lock_handoff.favour_the_window()  # busy background threads hand the interpreter lock over sooner
 
     # --- construction --------------------------------------------------------------------
 
@@ -497,4 +496,3 @@ class MainWindow(QMainWindow):
         self.wait_for_jobs(3000)
         event.accept()
         collector.release()
-        lock_handoff.release()
