@@ -13,7 +13,6 @@ from pathlib import Path
 
 from ..core import registry
 from ..core.tokenizer import Tokenizer, TokexplorerError
-from .collector import keep_long_lived
 
 
 class TokenizerCatalog:
@@ -78,15 +77,11 @@ class TokenizerCatalog:
         if path is None:
             if name not in self._order:
                 raise TokexplorerError(f"no tokenizer named {name!r} is open")
-            loaded = registry.is_loaded(name)
             tok = registry.get_builtin(name)
-            if not loaded:
-                keep_long_lived()  # its tables live as long as the window
             return tok
         tok = registry.load_tokenizer(path)
         with self._lock:
             tok = self._loaded.setdefault(name, tok)
-        keep_long_lived()
         return tok
 
     def _unique(self, base: str) -> str:

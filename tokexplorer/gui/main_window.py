@@ -21,7 +21,7 @@ from ..core import encode_host
 from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
 from ..core.tokenizer import DisallowedSpecialError
-from . import collector, crash, settings as keys
+from . import crash, settings as keys
 from .about import about_html
 from .autosave import Autosave
 from .banner import Banner
@@ -112,7 +112,6 @@ class MainWindow(QMainWindow):
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background
-        collector.keep_long_lived()  # the window, its views and the libraries: out of the collector's walks
 
     # --- construction --------------------------------------------------------------------
 
@@ -495,4 +494,3 @@ class MainWindow(QMainWindow):
         self.sweep_service.shutdown()
         self.wait_for_jobs(3000)
         event.accept()
-        collector.release()

@@ -28,7 +28,6 @@ It does not touch widgets nor the catalog: the workbench adds the result to the 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import multiprocessing
 import os
 import sys
@@ -132,11 +131,6 @@ class ChildService(QObject):
             raise TokexplorerError("a training run is under way; cancel it first")
         self._generation += 1
         gen = self._generation
-        # subtle: the merge records arriving for seconds make the collector run a full pass over
-        # every object of the window (60-150 ms on these machines: the longest stall while
-        # training); frozen, the objects that existed before training are not scanned. Thawed
-        # when the run ends, so nothing is kept that should be collected.
-        gc.freeze()
         self._request = request
         self._t0 = time.perf_counter()
         self.phase.emit("starting the trainer", -1, -1)
@@ -161,7 +155,6 @@ class ChildService(QObject):
 
     def _finish_run(self) -> None:
         self._request = None
-        gc.unfreeze()
 
     def _on_spawned(self, gen: int, process, conn) -> None:
         if gen != self._generation:  # cancelled meanwhile
