@@ -25,7 +25,6 @@ import tiktoken
 
 from . import encode_host
 from .encoding import Encoding, LazyTokenBytes, TokenIds, joined_in_blocks, uncovered
-from .json_steps import loads_in_steps
 from .normalization import nfc_alignment
 from .patterns import NAMED_PATTERNS, TILING_PATTERNS, compile_pattern, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
@@ -535,9 +534,7 @@ def parse_gpt2_files(
             raise TokexplorerError(f"{source}: {s!r} is not in GPT-2's byte alphabet") from None
 
     try:
-        # subtle: in steps, as json.loads of the 1 MB file held the interpreter lock 39 ms while
-        # the window that loads it in a worker was painting.
-        encoder = loads_in_steps(encoder_json.decode("utf-8"), depth=0)
+        encoder = json.loads(encoder_json.decode("utf-8"))
         if not isinstance(encoder, dict):
             raise ValueError
     except (ValueError, UnicodeDecodeError):
