@@ -421,6 +421,7 @@ class Encoding:
         byte_bounds: np.ndarray | None = None,
         char_bounds: np.ndarray | None = None,
         chunk_finder: ChunkFinder | None = None,
+        dropped: tuple[tuple[int, int], ...] = (),
     ) -> "Encoding":
         """Build with the derived values already known, so none is recomputed over the whole text.
 
@@ -439,7 +440,8 @@ class Encoding:
         >>> again.chunks
         [(0, 1), (1, 2)]
         """
-        enc = cls(text, ids, token_bytes, byte_starts, byte_ends, special_mask, byte_fallback_mask, chunk_finder)
+        enc = cls(text, ids, token_bytes, byte_starts, byte_ends, special_mask, byte_fallback_mask, chunk_finder,
+                  dropped=dropped)
         # subtle: cached_property keeps its value in the instance __dict__, so filling it here is
         # what computing it on first use would have done (the dataclass being frozen does not matter).
         enc.__dict__.update(starts=starts, ends=ends, flags=flags, _n_text_bytes=n_bytes)

@@ -27,8 +27,6 @@ from pathlib import Path
 from typing import Callable
 
 from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
-from .sentencepiece_backend import SentencePieceTokenizer
-from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files, parse_tiktoken_bpe
 from .tokenizer import Tokenizer, TokexplorerError
 
 
@@ -128,6 +126,8 @@ ENDOFPROMPT = "<|endofprompt|>"
 
 
 def _gpt2() -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files
+
     ranks, _ = parse_gpt2_files(GPT2_ENCODER.read(), GPT2_VOCAB_BPE.read(), source="gpt2")
     return TiktokenTokenizer.from_ranks(
         "gpt2", ranks, GPT2_SPLIT_PATTERN, {ENDOFTEXT: 50256},
@@ -136,6 +136,8 @@ def _gpt2() -> Tokenizer:
 
 
 def _cl100k() -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+
     specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
                 ENDOFPROMPT: 100276}
     return TiktokenTokenizer.from_ranks(
@@ -145,6 +147,8 @@ def _cl100k() -> Tokenizer:
 
 
 def _o200k() -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+
     return TiktokenTokenizer.from_ranks(
         "o200k_base", parse_tiktoken_bpe(O200K.read()), O200K_SPLIT_PATTERN,
         {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
@@ -153,6 +157,8 @@ def _o200k() -> Tokenizer:
 
 
 def _llama_sp() -> Tokenizer:
+    from .sentencepiece_backend import SentencePieceTokenizer
+
     return SentencePieceTokenizer(
         LLAMA_SP.read(), name="llama-sp",
         source=BUILTINS["llama-sp"].source, description=BUILTINS["llama-sp"].description,
@@ -184,6 +190,8 @@ QWEN3_6_SPECIALS = [
 
 
 def _qwen(name: str, data: DataFile, pattern: str, specials: list[str], first: int) -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+
     info = BUILTINS[name]
     return TiktokenTokenizer.from_ranks(
         name, parse_tiktoken_bpe(data.read(), source=data.path), pattern,
@@ -227,6 +235,8 @@ def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, di
 
 
 def _tekken() -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer
+
     info = BUILTINS["tekken"]
     ranks, pattern, specials = parse_tekken(TEKKEN.read(), source=TEKKEN.path)
     return TiktokenTokenizer.from_ranks("tekken", ranks, pattern, specials, source=info.source,
@@ -336,6 +346,9 @@ def load_tokenizer(name_or_path: str | os.PathLike) -> Tokenizer:
 
 def load_tokenizer_file(path: Path) -> Tokenizer:
     """Read a tokenizer file; the format is recognised from the content, not the name."""
+    from .sentencepiece_backend import SentencePieceTokenizer
+    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+
     if path.is_dir():
         raise TokexplorerError(f"{path} is a folder; give a tokenizer file")
     try:
@@ -384,6 +397,8 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
 def _load_json(path: Path, data: bytes) -> Tokenizer:
     """A JSON tokenizer file: Hugging Face's tokenizer.json (an object with "model"), a tekken
     file (with "config" and "vocab"), or GPT-2's encoder.json (token -> id)."""
+    from .tiktoken_backend import TiktokenTokenizer
+
     from .tokenizers_backend import looks_like_tokenizer_json, load_tokenizer_json
 
     try:
@@ -410,6 +425,8 @@ def _looks_like_tiktoken(head: bytes) -> bool:
 
 
 def _load_gpt2_pair(path: Path, encoder_json: bytes) -> Tokenizer:
+    from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files
+
     vocab = path.with_name("vocab.bpe")
     if not vocab.exists():
         raise TokexplorerError(

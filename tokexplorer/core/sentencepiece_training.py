@@ -18,11 +18,13 @@ import os
 from pathlib import Path
 from typing import Callable, Iterable
 
-import sentencepiece as spm
+from typing import TYPE_CHECKING
 
-from .sentencepiece_backend import SentencePieceTokenizer
 from .textfile import write_set
 from .tokenizer import TokexplorerError
+
+if TYPE_CHECKING:  # (the library loads on use: the window imports this module for the options)
+    from .sentencepiece_backend import SentencePieceTokenizer
 
 # The lecture's "best effort" Llama 2 options (vocab_size and model_type given separately).
 LLAMA2_OPTIONS: dict[str, object] = {
@@ -102,6 +104,10 @@ def train_sentencepiece(
     >>> tok.n_vocab, tok.options["byte_fallback"], tok.pieces[259:262]
     (270, True, ['he', 'll', 'l'])
     """
+    import sentencepiece as spm
+
+    from .sentencepiece_backend import SentencePieceTokenizer
+
     lines = sentences.splitlines() if isinstance(sentences, str) else list(sentences)
     lines = [line for line in lines if line]
     if not lines:

@@ -1,7 +1,7 @@
 """The tokenizers the picker offers: the built-ins, the tokenizer files the user opened (which
 includes tokenizers trained with `tokexplorer train`: minbpe or SentencePiece .model files) and
-tokenizers trained in the window, which live in memory only (until saved). Loading happens on
-first use, from any thread (the worker asks).
+tokenizers trained in the window. The tokenizers themselves live in the tokenizing server; the
+catalog holds their names, files and what the server told of them (`TokenizerInfo`).
 
 No Qt here; the state object owns one catalog and announces changes to it.
 """
@@ -12,20 +12,22 @@ import threading
 from pathlib import Path
 
 from ..core import registry
-from ..core.tokenizer import Tokenizer, TokexplorerError
+from ..server.protocol import TokenizerInfo
 
 
 class TokenizerCatalog:
-    """name -> tokenizer, loaded lazily and once."""
+    """Names in the picker's order, the files behind some, and the facts of those loaded."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._files: dict[str, Path] = {}  # display name -> tokenizer file
-        self._loaded: dict[str, Tokenizer] = {}  # display name -> loaded tokenizer file
+        self._trained: set[str] = set()  # display names of tokenizers trained in the window
+        self._infos: dict[str, TokenizerInfo] = {}  # what the server said of each loaded one
+        self._loaded: set[str] = set()
         self._order: list[str] = list(registry.builtin_names())
 
     def names(self) -> list[str]:
-        """Display names, built-ins first, then opened files in the order added."""
+        """Display names, built-ins first, then opened files and trained ones in the order added."""
         return list(self._order)
 
     def add_file(self, path: str | Path) -> str:
@@ -40,12 +42,11 @@ class TokenizerCatalog:
             self._order.append(name)
         return name
 
-    def add_tokenizer(self, tok: Tokenizer) -> str:
-        """Offer a tokenizer held in memory (trained in the window) under its name, made unique;
-        returns that name."""
+    def add_trained(self, base: str) -> str:
+        """Offer a tokenizer trained in the window under `base`, made unique; returns that name."""
         with self._lock:
-            name = self._unique(tok.name)
-            self._loaded[name] = tok
+            name = self._unique(base)
+            self._trained.add(name)
             self._order.append(name)
         return name
 
@@ -55,34 +56,35 @@ class TokenizerCatalog:
             for name, known in list(self._files.items()):
                 if known == Path(path):
                     del self._files[name]
-                    self._loaded.pop(name, None)
+                    self._infos.pop(name, None)
+                    self._loaded.discard(name)
                     self._order.remove(name)
 
     def is_builtin(self, name: str) -> bool:
         return name in registry.builtin_names()
 
+    def is_trained(self, name: str) -> bool:
+        """Trained in the window, held in memory only (until saved)."""
+        return name in self._trained
+
     def path_of(self, name: str) -> Path | None:
         return self._files.get(name)
 
     def is_loaded(self, name: str) -> bool:
-        if name in self._files or name in self._loaded:
-            return name in self._loaded
-        return registry.is_loaded(name)
+        """The server has loaded it (it has tokenized with it or described it)."""
+        return name in self._loaded
 
-    def get(self, name: str) -> Tokenizer:
-        """The tokenizer, loading it if needed (may take a second: call from a worker)."""
-        if name in self._loaded:
-            return self._loaded[name]
-        path = self._files.get(name)
-        if path is None:
-            if name not in self._order:
-                raise TokexplorerError(f"no tokenizer named {name!r} is open")
-            tok = registry.get_builtin(name)
-            return tok
-        tok = registry.load_tokenizer(path)
+    def info(self, name: str) -> TokenizerInfo | None:
+        """What the server said of it, once loaded."""
+        return self._infos.get(name)
+
+    def loaded(self, name: str, info: TokenizerInfo | None = None) -> None:
+        """The server has loaded `name` (and described it)."""
         with self._lock:
-            tok = self._loaded.setdefault(name, tok)
-        return tok
+            if name in self._order:
+                self._loaded.add(name)
+                if info is not None:
+                    self._infos[name] = info
 
     def _unique(self, base: str) -> str:
         name, n = base, 2

@@ -47,7 +47,7 @@ from ..core.positions import (BREAK_NAMES, LONG_LINE, Edit, EditorText, SourceMa
 from .state import AppState
 from .token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from .tokenized import DROPPED, Tokenized
-from .worker import TextDelta
+from ..server.protocol import TextDelta
 
 LOAD_SLICE = 1 << 16  # characters inserted per event-loop turn when loading a big text
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor

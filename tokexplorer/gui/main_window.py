@@ -17,7 +17,6 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
-from ..core import encode_host
 from ..core.quirks import QUIRKS
 from ..core.registry import BUILTINS
 from ..core.tokenizer import DisallowedSpecialError
@@ -48,6 +47,7 @@ from .state import AppState
 from .panels.training import TrainingPanel
 from .token_ids import TokenTable
 from .training_service import SweepService, TrainingService
+from .server_link import ServerLink
 from .worker import POLICIES, TokenizeService
 from .window_settings import WindowSettings
 
@@ -85,11 +85,12 @@ class MainWindow(QMainWindow):
         self.find_bar = FindBar(self.editor, self.state)
         layout.addWidget(self.find_bar)
         self.setCentralWidget(central)
-        # tiktoken builds a tokenizer holding the interpreter lock (up to 0.2 s): it does so in a
-        # helper process, one for all windows, which ends with the application
-        encode_host.start()
-        self.service = TokenizeService(self.state.catalog, self.editor.snapshot,
+        if self.state.server is None:  # the tokenizing server: every tokenizer runs there
+            self.state.server = ServerLink(self)
+        self.service = TokenizeService(self.state.server, self.state.catalog, self.editor.snapshot,
                                        lambda: (self.state.tokenizer, self.state.effective_policy), parent=self)
+        self.state.doc = self.service.doc
+        self.state.server.status.connect(lambda message: self.statusBar().showMessage(message, 15000))
         self.repaint_pacer = RepaintPacer(self)  # a keystroke painted once, with its tokens
         self.repaint_pacer.watch(self.service)
         self.compare.service_added.connect(self.repaint_pacer.watch)
@@ -474,14 +475,11 @@ class MainWindow(QMainWindow):
     # --- closing -------------------------------------------------------------------------
 
     def wait_for_jobs(self, msecs: int) -> None:
-        """Wait until no worker of the window runs (the editor's, the compare panes', the
-        panels' jobs in the global pool), up to `msecs` each.
+        """Wait until no job of the window runs in the global pool, up to `msecs`.
 
         subtle: a job still running when the process exits emits into signals Python is
         tearing down: a crash on exit (3 in 12 error exits of `--screenshot` on the C heap
         without fast bins, where freed memory is reused at once)."""
-        self.service.wait_for_done(msecs)
-        self.compare.wait_for_done(msecs)
         QThreadPool.globalInstance().waitForDone(msecs)
 
     def closeEvent(self, event) -> None:
@@ -493,4 +491,6 @@ class MainWindow(QMainWindow):
         self.training_service.shutdown()  # no trainer outlives the window
         self.sweep_service.shutdown()
         self.wait_for_jobs(3000)
+        if self.state.server.parent() is self:
+            self.state.server.close()  # the server ends with its window
         event.accept()

@@ -8,14 +8,19 @@ which emit only when the value really changed.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from ..core.registry import DEFAULT_TOKENIZER
 from ..core.tokenizer import DisallowedSpecialError
+from ..server.protocol import AddTrained, Describe, OpenTokenizerFile, TokenizerInfo
 from .catalog import TokenizerCatalog
 from .colours import DEFAULT_SCHEME, SCHEMES
 from .tokenized import Tokenized
+
+if TYPE_CHECKING:
+    from .server_link import ServerLink
 
 
 MIN_FONT_SIZE, MAX_FONT_SIZE = 6, 72  # points: zooming stops here
@@ -47,6 +52,8 @@ class AppState(QObject):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self.catalog = TokenizerCatalog()
+        self.server: ServerLink | None = None  # the tokenizing server (the main window starts it)
+        self.doc = 0  # the editor's document number on the server
         self.tokenizer = DEFAULT_TOKENIZER
         self.policy = "refuse"  # the global special-token policy, kept in the settings
         self.document_policy: str | None = None  # this document's own, chosen from the banner
@@ -73,21 +80,61 @@ class AppState(QObject):
             self.tokenizer = name
             self.tokenizer_changed.emit(name)
 
-    def add_tokenizer_file(self, path) -> str:
+    def add_tokenizer_file(self, path, on_done: Callable[[str], None] | None = None,
+                           on_error: Callable[[str], None] | None = None) -> str:
+        """Offer a tokenizer file; returns its name in the picker. The server reads it now: then
+        `on_done(name)`, or for a bad file `on_error(message)` (the file is taken out of the
+        picker again). Without `on_error`, a bad file fails the first text tokenized with it."""
         name = self.catalog.add_file(path)
+        request = OpenTokenizerFile(name, str(path))
+        self.server.remember(request)
+
+        def opened(info: TokenizerInfo) -> None:
+            self.catalog.loaded(name, info)
+            self.tokenizers_changed.emit()
+            if on_done is not None:
+                on_done(name)
+
+        def failed(message: str) -> None:
+            if on_error is not None:
+                self.catalog.remove(path)
+                on_error(message)
+
+        self.server.ask(request, opened, failed)
         self.tokenizers_changed.emit()
         return name
+
+    def add_trained(self, base: str, trained, on_done: Callable[[TokenizerInfo], None] | None = None,
+                    on_error: Callable[[str], None] | None = None) -> str:
+        """Offer a tokenizer trained in the window (`protocol.TrainedBpe` or
+        `TrainedSentencePiece`) under `base`, made unique; returns its name in the picker.
+        `on_done(info)` once the server has built it."""
+        name = self.catalog.add_trained(base)
+        request = AddTrained(name, trained)
+        self.server.remember(request)
+
+        def added(info: TokenizerInfo) -> None:
+            self.catalog.loaded(name, info)
+            if on_done is not None:
+                on_done(info)
+
+        self.server.ask(request, added, on_error or (lambda message: None))
+        self.tokenizers_changed.emit()
+        return name
+
+    def describe(self, name: str, on_info: Callable[[TokenizerInfo], None] | None = None) -> None:
+        """Ask the server what `name` is (loading it); the catalog keeps the answer."""
+        def described(info: TokenizerInfo) -> None:
+            self.catalog.loaded(name, info)
+            if on_info is not None:
+                on_info(info)
+
+        self.server.ask(Describe(name), described, lambda message: None)
 
     @property
     def effective_policy(self) -> str:
         """The policy the text is tokenized with: this document's own, else the global one."""
         return self.document_policy or self.policy
-
-    def add_tokenizer(self, tok) -> str:
-        """Offer a tokenizer held in memory (trained in the window); returns its name in the picker."""
-        name = self.catalog.add_tokenizer(tok)
-        self.tokenizers_changed.emit()
-        return name
 
     def set_policy(self, policy: str) -> None:
         """The global policy (the tool bar's); it replaces the document's own."""

@@ -1,8 +1,8 @@
-"""One tokenization result as the views need it: the Encoding plus its spans in UTF-16 units,
-each token's colour index and the spans a "refuse" policy refused, all computed in the worker
-thread so the UI thread only looks them up.
+"""One tokenization result as the views need it: an Encoding of the document's text plus each
+token's span in the editor's UTF-16 units, its colour index and its flags, read from the token
+columns the window holds (spliced from the tokenizing server's answers, `server.columns`).
 
-No Qt here, so the worker can build it and tests can check it without a display.
+No Qt here, and no tokenizer: the values were computed in the server.
 """
 
 from __future__ import annotations
@@ -11,16 +11,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..core.encoding import Encoding
+from ..core.encoding import Encoding, TokenFlag, TokenIds
 from ..core.tokenizer import DisallowedSpecialError
-from ..core.positions import editor_positions
+from ..server.columns import REFUSED, BlobTokenBytes, TokenColumns
+from ..server.protocol import TokensChanged
 
-# A GUI-only bit of `Tokenized.flags` beside the TokenFlag bits: the token overlaps text that spells
-# a special token, which the "refuse" policy refused (shown tokenized as plain text).
-REFUSED = 0x40
-# And one for text no token covers (a split pattern that did not match it: `Encoding.dropped`),
-# given to the painter as a piece of its own, never to a token.
+__all__ = ["DROPPED", "REFUSED", "Tokenized"]
+
+# A GUI-only bit beside the TokenFlag bits, for text no token covers (a split pattern that did
+# not match it: `Encoding.dropped`), given to the painter as a piece of its own, never to a token.
 DROPPED = 0x20
+_TOKEN_FLAGS = int(TokenFlag.SPECIAL | TokenFlag.BYTE_FALLBACK | TokenFlag.PARTIAL | TokenFlag.NORMALIZED)
 
 
 @dataclass(frozen=True, eq=False)
@@ -31,51 +32,35 @@ class Tokenized:
     tokenizer: str
     policy: str
     encoding: Encoding
-    starts16: np.ndarray  # int64 [n]: UTF-16 start of each token in the editor's text
-    ends16: np.ndarray  # int64 [n]: UTF-16 end (exclusive)
-    colours: np.ndarray  # uint8 [n]: colour index (colours.colour_indices)
-    flags: np.ndarray  # uint8 [n]: TokenFlag bits
+    starts16: np.ndarray  # int32 [n]: UTF-16 start of each token in the editor's text
+    ends16: np.ndarray  # int32 [n]: UTF-16 end (exclusive)
+    colours: np.ndarray  # uint8 [n]: colour index (core.token_colours)
+    flags: np.ndarray  # uint8 [n]: TokenFlag bits, and REFUSED
     mark: int = 0  # the editor's edit count when the text was taken
     refused: tuple[tuple[int, int], ...] = ()  # code-point spans spelling a refused special token
     changed: tuple[int, int] | None = None  # code-point range re-encoded, None: everything
-    seconds: float = 0.0  # time spent in the worker
+    seconds: float = 0.0  # time spent in the server
     stats: dict = field(default_factory=dict)
     dropped16: np.ndarray | None = None  # int64 [k, 2]: UTF-16 spans of `encoding.dropped`, or None
     soft: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # code points after soft breaks
     soft16: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))  # the soft breaks' own units
+    has_chunks: bool = False  # the tokenizer pre-splits the text (the server answers `ChunksOf`)
 
     @classmethod
-    def build(cls, generation: int, tokenizer: str, policy: str, encoding: Encoding,
-              colours: np.ndarray, *, mark: int = 0, changed=None, seconds: float = 0.0,
-              refused: tuple[tuple[int, int], ...] = (), soft=()) -> "Tokenized":
-        """`soft`: the code points before which the editor holds a soft break (sorted)."""
-        starts, ends = encoding.starts, encoding.ends
-        text = encoding.text
-        # The text is the source (the file's own); the spans are wanted in the editor's UTF-16
-        # positions, where an astral character counts two, a "\r\n" one and a soft break one
-        # unit more: the break before code point q moves q itself, so a token ending there
-        # ends after it (the break's unit is the end of the piece before) and one starting
-        # there starts after it.
-        # Converted in blocks, and as one array when starts and ends are views of one: on a 50 MB
-        # text each array of positions is 100 MB.
-        soft = np.asarray(soft, dtype=np.int64)
-        bounds = encoding.span_bounds
-        dropped = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1)
-        moved = editor_positions(text, soft, *([starts, ends] if bounds is None else [bounds]), dropped, soft)
-        if moved is None:
-            starts16, ends16, dropped16, soft16 = starts, ends, dropped, soft
-        else:
-            *spans16, dropped16, soft16 = moved
-            starts16, ends16 = spans16 if bounds is None else (spans16[0][:-1], spans16[0][1:])
-            soft16 -= 1  # the unit before code point q is its soft break
-        flags = encoding.flags
-        if refused:
-            flags = flags.copy()
-            for s, e in refused:
-                flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
-        return cls(generation, tokenizer, policy, encoding, starts16, ends16, colours, flags, mark, refused,
-                   changed, seconds, encoding.stats(), dropped16.reshape(-1, 2) if len(dropped16) else None,
-                   soft, soft16)
+    def of(cls, columns: TokenColumns, text: str, answer: TokensChanged, *, changed="answer") -> "Tokenized":
+        """The result of `answer`, whose tokens (spliced in) are `columns`, of `text`."""
+        flags = columns.flags
+        token_flags = flags & np.uint8(_TOKEN_FLAGS)
+        encoding = Encoding.from_parts(
+            text, TokenIds(columns.ids), BlobTokenBytes(columns), columns.byte_starts, columns.byte_ends,
+            special_mask=(flags & np.uint8(TokenFlag.SPECIAL)) != 0,
+            byte_fallback_mask=(flags & np.uint8(TokenFlag.BYTE_FALLBACK)) != 0,
+            starts=columns.starts, ends=columns.ends, flags=token_flags, n_bytes=answer.n_bytes,
+            id_array=columns.ids, dropped=answer.dropped)
+        return cls(answer.generation, answer.tokenizer, answer.policy, encoding, columns.starts16, columns.ends16,
+                   columns.colours, flags, answer.mark, answer.refused,
+                   answer.changed if changed == "answer" else changed, answer.seconds, encoding.stats(),
+                   answer.dropped16, answer.soft, answer.soft16, answer.has_chunks)
 
     @property
     def refusal(self) -> DisallowedSpecialError | None:

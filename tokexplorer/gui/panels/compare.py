@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QEvent, QLineF, QObject, Qt, QThreadPool, QTimer, Signal
+from PySide6.QtCore import QEvent, QLineF, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
@@ -304,10 +304,6 @@ class CompareView(QWidget):
         self._same_text_key: list[int] = []  # result ids last found to be of one text
         self._syncing = False
         self._scroll_value, self._scroll_source = 0, None  # what _sync_scroll is spreading
-        # subtle: the panes' workers share one thread. Several would only take turns holding the
-        # interpreter lock, and each turn the UI thread waits for (a stall while typing).
-        self._pool = QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
         self._refresh_timer = QTimer(self)  # one refresh per event-loop turn
         self._refresh_timer.setSingleShot(True)
         self._refresh_timer.timeout.connect(self._refresh)
@@ -434,9 +430,8 @@ class CompareView(QWidget):
     def _new_column(self) -> Column:
         pane = ComparePane(self.state, self.editor)
         column = Column(pane, closable=True)
-        column.service = TokenizeService(self.state.catalog, pane.snapshot,
-                                         lambda: (column.name, self.state.effective_policy), parent=column,
-                                         pool=self._pool)
+        column.service = TokenizeService(self.state.server, self.state.catalog, pane.snapshot,
+                                         lambda: (column.name, self.state.effective_policy), parent=column)
         column.service.result.connect(lambda result: self._on_pane_result(column, result))
         column.service.refused.connect(
             lambda exc: self._on_pane_problem(column, f"refused: the text spells {exc.token} (see the policy)"))
@@ -519,8 +514,9 @@ class CompareView(QWidget):
         self._schedule_refresh()
 
     def wait_for_done(self, msecs: int) -> None:
-        """Block until the panes' worker is idle (for shutdown)."""
-        self._pool.waitForDone(msecs)
+        """Wait, handling events, until every pane's tokens are answered (for tests)."""
+        for column in self.columns[1:]:
+            column.service.wait_for_done(msecs)
 
     @property
     def up_to_date(self) -> bool:

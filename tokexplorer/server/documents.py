@@ -1,0 +1,254 @@
+"""The server's side of an open document: its text (kept up to date from the window's edits), its
+incremental encoder, and the token columns last sent to the window, which the next answer is a
+delta against.
+
+`Retokenizer` re-encodes only around an edit (`core.incremental.IncrementalEncoder`) and splices
+the colours likewise; `Document.tokenize` turns its result into the columns the editor shows
+(spans in the editor's UTF-16 units, flags, colours) and answers with what changed.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+
+from ..core.encoding import Encoding
+from ..core.incremental import IncrementalEncoder
+from ..core.positions import TextMirror, code_points, editor_positions
+from ..core.streaming import whole_text_refusal
+from ..core.token_colours import colour_indices, update_colours
+from ..core.tokenizer import Tokenizer, TokexplorerError, special_spans
+from .columns import POSITION, REFUSED, TokenColumns, changes
+from .protocol import Failed, OutOfStep, Tokenize, TokensChanged
+
+# The special-token policies the window offers -> allowed_special for the core.
+POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
+PARKED = 3  # encoders kept for switching back to their tokenizers
+PARKED_TOKENS = 2_000_000  # ...of texts up to this many tokens (a few MB of text)
+
+class Retokenizer:
+    """Encodes a document's text, re-encoding only around the edit when the tokenizer and policy
+    are the ones of the previous call (`IncrementalEncoder`), and splicing the colours likewise.
+
+    Under "refuse" the text is encoded as plain text (allowed_special "none", which gives the same
+    tokens wherever no special token is spelled) and the places that spell one are reported
+    alongside, so a refusal keeps the picture instead of emptying it.
+
+    The encoders of the last few tokenizers used are kept (up to PARKED, of texts up to
+    PARKED_TOKENS tokens), so that switching back to one brings its tokens up to date with an
+    edit, or not at all, instead of encoding the whole text again.
+
+    Not thread-safe: one document's requests run one at a time.
+    """
+
+    def __init__(self) -> None:
+        self._encoder: IncrementalEncoder | None = None
+        self._policy = ""
+        self._colours = np.zeros(0, dtype=np.uint8)
+        # (tokenizer, policy) -> (its encoder, its colours): the ones switched away from, oldest first
+        self._parked: dict[tuple[int, str], tuple[IncrementalEncoder, np.ndarray]] = {}
+        self._spans: tuple[tuple[int, int], ...] | None = None  # special-token spans of the last text
+        self._length = 0  # the last text's length
+
+    def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False
+            ) -> tuple[Encoding, np.ndarray, tuple[int, int] | None, tuple[tuple[int, int], ...]]:
+        """(encoding, colour indices, code-point range whose tokens or colours changed or None for
+        everything, code-point spans that spell a special token the policy refuses).
+
+        `fresh`: the text is a new one (a file was opened), not worth comparing with the last.
+        """
+        encoding, colours, changed = self._encode(tok, "none" if policy == "refuse" else policy, text, fresh)
+        if policy != "refuse":
+            self._spans = None  # the next "refuse" searches the whole text
+            return encoding, colours, changed, ()
+        return encoding, colours, changed, self._special_spans(tok, text, changed)
+
+    def _special_spans(self, tok: Tokenizer, text: str, changed: tuple[int, int] | None):
+        """Where `text` spells a special token: found again only around the changed range (a
+        search of a 1 MB text for every special token costs ~10 ms a keystroke)."""
+        specials = tok.special_tokens
+        old, old_length = self._spans, self._length
+        self._length = len(text)
+        if changed is None or old is None or not specials:
+            self._spans = special_spans(specials, text)
+            return self._spans
+        longest = max(map(len, specials))
+        c0, c1 = changed
+        lo = max(0, c0 - longest)
+        shift = len(text) - old_length
+        # Spans starting before lo end before c0 and those starting from c1 on lie after the
+        # changed range: both in text that did not change.
+        middle = tuple((s + lo, e + lo) for s, e in special_spans(specials, text[lo:c1 + longest]) if s + lo < c1)
+        self._spans = (tuple(sp for sp in old if sp[0] < lo) + middle
+                       + tuple((s + shift, e + shift) for s, e in old if s + shift >= c1))
+        return self._spans
+
+    def _encode(self, tok: Tokenizer, policy: str, text: str, fresh: bool):
+        encoder = self._encoder
+        switched = encoder is None or encoder.tokenizer is not tok or policy != self._policy
+        if fresh:
+            self._parked.clear()
+        elif switched:
+            back = self._parked.pop((id(tok), policy), None)  # (before parking: it must not be evicted)
+            if encoder is not None:
+                self._park(encoder, self._policy, self._colours)
+            if back is not None:  # (the encoder holds its tokenizer: the id is still its)
+                self._encoder, self._policy, self._colours = back[0], policy, back[1]
+                encoding, colours, _ = self._edit(back[0], text)
+                return encoding, colours, None  # another tokenizer was shown: everything changed
+        if fresh or switched:
+            encoder = IncrementalEncoder(tok, text, allowed_special=POLICIES[policy])
+            self._encoder, self._policy = encoder, policy
+            encoding = encoder.encoding
+            self._colours = colour_indices(encoding.id_array)
+            return encoding, self._colours, None
+        return self._edit(encoder, text)
+
+    def _park(self, encoder: IncrementalEncoder, policy: str, colours: np.ndarray) -> None:
+        if len(encoder.encoding) > PARKED_TOKENS:
+            return  # (a long text's tokens take hundreds of MB: encoded again if wanted)
+        self._parked[(id(encoder.tokenizer), policy)] = (encoder, colours)
+        while len(self._parked) > PARKED:
+            del self._parked[next(iter(self._parked))]
+
+    def _edit(self, encoder: IncrementalEncoder, text: str):
+        encoding, changed = encoder.update(text)
+        first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
+        stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
+        self._colours, lo, hi = update_colours(self._colours, encoding.id_array, first, stop)
+        if hi > lo:  # a recoloured neighbour counts as changed too
+            changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
+        return encoding, self._colours, changed
+
+
+def token_columns(encoding: Encoding, colours: np.ndarray, soft: np.ndarray,
+                  refused: tuple[tuple[int, int], ...]) -> tuple[TokenColumns, np.ndarray, np.ndarray]:
+    """The columns the editor shows of an encoding, and the dropped text's spans and the soft
+    breaks' units, both in UTF-16 units of the editor's text.
+
+    The text is the source (the file's own); the spans are wanted in the editor's UTF-16
+    positions, where an astral character counts two, a "\\r\\n" one and a soft break one unit more:
+    the break before code point q moves q itself, so a token ending there ends after it (the
+    break's unit is the end of the piece before) and one starting there starts after it.
+    """
+    starts, ends = encoding.starts, encoding.ends
+    text = encoding.text
+    dropped = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1)
+    moved = editor_positions(text, soft, starts, ends, dropped, soft)
+    if moved is None:
+        starts16, ends16, dropped16, soft16 = starts, ends, dropped, soft
+    else:
+        starts16, ends16, dropped16, soft16 = moved
+        soft16 = soft16 - 1  # the unit before code point q is its soft break
+    flags = encoding.flags
+    if refused:
+        flags = flags.copy()
+        for s, e in refused:
+            flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
+    token_bytes = encoding.token_bytes
+    blob = b"".join(token_bytes)
+    lengths = np.fromiter(map(len, token_bytes), dtype=POSITION, count=len(token_bytes))
+    p = lambda a: np.asarray(a, dtype=POSITION)  # noqa: E731
+    columns = TokenColumns(p(encoding.id_array), p(starts), p(ends), p(starts16), p(ends16),
+                           p(encoding.byte_starts), p(encoding.byte_ends), np.asarray(flags, dtype=np.uint8),
+                           np.asarray(colours, dtype=np.uint8), lengths, blob)
+    return columns, dropped16.reshape(-1, 2), soft16
+
+
+class Document:
+    """One open document of the window: its text, its encoder, and what the window holds."""
+
+    def __init__(self, doc: int):
+        self.doc = doc
+        self.mirror = TextMirror()
+        self.retokenizer = Retokenizer()
+        self.sent: TokenColumns | None = None  # what the window holds now
+        self.encoding: Encoding | None = None  # of the last answer
+        self.tokenizer: Tokenizer | None = None
+        self.generation = 0  # of the last answer
+        self._lengths = (0, 0, 0)  # code points, UTF-16 units, UTF-8 bytes of the last answer's text
+
+    def apply(self, request: Tokenize) -> bool:
+        """Apply a request's edits to the text; False if the copy is out of step (the window must
+        send the whole text)."""
+        delta = request.delta
+        try:
+            if delta.text is not None:
+                self.mirror.reset(delta.text)
+                self.sent = None  # a whole text: the window starts afresh too
+            else:
+                for position, removed, inserted in delta.edits:
+                    self.mirror.apply(position, removed, inserted)
+            in_step = self.mirror.len16 == delta.length16 and self.mirror.agrees(delta.probes)
+        except Exception:  # a bug, but one the user need not see: the whole text fixes it
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            in_step = False
+        if in_step:
+            return True
+        if delta.text is None or self.mirror.len16 > delta.length16:
+            what = (f"{self.mirror.len16} != {delta.length16} UTF-16 units" if self.mirror.len16 != delta.length16
+                    else "same length, other text")
+            print(f"tokexplorer: the server's copy of the text is out of step ({what}); resending it",
+                  file=sys.stderr)
+            return False
+        # subtle: the whole text disagrees too (Qt holds units Python cannot see, such as a lone
+        # surrogate put in by other code than the editor's paste); asking again would loop for
+        # ever, so tokenize what Python sees and say so.
+        print(f"tokexplorer: the editor's text has {delta.length16 - self.mirror.len16} UTF-16 "
+              "units Python cannot see; positions after them may be off", file=sys.stderr)
+        return True
+
+    def tokenize(self, request: Tokenize, tok: Tokenizer) -> TokensChanged | Failed:
+        """Tokenize the text as the request asks; the delta against what the window holds."""
+        text, delta = self.mirror.text, request.delta
+        too_big = whole_text_refusal(tok, len(text))
+        if too_big is not None:  # encoded whole, it would take many GB
+            self.sent = None  # (the window drops its tokens on a failure)
+            return Failed(self.doc, request.generation,
+                          f"{too_big}; open a part of the text, or pick a tokenizer that reads a text in "
+                          "pieces (gpt2, cl100k_base, o200k_base)")
+        t0 = time.perf_counter()
+        encoding, colours, changed, refused = self.retokenizer.run(tok, request.policy, text,
+                                                                   fresh=delta.text is not None)
+        soft = code_points(text, delta.soft16)
+        columns, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
+        lengths = (len(text), self.mirror.len16, encoding.n_bytes)
+        old = self.sent
+        if old is None:
+            first, removed, base, new = 0, None, -1, columns
+            shift = (0, 0, 0)
+        else:
+            shift = tuple(b - a for a, b in zip(self._lengths, lengths))
+            first, removed, added = changes(old, columns, shift)
+            base, new = len(old), columns.slice(first, first + added)
+        self.sent, self.encoding, self.tokenizer = columns, encoding, tok
+        self.generation, self._lengths = request.generation, lengths
+        return TokensChanged(
+            doc=self.doc, generation=request.generation, tokenizer=request.tokenizer, policy=request.policy,
+            mark=delta.mark, base=base, first=first, removed=removed, new=new, shift=shift, changed=changed,
+            refused=refused, dropped=tuple(encoding.dropped),
+            dropped16=dropped16 if len(dropped16) else None, soft=soft, soft16=np.asarray(soft16, dtype=np.int64),
+            n_bytes=encoding.n_bytes, seconds=time.perf_counter() - t0,
+            has_chunks=encoding.chunk_finder is not None or "_chunk_spans" in encoding.__dict__)
+
+    def out_of_step(self, request: Tokenize) -> OutOfStep:
+        return OutOfStep(self.doc, request.generation)
+
+
+def user_error(exc: BaseException) -> TokexplorerError | None:
+    """The error a user should see for an exception raised while tokenizing, or None for a bug."""
+    from ..core.tokenizer import native_errors, native_panic
+
+    if isinstance(exc, TokexplorerError):
+        return exc
+    if native_panic(exc):  # subtle: not an Exception; pyo3's panic from a library's Rust core
+        try:
+            with native_errors("the tokenizer"):
+                raise exc
+        except TokexplorerError as err:
+            return err
+    return None

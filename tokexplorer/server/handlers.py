@@ -1,0 +1,179 @@
+"""What the server does for each request of `protocol` except `Tokenize` (which `process` runs
+per document, in order): one function per request type, found by the request's type.
+
+Each calls the core, as the command line does, and returns a plain record: nothing a handler
+returns holds a tokenizer, so the window never unpickles one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from functools import singledispatch
+from typing import TYPE_CHECKING, Callable
+
+from ..core.tokenizer import TokexplorerError
+from . import protocol as p
+from .tokenizers import info_of
+
+if TYPE_CHECKING:
+    from .process import Server
+
+Report = Callable[[int, int], None]
+
+# The tokenizer libraries whose presence `Ping` reports (the window's process must import none).
+LIBRARIES = ("tiktoken", "sentencepiece", "tokenizers", "gguf", "jinja2", "mistral_common")
+
+
+@singledispatch
+def handle(request, server: "Server", progress: Report):
+    raise TokexplorerError(f"the tokenizing server does not know the request {type(request).__name__}")
+
+
+@handle.register
+def _(request: p.Describe, server, progress):
+    return info_of(request.tokenizer, server.tokenizers.get(request.tokenizer))
+
+
+@handle.register
+def _(request: p.OpenTokenizerFile, server, progress):  # (registered as it arrived: `process`)
+    return info_of(request.name, server.tokenizers.get(request.name))
+
+
+@handle.register
+def _(request: p.AddTrained, server, progress):
+    return info_of(request.name, server.tokenizers.get(request.name))
+
+
+@handle.register
+def _(request: p.SaveTokenizer, server, progress):
+    from ..core.training_files import save_trained
+
+    return tuple(str(path) for path in save_trained(server.tokenizers.get(request.tokenizer), request.path,
+                                                    request.format))
+
+
+@handle.register
+def _(request: p.CloseDocument, server, progress):
+    server.documents.pop(request.doc, None)
+
+
+def _document_encoding(server: "Server", doc: int, generation: int):
+    """The encoding of document `doc` as of `generation`, or None if the server has moved on."""
+    document = server.documents.get(doc)
+    if document is None or document.generation != generation or document.encoding is None:
+        return None
+    return document
+
+
+@handle.register
+def _(request: p.ChunksOf, server, progress):
+    document = _document_encoding(server, request.doc, request.generation)
+    if document is None:
+        return None
+    arrays = document.encoding.chunk_arrays()
+    return None if arrays is None else p.ChunkSpans(*arrays)
+
+
+@handle.register
+def _(request: p.TraceAt, server, progress):
+    from ..core.encode_trace import chunk_at, trace_at
+
+    document = _document_encoding(server, request.doc, request.generation)
+    if document is None:
+        return None
+    tok, encoding = document.tokenizer, document.encoding
+    try:
+        first, stop = chunk_at(tok, encoding, request.index)
+        trace = trace_at(tok, encoding, request.index)
+    except TokexplorerError as exc:
+        return p.TraceAnswer(None, str(exc), 0, 0, ())
+    return p.TraceAnswer(trace, "", first, stop, tuple(int(i) for i in encoding.id_array[first:stop]))
+
+
+@handle.register
+def _(request: p.LengthHistograms, server, progress):
+    from ..core.token_lengths import length_histograms
+
+    return length_histograms(request.text, [server.tokenizers.get(n) for n in request.tokenizers])
+
+
+@handle.register
+def _(request: p.DecodeIds, server, progress):
+    from ..core.id_lookup import decode_ids
+
+    return decode_ids(server.tokenizers.get(request.tokenizer), request.text)
+
+
+@handle.register
+def _(request: p.MergeTreeOf, server, progress):
+    from ..core.merge_tree import merge_tree
+
+    return merge_tree(server.tokenizers.get(request.tokenizer), request.token_id)
+
+
+@handle.register
+def _(request: p.VocabularyOf, server, progress):
+    from ..core.vocabulary import Vocabulary
+
+    return Vocabulary.of(server.tokenizers.get(request.tokenizer))
+
+
+@handle.register
+def _(request: p.CountChat, server, progress):
+    from ..core.chat import count_chat
+
+    count = count_chat(server.tokenizers.get(request.tokenizer), list(request.messages), format=request.format,
+                       add_generation_prompt=request.add_generation_prompt)
+    return dataclasses.replace(count, encoding=portable(count.encoding))
+
+
+@handle.register
+def _(request: p.LanguageReportOf, server, progress):
+    from ..core.languages import read_parallel_texts, tokens_per_language
+
+    toks = [server.tokenizers.get(n) for n in request.tokenizers]
+    return tokens_per_language(read_parallel_texts(), toks, progress=progress)
+
+
+@handle.register
+def _(request: p.ReferencePoints, server, progress):
+    from ..core.sweep import reference_points, split_held_out
+    from ..core.textfile import read_text_file
+
+    text = read_text_file(request.path) if request.path is not None else request.text or ""
+    if request.held_out:
+        text = split_held_out(text, request.held_out)[1]
+    toks = [server.tokenizers.get(n) for n in request.tokenizers]
+    return reference_points(text, toks, progress=progress)
+
+
+@handle.register
+def _(request: p.Ping, server, progress):
+    return p.ServerFacts(os.getpid(), peak_mb(), tuple(m for m in LIBRARIES if m in sys.modules))
+
+
+def peak_mb() -> float | None:
+    """This process's peak resident memory in MB, where the system tells (Linux's /proc)."""
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def portable(encoding):
+    """An Encoding that can cross to the window: its ids and bytes as lists, its spans and flags
+    computed, and no reference to the tokenizer (whose chunk finder it may hold)."""
+    from ..core.encoding import Encoding
+
+    chunks = encoding.chunk_arrays()
+    return Encoding.from_parts(
+        encoding.text, [int(i) for i in encoding.id_array], list(encoding.token_bytes),
+        encoding.byte_starts, encoding.byte_ends, special_mask=encoding.special_mask,
+        byte_fallback_mask=encoding.byte_fallback_mask, starts=encoding.starts, ends=encoding.ends,
+        flags=encoding.flags, n_bytes=encoding.n_bytes, chunk_spans=chunks)
