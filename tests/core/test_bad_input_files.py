@@ -144,3 +144,21 @@ def test_tiktoken_ranks_that_its_core_would_panic_on_are_refused(ranks, specials
     with pytest.raises(TokexplorerError, match=re.escape(f"x.tiktoken: {message}")):
         check_ranks(ranks, specials, source="x.tiktoken")
     check_ranks({b"a": 0, b"b": 1}, {"<x>": 2, "<y>": 5}, source="x.tiktoken")  # a good one passes
+
+
+def test_a_split_pattern_tiktoken_refuses_is_a_clear_error_as_it_loads():
+    from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+
+    ranks = {bytes([b]): b for b in range(256)}
+    with pytest.raises(TokexplorerError, match="bad.tiktoken: tiktoken cannot use this tokenizer"):
+        TiktokenTokenizer.from_ranks("bad", ranks, r"(\w+", source="bad.tiktoken")  # unbalanced
+
+
+def test_a_file_tokenizers_refuses_is_a_clear_error(tmp_path):
+    from tokexplorer.core.tokenizers_backend import load_tokenizer_json
+
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,'
+                    ' "model": {"type": "BPE", "vocab": {"a": 0}, "merges": ["a b"]}}')
+    with pytest.raises(TokexplorerError, match=re.escape(f"{path}: tokenizers cannot load it")):
+        load_tokenizer_json(path, path.read_bytes())

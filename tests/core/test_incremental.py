@@ -26,7 +26,7 @@ from tokexplorer.core.incremental import (
 )
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN, split
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.core.tiktoken_backend import LONG_CHUNK, TiktokenTokenizer
+from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
 # Pieces that exercise the split patterns' alternatives and their lookahead: whitespace runs
@@ -296,16 +296,15 @@ def test_a_window_too_large_is_encoded_whole(builtin):
 
 
 @pytest.mark.parametrize("text, start, removed, inserted", [
-    ("a" * 30_000, 15_000, 0, "b"),  # one chunk of 30,000 letters, encoded without the lock
+    ("a" * 30_000, 15_000, 0, "b"),  # one chunk of 30,000 letters
     ("x" + "ab" * 15_000 + " " * 12_000 + "y", 20_000, 1, "q"),  # and a long run of spaces after it
     ("x" + " " * 12_000 + "y", 6_000, 0, " "),  # spaces before a word: alone, the run would be one chunk
     ("x" + " " * 12_000, 6_000, 0, "\t"),  # spaces at the end of the text
     ("é" * 12_000 + "1" * 12_000, 100, 1, "e\u0301"),  # letters then digits
 ])
 def test_long_chunks_equal_a_full_encode(builtin, text, start, removed, inserted):
-    """A chunk of LONG_CHUNK characters or more is encoded by tiktoken's lock-releasing call only
-    where the pattern matches all of it alone; the ids stay a full encode's."""
-    assert len(text) > LONG_CHUNK
+    """An edit in or beside a chunk of 10,000 characters or more: the ids stay a full encode's."""
+    assert len(text) > 10_000
     check_edit(builtin, text, start, removed, inserted)
 
 

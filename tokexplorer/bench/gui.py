@@ -81,7 +81,7 @@ def run(args) -> list[dict]:
                       f"{app['stall_s'] * 1000:.0f}", f"{app['peak_mb']:.0f}", f"{plain['peak_mb']:.0f}"]],
             "notes": ["app: read, insert, tokenize, colour, token table; baseline: a plain QPlainTextEdit "
                       "takes the text in and paints, then tiktoken's own encode of it (no spans, no colours)",
-                      "app peak MB: the window's process and its encoding helper's, added",
+                      "app peak MB: the window's process",
                       "targets (issue 11): ratio within 1.5, app peak under 1,200 MB"],
         }]
     from ..gui.training_bench import measure_training

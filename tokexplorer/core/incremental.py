@@ -689,7 +689,7 @@ class _RegexRule:
 
     def _encode_window(self, new: str, window, allowed: set[str]) -> list[list[int]] | None:
         """Each window chunk's ids (None: not provably what a full encode gives)."""
-        # subtle: one call for the window's chunks: each may be a request to the helper process
+        # one call for the window's chunks (the tokenizer's chunk encoder takes a list of them)
         encoded = iter(self._encode_chunks([new[s:e] for s, e, special in window if not special]))
         return [[self._special_ids[special]] if special else next(encoded) for _, _, special in window]
 

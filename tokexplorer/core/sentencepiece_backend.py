@@ -1,7 +1,6 @@
 """SentencePiece models as Tokenizers: the Llama-style built-in and any `.model` file.
 
-Encoding runs in sentencepiece's own C++ core, in the window's helper process while one runs
-(`encode_host`), else here. This adapter hides its double API and `out_type`,
+Encoding runs in sentencepiece's own C++ core. This adapter hides its double API and `out_type`,
 turns pieces into bytes ('▁' is a space, '<0xNN>' is one byte), and finds each token's place in
 the text: from the piece lengths when the model keeps the text as it is (identity normalisation, as
 Llama's), otherwise from sentencepiece's own offsets.
@@ -17,7 +16,6 @@ import threading
 import numpy as np
 import sentencepiece as spm
 
-from . import encode_host
 from .encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
 
@@ -50,7 +48,6 @@ class SentencePieceTokenizer:
             ) from None
         self._sp = sp
         self._lock = threading.Lock()  # sentencepiece's processor is not documented thread-safe
-        self._engine: SentencePieceEngine | encode_host.HostedEngine | None = None  # see `_encoder`
         n = sp.get_piece_size()
         self._pieces = [sp.id_to_piece(i) for i in range(n)]
         self._is_byte = np.zeros(n, dtype=bool)
@@ -174,13 +171,12 @@ class SentencePieceTokenizer:
     def _encode_part(self, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Ids and UTF-8 byte spans of one special-free part of the text, as int64 arrays.
 
-        subtle: sentencepiece answers with a list, made, turned into an array and freed holding
-        the interpreter lock; while the window's helper runs, that happens there (`_encoder`)
-        and an array comes back. The check that the tokens spell the text works on arrays too:
-        a book's 300,000 token bytes looked up and joined held the lock 30 ms in one call
-        (60-80 ms on a busy machine).
+        subtle: the check that the tokens spell the text works on arrays (`TokenByteTable.spells`):
+        looking up and joining a book's 300,000 token bytes took 30 ms in one call.
         """
-        ids = self._encoder().ids(part).astype(np.int64)
+        with self._lock:
+            listed = self._sp.encode(part)
+        ids = np.array(listed, dtype=np.int64)
         lead = b" " if self.options.get("add_dummy_prefix", True) else b""  # the dummy prefix's bytes
         if len(ids) and self._table.spells(ids, part.encode("utf-8"), lead):
             lengths = self._lengths[ids]
@@ -193,18 +189,6 @@ class SentencePieceTokenizer:
         ends = np.array([p.end for p in proto.pieces], dtype=np.int64)
         return np.array([p.id for p in proto.pieces], dtype=np.int64), starts, ends
 
-    def _encoder(self) -> "SentencePieceEngine | encode_host.HostedEngine":
-        """Where a text's ids are made: in the helper process while one runs (`encode_host`),
-        else here; chosen at the first encode."""
-        if self._engine is None:
-            with self._lock:  # (one engine, even if two threads encode first at once)
-                if self._engine is None:
-                    host = encode_host.current()
-                    local = SentencePieceEngine(self._sp, self._lock)
-                    self._engine = (local if host is None else
-                                    host.engine(("sentencepiece", self.model_proto), lambda: local))
-        return self._engine
-
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._token_bytes.__getitem__, ids))
 
@@ -213,28 +197,6 @@ class SentencePieceTokenizer:
         for i in ids:
             if not 0 <= i < n:
                 raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")
-
-
-class SentencePieceEngine:
-    """sentencepiece's processor for one model, answering a text's ids as an array: in this
-    process, or in the helper (`encode_host`), where the list sentencepiece makes stays."""
-
-    def __init__(self, sp: spm.SentencePieceProcessor, lock: threading.Lock):
-        self._sp = sp
-        self._lock = lock
-
-    @classmethod
-    def from_proto(cls, model_proto: bytes) -> "SentencePieceEngine":
-        """The engine of a serialized model (in the helper process)."""
-        sp = spm.SentencePieceProcessor()
-        sp.LoadFromSerializedProto(model_proto)
-        return cls(sp, threading.Lock())
-
-    def ids(self, text: str) -> np.ndarray:
-        """The ids of a text with no special tokens in it, as int32 (half the bytes to send)."""
-        with self._lock:
-            listed = self._sp.encode(text)
-        return np.asarray(listed, dtype=np.int32)
 
 
 def _model_options(model_proto: bytes) -> dict[str, object]:

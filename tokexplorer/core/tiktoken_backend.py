@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import binascii
 import json
-import threading
 from pathlib import Path
 from typing import Callable
 
@@ -23,16 +22,15 @@ import numpy as np
 import regex
 import tiktoken
 
-from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, TokenIds, joined_in_blocks, uncovered
+from .encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
 from .normalization import nfc_alignment
-from .patterns import NAMED_PATTERNS, TILING_PATTERNS, compile_pattern, piece_spans, split
+from .patterns import NAMED_PATTERNS, TILING_PATTERNS, piece_spans, split
 from .tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
                         resolve_special)
 
 
-# Characters encoded per tiktoken call: building the ids' list (and the array) holds the
-# interpreter lock, about 10 ms per 256K characters, so a window's UI thread is never kept waiting long.
+# Characters encoded per tiktoken call on a long text: each call's temporary copies (the piece's
+# UTF-8, its ids) stay the size of a piece, not of the text.
 ENCODE_PIECE = 1 << 18
 
 
@@ -60,11 +58,8 @@ class TiktokenTokenizer:
         self._pattern = pattern
         self._specials = dict(special_tokens)
         self._special_ids = np.array(sorted(self._specials.values()), dtype=np.int64)
-        self._lock = threading.RLock()
-        self._engine: LocalEngine | encode_host.HostedEngine | None = None
-        self._local: LocalEngine | None = None  # tiktoken's core in this process, once built
-        # Each id's bytes (None in a gap between ids) and byte length, so that token bytes and
-        # spans never need tiktoken's core (which may live in the helper process, `encode_host`).
+        # Each id's bytes (None in a gap between ids) and byte length: token bytes and spans come
+        # from these tables, not from calls into tiktoken.
         top = max(max(mergeable_ranks.values(), default=0), max(self._specials.values(), default=0))
         self._bytes: list[bytes | None] = [None] * (top + 1)
         self._lengths = np.zeros(top + 1, dtype=np.int32)
@@ -74,6 +69,13 @@ class TiktokenTokenizer:
         for token, rank in self._specials.items():
             self._bytes[rank] = token.encode("utf-8")
             self._lengths[rank] = len(self._bytes[rank])
+        where = source or name
+        with native_errors(where):
+            try:
+                self._enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=mergeable_ranks,
+                                              special_tokens=self._specials)
+            except ValueError as exc:  # tiktoken's own refusal (its split pattern does not compile)
+                raise TokexplorerError(f"{where}: tiktoken cannot use this tokenizer: {exc}") from None
 
     @classmethod
     def from_ranks(
@@ -88,10 +90,7 @@ class TiktokenTokenizer:
         tiktoken's core would panic on later (a missing byte, a rank given twice) is refused now."""
         source = kwargs.get("source") or name
         check_ranks(mergeable_ranks, special_tokens or {}, source=source)
-        tok = cls(name, mergeable_ranks, pattern, special_tokens or {}, **kwargs)
-        if encode_host.current() is None:
-            tok._encoder()  # built now, so that a file tiktoken refuses is refused as it loads
-        return tok
+        return cls(name, mergeable_ranks, pattern, special_tokens or {}, **kwargs)
 
     def with_special_tokens(self, extra: dict[str, int | None]) -> "TiktokenTokenizer":
         r"""A new tokenizer with more special tokens (as one adds <|im_start|> for chat).
@@ -157,14 +156,8 @@ class TiktokenTokenizer:
 
     @property
     def tiktoken_encoding(self) -> tiktoken.Encoding:
-        """tiktoken's Encoding of these ranks, built in this process (for benchmarks and checks;
-        this tokenizer's own encodes may run in the helper process, see `encode_host`)."""
-        return self._local_engine().tiktoken
-
-    @property
-    def hosted(self) -> bool:
-        """Whether this tokenizer's encodes run in the helper process (`encode_host`)."""
-        return isinstance(self._engine, encode_host.HostedEngine) and self._engine.hosted
+        """The underlying tiktoken Encoding (for benchmarks and checks)."""
+        return self._enc
 
     def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
         """Ids only, at tiktoken's speed."""
@@ -174,7 +167,7 @@ class TiktokenTokenizer:
             alignment = nfc_alignment(text)
             text = alignment.normalized if alignment else text
         with native_errors(self.source or self.name):
-            return self._encoder().encode(text, allowed)
+            return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
@@ -210,26 +203,31 @@ class TiktokenTokenizer:
         characters or more are kept as an array only (`TokenIds`), and a huge text with a named
         pattern goes in pieces (`piece_spans`), which give the same ids.
 
-        subtle: a list of ids holds an int object per id, built while tiktoken holds the
-        interpreter lock (for 50 MB a second or more in which a window whose worker thread
-        encodes cannot even repaint), and freed ints leave Python's arenas fragmented; so a long
-        text's ids come as arrays (`encode_to_numpy`), a few megabytes of text at a time.
+        subtle: a list of ids holds an int object per id (for 50 MB of text, ten million of
+        them), and freed ints leave Python's arenas fragmented; so a long text's ids come as
+        arrays (`encode_to_numpy`). A piece at a time, since tiktoken reads a str as UTF-8, and
+        Python keeps that UTF-8 copy with a non-ASCII str for as long as the str lives: the
+        text's would live as long as its Encoding, a piece's goes with the piece.
         """
-        engine = self._encoder()
         if len(text) < ENCODE_PIECE:
-            ids = engine.encode(text, allowed)
+            ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
         spans = [(0, len(text))]
         if self._pattern in NAMED_PATTERNS.values() and not any("\n" in t for t in allowed):
             spans = piece_spans(text, size=ENCODE_PIECE)
-        pieces = [engine.array(text[a:b], allowed) for a, b in spans]  # uint32: half the memory until joined
+        pieces = [self._enc.encode_to_numpy(text[a:b], allowed_special=allowed, disallowed_special=())
+                  for a, b in spans]  # uint32: half the memory until joined
         ids_array = np.concatenate(pieces, dtype=np.int64)
         return TokenIds(ids_array), ids_array
 
     def chunk_encoder(self) -> Callable[[list[str]], list[list[int]]] | None:
         """tiktoken's BPE of each of a list of chunks (what its encode runs on each match of the
         split pattern), for re-encoding a window of a text; None if this tiktoken has none."""
-        return self._encoder().chunks if CHUNKS_EXACT else None
+        return self._chunks if CHUNKS_EXACT else None
+
+    def _chunks(self, pieces: list[str]) -> list[list[int]]:
+        with native_errors(self.source or self.name):
+            return [self._enc._encode_single_piece(piece) for piece in pieces]
 
     def decode_bytes(self, ids: list[int]) -> bytes:
         self._check_ids(ids)
@@ -247,34 +245,6 @@ class TiktokenTokenizer:
         """Each (valid) id's bytes."""
         return list(map(self._bytes.__getitem__, ids))
 
-    def _encoder(self) -> "LocalEngine | encode_host.HostedEngine":
-        """Where ids are made: the helper process while one runs (`encode_host`), else here;
-        chosen at the first encode."""
-        if self._engine is None:
-            with self._lock:
-                if self._engine is None:
-                    host = encode_host.current()
-                    if host is None:
-                        self._engine = self._local_engine()
-                    else:
-                        spec = ("tiktoken", self.name, self._packed_ranks(), self._pattern, self._specials,
-                                self.source or self.name)
-                        self._engine = host.engine(spec, self._local_engine)
-        return self._engine
-
-    def _packed_ranks(self) -> tuple[bytes, np.ndarray]:
-        """The ranks as every id's bytes end to end and each id's length (`LocalEngine.unpacked`
-        reads them back): sent to the helper a block at a time, where pickling the dict held
-        the interpreter lock 30 ms."""
-        return joined_in_blocks(self._bytes), self._lengths
-
-    def _local_engine(self) -> "LocalEngine":
-        with self._lock:
-            if self._local is None:
-                self._local = LocalEngine.build(self.name, self._ranks, self._pattern, self._specials,
-                                                self.source or self.name)
-            return self._local
-
     def _check_ids(self, ids: list[int]) -> None:
         table = self._bytes
         for i in ids:
@@ -288,72 +258,6 @@ class TiktokenTokenizer:
 
 # Whether this tiktoken has its private per-chunk BPE (what `chunk_encoder` needs).
 CHUNKS_EXACT = hasattr(tiktoken.Encoding, "_encode_single_piece")
-LONG_CHUNK = 10_000  # characters: a longer chunk is encoded without the interpreter lock where exact
-
-
-class LocalEngine:
-    """tiktoken's core for one tokenizer, in this process: ids as a list, as an array, per chunk.
-
-    The helper process (`encode_host`) answers with one of these; `HostedEngine` has the same calls."""
-
-    def __init__(self, enc: tiktoken.Encoding, source: str):
-        self.tiktoken = enc
-        self._source = source
-        if CHUNKS_EXACT:
-            self._chunk = _chunk_encoder(enc, compile_pattern(enc._pat_str))
-
-    @classmethod
-    def unpacked(cls, name: str, packed: tuple[bytes, np.ndarray], pattern: str, specials: dict[str, int],
-                 source: str) -> "LocalEngine":
-        """`build` from `TiktokenTokenizer._packed_ranks` (in the helper process)."""
-        blob, lengths = packed
-        ends = np.cumsum(lengths, dtype=np.int64).tolist()
-        special_ids = set(specials.values())
-        ranks = {blob[ends[i] - n:ends[i]]: i for i, n in enumerate(lengths.tolist()) if n and i not in special_ids}
-        return cls.build(name, ranks, pattern, specials, source)
-
-    @classmethod
-    def build(cls, name: str, ranks: dict[bytes, int], pattern: str, specials: dict[str, int],
-              source: str) -> "LocalEngine":
-        with native_errors(source):
-            try:
-                enc = tiktoken.Encoding(name, pat_str=pattern, mergeable_ranks=ranks, special_tokens=specials)
-            except ValueError as exc:  # tiktoken's own refusal (its split pattern does not compile)
-                raise TokexplorerError(f"{source}: tiktoken cannot use this tokenizer: {exc}") from None
-        return cls(enc, source)
-
-    def encode(self, text: str, allowed: set[str]) -> list[int]:
-        with native_errors(self._source):
-            return self.tiktoken.encode(text, allowed_special=allowed, disallowed_special=())
-
-    def array(self, text: str, allowed: set[str]) -> np.ndarray:
-        with native_errors(self._source):
-            return self.tiktoken.encode_to_numpy(text, allowed_special=allowed, disallowed_special=())
-
-    def chunks(self, pieces: list[str]) -> list[list[int]]:
-        with native_errors(self._source):
-            return [self._chunk(piece) for piece in pieces]
-
-
-def _chunk_encoder(enc: tiktoken.Encoding, pattern: regex.Pattern) -> Callable[[str], list[int]]:
-    """tiktoken's BPE of one chunk, a long one without the interpreter lock.
-
-    subtle: `_encode_single_piece` holds the lock throughout: 0.7 s for a chunk of a million
-    letters (a line without break points), during which the window cannot even repaint.
-    `_encode_bytes` releases it, but splits its text again: it is used only where the pattern,
-    run on the chunk alone, matches all of it (then its one piece is the chunk, and its BPE the
-    same; what could differ alone is a lookahead at the chunk's end, such as a run of spaces).
-    """
-    single, releasing = enc._encode_single_piece, getattr(enc, "_encode_bytes", None)
-
-    def encode(piece: str) -> list[int]:
-        if len(piece) >= LONG_CHUNK and releasing is not None:
-            whole = pattern.match(piece)
-            if whole is not None and whole.end() == len(piece):
-                return releasing(piece.encode("utf-8"))
-        return single(piece)
-
-    return encode
 
 
 def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, source: str) -> None:
@@ -365,8 +269,8 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
     ...
     tokexplorer.core.tokenizer.TokexplorerError: x.tiktoken: rank 0 is given to both b'a' and b'b'; each token needs its own rank (the file is truncated or corrupt)
     """
-    # subtle: as a sorted array, not sets of Python ints: o200k_base's two sets of 200,000 ranks
-    # held the interpreter lock 15 ms at a time (46 ms once in the window), sorting lets go of it.
+    # subtle: as a sorted array, not sets of Python ints: for o200k_base's 200,000 ranks 13 ms
+    # instead of 31.
     try:
         values = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
     except OverflowError:  # a rank beyond even int64
@@ -430,7 +334,7 @@ class _ChunkFinder:
         subtle: a custom pattern need not match everywhere ("[a-z]+" skips spaces and
         punctuation); minbpe and tiktoken encode only the matches, so that text has no token.
         The patterns known to tile every text match everywhere: no split is run for them (on a
-        book it would hold the interpreter lock for 50 ms and more, stalling the window).
+        book it would take 50 ms and more).
 
         >>> _ChunkFinder("[a-z]+", frozenset()).dropped("hi, there!")
         ([(0, 2), (4, 9)], [(2, 4), (9, 10)])

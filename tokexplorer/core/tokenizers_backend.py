@@ -21,12 +21,6 @@ What this adapter adds to the library:
 - merge trees for BPE models, from the file's merges (`merge_tree`; `has_merges` says whether the
   model has them: Unigram, WordPiece and WordLevel do not).
 
-Where the library runs: `LibraryEngine` holds the library's Tokenizer. While the window's encoding
-helper runs (`encode_host`), the engine is built and called there. subtle: `Tokenizer.from_str`
-holds the interpreter lock while it builds (about 270 ms for DeepSeek's 128k vocabulary), and the
-window could not repaint meanwhile. This process keeps what the views read (each token's bytes
-and text, the added tokens, the merges).
-
 Ids are what `Tokenizer.encode(text, add_special_tokens=False)` returns: the post-processor's
 template tokens (a BOS some models add) are not part of the user's text and are left out.
 """
@@ -42,8 +36,7 @@ from typing import NamedTuple
 import numpy as np
 import tokenizers
 
-from . import encode_host
-from .encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds, utf8_array
+from .encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
 from .merge_tree import MergeNode
 from .tiktoken_backend import gpt2_byte_decoder
 from .tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
@@ -140,14 +133,16 @@ class TokenizersTokenizer:
                 f"are {', '.join(MODEL_TYPES)}"
             )
         self.config = config or {}  # tokenizer_config.json, for views that need more of it
-        self._local = lambda: LibraryEngine(text, self.config, self.source)
-        host = encode_host.current()  # while the window's helper runs, the library is built there
-        if host is None:
-            self._engine = self._local()
-        else:  # sent as UTF-8 encoded a block at a time: pickling the text held the lock 16-25 ms
-            sent = ("tokenizers", utf8_array(text), self.config, self.source)
-            self._engine = host.engine(sent, self._local)
-        info = self._engine.info()  # the library builds it now, here or in the helper
+        try:
+            library = tokenizers.Tokenizer.from_str(text)
+        except Exception as exc:  # the library's own message says what is wrong
+            raise TokexplorerError(
+                f"{self.source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
+            ) from None
+        if self.config:
+            _add_config_tokens(library, self.config)
+        self._library = library
+        self._library_lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
         self.model_type = kind
         self.has_merges = kind == "BPE"
         self.normalizes = describe_normalizer(spec.get("normalizer"))
@@ -165,10 +160,11 @@ class TokenizersTokenizer:
         self._merges_source = model.get("merges") if self.has_merges else None
         self.split_pattern = None  # no single regex: the pre-tokenizer's chunks come from the library
         # The library's own pipeline parts, as it reads them from the file (None where absent).
-        self.pre_tokenizer_state: dict | None = info.pre_tokenizer
-        self.normalizer_state: dict | None = info.normalizer
+        self.pre_tokenizer_state: dict | None = _state(library.pre_tokenizer)
+        self.normalizer_state: dict | None = _state(library.normalizer)
         # id -> (text, special) of every added token, the config's included
-        self.added_tokens: dict[int, tuple[str, bool]] = {i: (c, s) for i, c, s in info.added}
+        self.added_tokens: dict[int, tuple[str, bool]] = {
+            i: (t.content, bool(t.special)) for i, t in library.get_added_tokens_decoder().items()}
         # Offsets are only read where the tokens' bytes may not be the text (`_place`).
         self._needs_offsets = not self.byte_level or self.normalizes is not None
         self._lock = threading.Lock()
@@ -251,19 +247,15 @@ class TokenizersTokenizer:
 
     @property
     def library_tokenizer(self) -> tokenizers.Tokenizer:
-        """The `tokenizers.Tokenizer` itself, in this process (for benchmarks; built here if this
-        tokenizer's encodes run in the helper). Do not change its settings."""
-        with self._lock:
-            if not isinstance(self._engine, LibraryEngine):
-                self._engine = self._local()
-            return self._engine.library
+        """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
+        return self._library
 
     def encode_words(self, words: list[str], allowed: set[str]) -> list[list[int]] | None:
         """Each of `words` encoded on its own (ids, as `encode` finds them), or None if the
         pre-tokenizer splits one of them further: for re-encoding a few chunks of a text.
         `allowed`: the special tokens the text may spell, as resolved for the whole text."""
         out = []
-        for run in self._engine.runs(words, not allowed, False):
+        for run in self._runs(words, not allowed, False):
             w = run.words
             if len(w) and (w.min() < 0 or w.max() != w.min()):
                 return None
@@ -281,14 +273,14 @@ class TokenizersTokenizer:
         # With no special token allowed, the library must read special-token text as plain text.
         # With some allowed, the text spells no refused one (resolve_special checked), so the
         # library's own matching of added tokens is exactly the policy.
-        return self._engine.runs([text], not allowed, False)[0].ids.tolist()
+        return self._runs([text], not allowed, False)[0].ids.tolist()
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         text = clean_text(text)
         allowed = resolve_special(self._special, allowed_special, text)
-        run = self._engine.runs([text], not allowed, self._needs_offsets)[0]
+        run = self._runs([text], not allowed, self._needs_offsets)[0]
         id_array = run.ids
-        ids = TokenIds(id_array)  # (a list of a book's ids is built and freed holding the lock)
+        ids = TokenIds(id_array)  # an array: no Python int per id (a book has 300,000)
         special_mask = np.isin(id_array, self._special_ids) if allowed and len(self._special_ids) else None
         byte_mask = self._is_byte[id_array] if self.byte_fallback and ids else None
         token_bytes = LazyTokenBytes(ids, self._bytes_of)
@@ -303,7 +295,7 @@ class TokenizersTokenizer:
         else:
             offsets = run.offsets
             if offsets is None:  # rare: a byte-level model whose tokens are not the text
-                offsets = self._engine.runs([text], not allowed, True)[0].offsets
+                offsets = self._runs([text], not allowed, True)[0].offsets
             starts, ends, changed = _place(text, raw, offsets, self._bytes_of(ids), self._prepends)
             enc = Encoding(text, ids, token_bytes, starts, ends, special_mask, byte_mask,
                            chunk_finder, changed)
@@ -320,6 +312,27 @@ class TokenizersTokenizer:
                 return len(lead)
         return None
 
+    def _runs(self, texts: list[str], special_as_text: bool, offsets: bool) -> list["Run"]:
+        """The library's encodings of `texts` (`add_special_tokens=False`: a post-processor's
+        BOS is not the user's text); `special_as_text`: read special-token text as plain text.
+
+        subtle: Tokenizer.encode runs in this thread; encode_batch hands its texts to the
+        library's thread pool. For a handful of short words (the ones around an edit) waking
+        those threads costs more than the work (~150 us against ~35 us for five words, and
+        milliseconds while the other cores are busy), so those are encoded in this thread.
+        """
+        small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
+        with self._library_lock:
+            self._library.encode_special_tokens = special_as_text
+            if small:
+                results = [self._library.encode(t, add_special_tokens=False) for t in texts]
+            else:
+                results = self._library.encode_batch(texts, add_special_tokens=False)
+        return [Run(np.array(r.ids, dtype=np.int64),
+                    np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
+                    np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
+                for r in results]
+
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._bytes.__getitem__, ids))
 
@@ -329,7 +342,7 @@ class TokenizersTokenizer:
         self._check_ids(ids)
         if self.byte_level:
             return b"".join(self._bytes_of(ids))
-        return self._engine.decode(ids).encode("utf-8")
+        return self._library.decode(ids, skip_special_tokens=False).encode("utf-8")
 
     def decode(self, ids: list[int]) -> str:
         return self.decode_bytes(ids).decode("utf-8", errors="replace")
@@ -393,68 +406,11 @@ class TokenizersTokenizer:
 
 
 class Run(NamedTuple):
-    """One text's encoding by the library, as arrays (they cross between processes cheaply)."""
+    """One text's encoding by the library, as arrays."""
 
     ids: np.ndarray  # int64 [n]
     words: np.ndarray  # int64 [n]: the pre-tokenizer's word each token came from, -1 for none
     offsets: np.ndarray | None  # int64 [n, 2]: character offsets, when asked for
-
-
-class EngineInfo(NamedTuple):
-    """What the adapter reads of a built library Tokenizer once."""
-
-    added: list[tuple[int, str, bool]]  # every added token: id, text, special
-    pre_tokenizer: dict | None  # the library's own description of its parts, None where absent
-    normalizer: dict | None
-
-
-class LibraryEngine:
-    """The `tokenizers` library's Tokenizer for one file, and the calls the adapter makes of it:
-    `info`, `runs`, `decode`. Built in the window's process, or in the encoding helper
-    (`encode_host`), which answers with one of these."""
-
-    def __init__(self, text: str, config: dict, source: str):
-        try:
-            tok = tokenizers.Tokenizer.from_str(text)
-        except Exception as exc:  # the library's own message says what is wrong
-            raise TokexplorerError(
-                f"{source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
-            ) from None
-        if config:
-            _add_config_tokens(tok, config)
-        self.library = tok
-        self._lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
-
-    def info(self) -> EngineInfo:
-        lib = self.library
-        added = [(i, t.content, bool(t.special)) for i, t in lib.get_added_tokens_decoder().items()]
-        return EngineInfo(added, _state(lib.pre_tokenizer), _state(lib.normalizer))
-
-    def runs(self, texts: list[str], special_as_text: bool, offsets: bool) -> list[Run]:
-        """The library's encodings of `texts` (`add_special_tokens=False`: a post-processor's
-        BOS is not the user's text); `special_as_text`: read special-token text as plain text.
-
-        subtle: Tokenizer.encode holds the interpreter lock for the whole call; encode_batch
-        hands its texts to the library's thread pool and lets go of it. For a handful of short
-        words (the ones around an edit) waking those threads costs more than the work (~150 us
-        against ~35 us for five words, and milliseconds while the other cores are busy), so those
-        are encoded in this thread.
-        """
-        small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
-        with self._lock:
-            self.library.encode_special_tokens = special_as_text
-            if small:
-                results = [self.library.encode(t, add_special_tokens=False) for t in texts]
-            else:
-                results = self.library.encode_batch(texts, add_special_tokens=False)
-        return [Run(np.array(r.ids, dtype=np.int64),
-                    np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
-                    np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
-                for r in results]
-
-    def decode(self, ids: list[int]) -> str:
-        """The model's decoder's text of the ids, special tokens kept."""
-        return self.library.decode(ids, skip_special_tokens=False)
 
 
 def _state(part) -> dict | None:

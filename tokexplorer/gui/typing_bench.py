@@ -165,15 +165,10 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
 
 
 def peak_mb() -> float:
-    """This process's peak resident memory so far, in MB (Linux reports kilobytes), plus the
-    encoding helper's peak if one runs (the sum of the two peaks: an upper bound of their sum's)."""
+    """This process's peak resident memory so far, in MB (Linux reports kilobytes)."""
     import resource
 
-    from ..core import encode_host
-
-    host = encode_host.current()
-    helper = host.peak_mb() if host is not None else None
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 + (helper or 0.0)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def open_huge(path: Path, tokenizer: str) -> dict:
