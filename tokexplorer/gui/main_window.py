@@ -30,7 +30,6 @@ from .dialogs import Dialogs, display_name
 from .documents import Documents
 from .editor import TokenEditor
 from .find_bar import FindBar
-from .idle_trim import IdleTrim
 from .legend import Legend, token_colours_menu
 from .panels.chat import ChatView
 from .panels.compare import CompareView
@@ -109,7 +108,6 @@ class MainWindow(QMainWindow):
         self.window_settings.restore()
         self.autosave = Autosave(self.state, self.editor, self.service, self.dialogs, self.banner,
                                  keys.settings_folder(self.settings) / "recovery", parent=self)
-        self.idle_trim = IdleTrim(self.state, parent=self)  # memory freed goes back when idle
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background

@@ -102,9 +102,8 @@ def heap_mb() -> tuple[float, float] | None:
 
 
 # Threads that come and go by design: a thread pool's (capped by its pool, ended after 30 s idle;
-# one more runs while jobs overlap, as they do on a loaded machine) and the idle trim's (it ends
-# with its trim). A leak is any other thread.
-TRANSIENT_THREADS = ("Thread (pooled)", "tokexplorer-trim")
+# one more runs while jobs overlap, as they do on a loaded machine). A leak is any other thread.
+TRANSIENT_THREADS = ("Thread (pooled)",)
 
 
 def thread_count() -> int:
