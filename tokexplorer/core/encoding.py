@@ -56,9 +56,9 @@ SCAN_BLOCK = 1 << 20  # bytes of UTF-8 per step of `utf8_positions`
 
 
 def utf8_array(text: str) -> np.ndarray:
-    """The text's UTF-8 as a uint8 array, encoded a block of characters at a time: other threads
-    get the interpreter lock between blocks (50 MB of text in one call held it 80 ms), and the
-    encoded blocks are copied in and freed as they go.
+    """The text's UTF-8 as a uint8 array, encoded a block of characters at a time: the encoded
+    blocks are copied in and freed as they go, so no bytes object as long as the text's UTF-8
+    lives beside the array.
 
     >>> utf8_array("aé😀").tolist()
     [97, 195, 169, 240, 159, 152, 128]
@@ -76,23 +76,12 @@ def utf8_array(text: str) -> np.ndarray:
     return raw
 
 
-def joined_in_blocks(parts: Sequence[bytes | None], block: int = 1 << 14) -> bytes:
-    """`b"".join` of the parts that are not None, a block of parts at a time: other threads get the
-    interpreter lock between blocks (one join of a 200,000-token vocabulary held it 14 ms).
-
-    >>> joined_in_blocks([b"a", None, b"bc", b""], block=2)
-    b'abc'
-    """
-    return b"".join([b"".join(filter(None, parts[i:i + block])) for i in range(0, len(parts), block)])
-
-
 def running_bounds(lengths: Sequence[np.ndarray]) -> np.ndarray:
     """Bounds of consecutive spans whose lengths come in pieces: bounds[0] = 0, span i runs from
     bounds[i] to bounds[i + 1] (int64).
 
-    subtle: summed piece by piece, so no array of all the lengths is joined first, and other
-    threads get the interpreter lock between pieces (one cumsum over 13 million tokens, faulting
-    in 100 MB, held it for a fifth of a second).
+    subtle: summed piece by piece, so no array of all the lengths is joined first (for 13 million
+    tokens, 100 MB more).
 
     >>> running_bounds([np.array([2, 1]), np.array([3])]).tolist()
     [0, 2, 3, 6]
@@ -111,8 +100,7 @@ def utf8_positions(raw: np.ndarray, *offsets: np.ndarray) -> list[tuple[np.ndarr
     each offset, and whether one starts there (True at or past the end). One pass over `raw`.
 
     subtle: in blocks with buffers reused, never an array as long as the text: on 50 MB a
-    prefix-count array is 400 MB, whose first touch alone stalled a window for seconds (the worker
-    thread that builds an Encoding holds the interpreter lock through each numpy call).
+    prefix-count array is 400 MB, whose first touch alone took seconds.
 
     >>> raw = np.frombuffer("aé😀".encode(), dtype=np.uint8)  # bytes 0 | 1 2 | 3 4 5 6
     >>> [(b.tolist(), s.tolist()) for b, s in utf8_positions(raw, np.array([0, 1, 2, 3, 5, 7]))]
@@ -164,8 +152,7 @@ SPELL_BLOCK = 1 << 16  # tokens whose bytes `TokenByteTable.spells` compares wit
 class TokenByteTable:
     """Every token's bytes end to end, with where each begins: whether a run of tokens spells a
     text is then checked with array operations (`spells`). Joining a book's 300,000 token bytes
-    to compare them held the interpreter lock 30 ms in one call; this takes about 6 ms, a block
-    of tokens at a time.
+    to compare them took 30 ms; this takes about 6 ms, a block of tokens at a time.
 
     >>> table = TokenByteTable([b"a", b" b", b"c"])
     >>> table.spells(np.array([1, 2, 0]), b"bca", lead=b" "), table.spells(np.array([0, 2]), b"ab")
@@ -174,7 +161,7 @@ class TokenByteTable:
 
     def __init__(self, token_bytes: Sequence[bytes | None]):
         self.lengths = np.fromiter((len(b or b"") for b in token_bytes), dtype=np.int64, count=len(token_bytes))
-        self._blob = np.frombuffer(joined_in_blocks(token_bytes), dtype=np.uint8)
+        self._blob = np.frombuffer(b"".join(filter(None, token_bytes)), dtype=np.uint8)
         self._offsets = np.cumsum(self.lengths) - self.lengths
 
     def spells(self, ids: np.ndarray, raw: bytes, lead: bytes = b"", block: int = SPELL_BLOCK) -> bool:
@@ -462,19 +449,15 @@ class Encoding:
 
     @cached_property
     def id_array(self) -> np.ndarray:
-        """The ids as an int64 array, converted a block at a time (on millions of ids a single
-        conversion holds the interpreter lock for a third of a second; see `utf8_positions`).
+        """The ids as an int64 array.
 
         >>> Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"]).id_array.tolist()
         [1, 2]
         """
-        ids, block = self.ids, SCAN_BLOCK
+        ids = self.ids
         if isinstance(ids, TokenIds):
             return ids.array
-        if len(ids) <= block:
-            return np.asarray(ids, dtype=np.int64)
-        return np.concatenate([np.asarray(ids[a : a + block], dtype=np.int64)
-                               for a in range(0, len(ids), block)])
+        return np.asarray(ids, dtype=np.int64)
 
     @cached_property
     def _character_spans(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

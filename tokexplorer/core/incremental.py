@@ -68,9 +68,8 @@ LOCAL_PATTERNS = TILING_PATTERNS | {MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN}
 LOOKAHEAD = 2  # o200k's failed contraction "'re" after a word reads two characters past it
 # Past this many re-split chunks (about 40 ms of Python), tiktoken's full encode is faster.
 MAX_WINDOW_CHUNKS = 10_000
-# Characters a full split runs through in one regex call (whose list of matches is held at once).
-# subtle: without `concurrent` a call holds the interpreter lock throughout (a 1 MB findall took
-# the UI thread's lock for 300 ms-1 s); pieces of 64K kept each hold to a few milliseconds.
+# Characters a full split runs through in one regex call, whose list of matches is held at once:
+# a piece's, never the text's (for 50 MB, ten million strings).
 SPLIT_PIECE = 1 << 16
 # Characters from which a whole encode splits the text in a second thread (`_full_overlapped`).
 OVERLAP_TEXT = 1 << 18
@@ -382,8 +381,8 @@ def _splice(
             return None
         return mid if old is None else join(old, mid)
 
-    # subtle: each conversion of a window's list of ids holds the interpreter lock (25 ms for
-    # the half a million tokens of a line of a million letters): convert once.
+    # subtle: each conversion of a window's list of ids takes time (25 ms for the half a million
+    # tokens of a line of a million letters): convert once.
     mid_ids = win.ids.array if isinstance(win.ids, TokenIds) else np.asarray(win.ids, dtype=np.int64)
     id_array = join(enc.id_array, mid_ids)
     ids = TokenIds(id_array)
@@ -540,7 +539,7 @@ class _RegexRule:
         _Abandoned as soon as `wanted()` is false (asked between pieces).
 
         subtle: the regex calls let go of the interpreter lock (`concurrent`), so the split can
-        run beside the library's encode (`IncrementalEncoder._full`) and the window's thread."""
+        run beside the library's encode, on another core (`IncrementalEncoder._full_overlapped`)."""
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
         lengths: list[np.ndarray] = []  # int32 per piece: a 50 MB text has ten million chunks
         pos = 0

@@ -139,8 +139,7 @@ def piece_spans(text: str, start: int = 0, end: int | None = None,
     Every named pattern ends a chunk there (none lets a chunk run from a newline into a letter,
     and a lone newline is one chunk whether or not the text ends after it), so splitting, counting
     or encoding piece by piece gives what the whole text gives, with small steps: a step's memory
-    stays small, and a worker thread hands the interpreter lock over between steps. Not for custom
-    patterns, nor for special tokens that contain a newline.
+    stays small. Not for custom patterns, nor for special tokens that contain a newline.
 
     >>> piece_spans("ab\\ncd\\nef", size=2)
     [(0, 3), (3, 6), (6, 8)]

@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from .encoding import Encoding, joined_in_blocks
+from .encoding import Encoding
 from .tokenizer import Tokenizer, TokexplorerError
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -41,11 +41,6 @@ FILTERS = {  # name -> (kind bits that must be set, description)
 }
 
 SORT_KEYS = ("id", "length", "count")
-
-
-# Ids per call into C when reading a whole vocabulary: each call holds the interpreter lock about
-# a millisecond, where one over 200,000 ids held it 8-20 ms (a window's thread waits meanwhile).
-BLOCK = 16_384
 
 
 def _all_token_bytes(tok: Tokenizer) -> tuple[list[bytes], np.ndarray]:
@@ -102,8 +97,7 @@ class Vocabulary:
         data, unused = _all_token_bytes(tok)
         n = len(data)
         offsets = np.zeros(n + 1, dtype=np.int64)
-        lengths = [np.fromiter(map(len, data[i:i + BLOCK]), dtype=np.int64) for i in range(0, n, BLOCK)]
-        np.cumsum(np.concatenate([np.zeros(0, dtype=np.int64), *lengths]), out=offsets[1:])
+        np.cumsum(np.fromiter(map(len, data), dtype=np.int64, count=n), out=offsets[1:])
         kinds = np.zeros(n, dtype=np.uint8)
         # Most tokens are ASCII; only the others need a decode attempt.
         for i, token in enumerate(data):
@@ -118,7 +112,7 @@ class Vocabulary:
                 if _BYTE_PIECE.fullmatch(piece):
                     kinds[i] = Kind.BYTE_FALLBACK | Kind(int(kinds[i]))
             scores = np.fromiter((tok.score(i) for i in range(n)), dtype=np.float64, count=n)
-        return cls(tok.name, joined_in_blocks(data, BLOCK), offsets, kinds, scores)
+        return cls(tok.name, b"".join(data), offsets, kinds, scores)
 
     def __len__(self) -> int:
         return len(self.kinds)
