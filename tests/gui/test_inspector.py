@@ -124,26 +124,28 @@ def test_a_megabyte_select_all_is_bounded(inspect, window):
     assert window.selection_counts.text().startswith(f"selection: {len(window.state.result):,} tokens")
 
 
+def decoded(qtbot, panel, typed: str) -> str:
+    """Type ids into the decode box; the server's answer, once it is shown."""
+    panel.decode_box.clear()
+    qtbot.keyClicks(panel.decode_box, typed)
+    asked = panel._decoding
+    qtbot.waitUntil(lambda: panel._decoded_for == asked, timeout=10_000)
+    return panel.decoded.text()
+
+
 def test_decode_box(inspect, qtbot):
     panel = inspect("cl100k_base", "hello world", 0)
-    box = panel.decode_box
-    qtbot.keyClicks(box, "15339, 1917")
-    assert "text: “hello world”" in panel.decoded.text()
-    assert "15339 “hello” · 1917 “␣world”" in panel.decoded.text()
-    box.clear()
-    qtbot.keyClicks(box, "15339")
-    assert panel.decoded.text() == "id 15339 in cl100k_base: “hello” · bytes 68 65 6C 6C 6F (5 bytes)"
-    box.clear()
-    qtbot.keyClicks(box, "9468")  # the first two bytes of many emoji
-    assert "not valid UTF-8 on its own" in panel.decoded.text() and "\\xf0\\x9f" in panel.decoded.text()
-    box.clear()
-    qtbot.keyClicks(box, "15339, x1")
-    assert panel.decoded.text() == "'x1' is not a token id (ids are whole numbers in the digits 0-9, such as 1917)"
+    text = decoded(qtbot, panel, "15339, 1917")
+    assert "text: “hello world”" in text
+    assert "15339 “hello” · 1917 “␣world”" in text
+    assert decoded(qtbot, panel, "15339") == "id 15339 in cl100k_base: “hello” · bytes 68 65 6C 6C 6F (5 bytes)"
+    text = decoded(qtbot, panel, "9468")  # the first two bytes of many emoji
+    assert "not valid UTF-8 on its own" in text and "\\xf0\\x9f" in text
+    text = decoded(qtbot, panel, "15339, x1")
+    assert text == "'x1' is not a token id (ids are whole numbers in the digits 0-9, such as 1917)"
     assert "c62828" in panel.decoded.styleSheet()
-    box.clear()
-    qtbot.keyClicks(box, "100256")
-    assert "token id 100256 is not in cl100k_base" in panel.decoded.text()
-    box.clear()
+    assert "token id 100256 is not in cl100k_base" in decoded(qtbot, panel, "100256")
+    panel.decode_box.clear()
     assert not panel.decoded.isVisible()
 
 

@@ -8,16 +8,17 @@ editor goes to that token); the code points grouped by grapheme cluster (glyph, 
 category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ and the code
 points called out by name (as many lines as they need, up to NOTES_LINES, fewer in a short dock:
 the tree keeps its room); a box that decodes ids typed into it, or looks one up, in the current
-tokenizer.
+tokenizer (the tokenizing server decodes them: `DecodeIds`; an answer for an older box or
+tokenizer is dropped).
 
 Hovering a token (in the editor, a compare pane or the chunk view) shows it instead, once the
 mouse has rested on it for HOVER_MS; when the mouse leaves the tokens, or the selection or the text
 changes, the selection is shown again (after LEAVE_MS, so crossing the gap between two tokens does
 not flash the selection in between).
 
-Everything shown comes from `core.selection.inspect_selection` (its first SHOWN_CODE_POINTS code
-points, with a note; the counts cover the whole selection) and `core.id_lookup.decode_ids`; this
-module only draws. A new selection shows on the next event-loop turn, a new text a moment later
+Everything shown comes from `core.selection.inspect_selection` on the result's window-side
+Encoding (its first SHOWN_CODE_POINTS code points, with a note; the counts cover the whole
+selection) and the server's `core.id_lookup.DecodedIds`; this module only draws. A new selection shows on the next event-loop turn, a new text a moment later
 (after the editor's repaint), and nothing is done while the panel is hidden.
 """
 
@@ -35,10 +36,10 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, Q
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from ...core.encoding import TokenFlag
-from ...core.id_lookup import decode_ids
+from ...core.id_lookup import DecodedIds
 from ...core.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
-from ...core.tokenizer import TokexplorerError
 from ...core.unicode_info import script_of, token_label
+from ...server.protocol import DecodeIds
 from ..colours import TokenPalette
 from ..state import AppState
 from ..tokenized import Tokenized
@@ -272,6 +273,8 @@ class InspectorPanel(QWidget):
         self._hover_wanted: tuple[int, int, str] | None = None  # what the mouse is on now
         self._palette = TokenPalette(state.dark, state.token_colours)
         self.refreshed_at = 0.0  # perf_counter when the last refresh ended (`bench --gui`)
+        self._decoding = 0  # generation of the latest DecodeIds asked; older answers are dropped
+        self._decoded_for = 0  # generation whose answer the decode box shows
 
         self.summary = QLabel("")
         self.summary.setObjectName("inspector_summary")
@@ -366,7 +369,6 @@ class InspectorPanel(QWidget):
         state.tokenized.connect(self._schedule)
         state.tokenized.connect(self._warm_up)
         state.tokenizer_changed.connect(lambda _: self.decode())
-        state.tokenized.connect(lambda _: self.decode_box.text() and self.decode())
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
 
@@ -607,21 +609,30 @@ class InspectorPanel(QWidget):
     # --- decode box ----------------------------------------------------------------------
 
     def decode(self, *_) -> None:
-        """Decode the ids in the box with the current tokenizer, or say what is wrong with them."""
+        """Ask the server to decode the ids in the box with the current tokenizer; its answer (or
+        what is wrong with the ids) shows when it comes, unless the box or tokenizer changed."""
         typed = self.decode_box.text().strip()
         self.decoded.setVisible(bool(typed))
+        self._decoding += 1
         if not typed:
             self.decoded.setText("")
             return
-        name = self.state.tokenizer
+        gen, name = self._decoding, self.state.tokenizer
         if not self.state.catalog.is_loaded(name):
-            self._decoded_error(f"{name} is still loading")
-            return
-        try:
-            d = decode_ids(self.state.catalog.get(name), typed)
-        except TokexplorerError as exc:
-            self._decoded_error(str(exc))
-            return
+            self._decoded_error(f"{name} is still loading")  # until the answer replaces it
+
+        def answered(answer: DecodedIds | str) -> None:  # the ids decoded, or what is wrong with them
+            if gen != self._decoding:
+                return  # the box or the tokenizer changed meanwhile
+            self._decoded_for = gen
+            if isinstance(answer, str):
+                self._decoded_error(answer)
+            else:
+                self._show_decoded(name, answer)
+
+        self.state.server.ask(DecodeIds(name, typed), answered, answered)
+
+    def _show_decoded(self, name: str, d: DecodedIds) -> None:
         tokens = " · ".join(f"{i} “{_escape(token_label(b))}”" for i, b in zip(d.ids[:SHOWN_IDS], d.token_bytes))
         if len(d.ids) > SHOWN_IDS:
             tokens += f" · … ({len(d.ids):,} ids)"
