@@ -3,9 +3,12 @@ mouse, or picked in the vocabulary), drawn from the root down to its bytes; each
 token's text (spaces as ␣, partial characters as \\xNN), id and rank, in the token's editor colour.
 Clicking a node marks that token's occurrences in the text (through the state's marked token).
 
-The tree comes from the core (`merge_tree`, `tree_layout`), recovered in a worker: a tiktoken tree
-scans the ranks once per node, and the first SentencePiece tree builds the piece order (~30 ms).
-Requests carry a generation number; an answer that a newer request has overtaken is dropped.
+The tree comes from the core's `merge_tree`, recovered by the tokenizing server (`MergeTreeOf`: a
+tiktoken tree scans the ranks once per node, and the first SentencePiece tree builds the piece
+order, ~30 ms); the panel lays it out (`tree_layout`) and draws it, and keeps the last CACHE
+trees. Requests carry a generation number; an answer that a newer request has overtaken is
+dropped. A token that has no tree (a unigram piece, an id out of range) is an answer too: the
+server's message is shown in the title.
 Wheel with Ctrl zooms; the view scrolls. It never calls another panel.
 """
 
@@ -19,19 +22,17 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem,
                                QGraphicsView, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget)
 
-from ...core.merge_tree import MergeNode, PlacedNode, merge_tree, tree_layout
-from ...core.tokenizer import TokexplorerError
+from ...core.merge_tree import MergeNode, PlacedNode, tree_layout
 from ...core.token_colours import colour_indices
 from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
-from ..worker import run_job
+from ...server.protocol import MergeTreeOf
 
 GAP = 10.0  # pixels between neighbouring leaf boxes
 LEVEL = 54.0  # pixels from one level's top to the next
 PAD = 6.0  # pixels inside a node box
 CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
-QUICK_BYTES = 24  # a byte-level token up to this long has its tree recovered in the UI thread
 
 
 class NodeItem(QGraphicsRectItem):
@@ -175,7 +176,7 @@ class MergeTreePanel(QWidget):
             self.show_token(self._pinned)
 
     def show_token(self, token_id: int) -> None:
-        """Show the merge tree of a token id of the current tokenizer (recovered in a worker);
+        """Show the merge tree of a token id of the current tokenizer (asked of the server);
         while the panel is hidden, only remember it."""
         if token_id == self.token_id or not self.isVisible():
             return
@@ -186,37 +187,18 @@ class MergeTreePanel(QWidget):
         if known is not None:
             self._show(gen, name, token_id, known)
             return
-        catalog = self.state.catalog
-
-        def work(progress):
-            try:
-                return merge_tree(catalog.get(name), token_id)
-            except TokexplorerError as exc:
-                return str(exc)  # a tree that cannot be: an answer, not a failure
-
-        if catalog.is_loaded(name) and self._quick(catalog.get(name), token_id):
-            self._show(gen, name, token_id, work(None))  # a thread's hand-over would cost more
-            return
-        run_job(work, on_result=lambda answer: self._show(gen, name, token_id, answer),
-                on_error=lambda exc: self._show(gen, name, token_id, f"internal error: {exc!r}"))
-
-    @staticmethod
-    def _quick(tok, token_id: int) -> bool:
-        """Whether recovering this tree takes well under a millisecond: a byte-level BPE token of
-        up to QUICK_BYTES bytes (measured on o200k_base: 0.03 ms median; 128 bytes: 3-8 ms).
-        SentencePiece trees first build the piece order (0.2 s): always in the worker."""
-        if getattr(tok, "pieces", None) is not None:
-            return False
-        try:
-            return len(tok.token_bytes(token_id)) <= QUICK_BYTES
-        except TokexplorerError:
-            return True  # not a token: the answer says so at once
+        # A token without a tree is answered with the server's reason (an error message): shown,
+        # not kept, since it may also be a server that stopped.
+        self.state.server.ask(MergeTreeOf(name, token_id),
+                              lambda tree: self._show(gen, name, token_id, tree),
+                              lambda message: self._show(gen, name, token_id, message))
 
     def _show(self, gen: int, name: str, token_id: int, answer: MergeNode | str) -> None:
-        self._cache[(name, token_id)] = answer
-        self._cache.move_to_end((name, token_id))
-        while len(self._cache) > CACHE:
-            self._cache.popitem(last=False)
+        if isinstance(answer, MergeNode):
+            self._cache[(name, token_id)] = answer
+            self._cache.move_to_end((name, token_id))
+            while len(self._cache) > CACHE:
+                self._cache.popitem(last=False)
         if gen != self._generation:
             return  # a newer token was asked for meanwhile
         self._answered = gen
