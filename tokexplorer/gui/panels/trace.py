@@ -3,9 +3,11 @@ buttons) walks through the merges; the sequence after the current step is drawn 
 the part just made underlined; the list of every merge (pair, new token, rank) sits beside it.
 The last line compares the trace's final ids with the tokenizer's own for that chunk.
 
-The trace is the core's reference (`encode_trace.trace_at`), computed in a worker under the
-generation rule (a chunk of 64 KB, the core's bound, takes seconds in pure Python); the panel keeps
-the last trace while an edit is tokenized. A long chunk has tens of thousands of steps and parts:
+The trace is the core's reference (`encode_trace.trace_at`), computed by the tokenizing server
+on its copy of the text (`TraceAt`, with the chunk's tokens and their ids) under the generation
+rule (a chunk of 64 KB, the core's bound, takes seconds in pure Python); the panel keeps the last
+trace while an edit is tokenized, and an answer of None (the server's text has moved on: a newer
+result, and the caret with it, follows) changes nothing. A long chunk has tens of thousands of steps and parts:
 the list of merges is a model that formats only the rows on screen, and the sequence shows a page
 of PAGE_PARTS parts around the part the step made. It never calls another panel.
 """
@@ -19,13 +21,12 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QSize, Qt
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListView, QSlider, QSplitter, QToolButton, QVBoxLayout,
                                QWidget)
 
-from ...core.encode_trace import EncodeTrace, Part, chunk_at, trace_at
-from ...core.tokenizer import TokexplorerError
+from ...core.encode_trace import EncodeTrace, Part
 from ...core.token_colours import colour_indices
 from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
-from ..worker import run_job
+from ...server.protocol import TraceAnswer, TraceAt
 
 PAGE_PARTS = 240  # parts of the sequence drawn at once (a long chunk's page around the new part)
 SHOWN_CHUNK_BYTES = 120  # of a long chunk, the title shows the start
@@ -176,7 +177,7 @@ class TracePanel(QWidget):
             self.trace_token(self.state.caret)
 
     def trace_token(self, index: int) -> None:
-        """Trace the chunk of the current result that token `index` belongs to (in a worker)."""
+        """Trace the chunk of the current result that token `index` belongs to (asked of the server)."""
         result = self.state.result
         if result is None or not 0 <= index < len(result):
             return
@@ -184,24 +185,20 @@ class TracePanel(QWidget):
             return  # the same chunk of the same result
         self._key = (result, index, index + 1)
         self._generation += 1
-        gen, name, encoding = self._generation, result.tokenizer, result.encoding
-        catalog = self.state.catalog
+        gen = self._generation
 
-        def work(progress):
-            try:
-                tok = catalog.get(name)
-                first, stop = chunk_at(tok, encoding, index)
-                return trace_at(tok, encoding, index), (first, stop), encoding.ids[first:stop]
-            except TokexplorerError as exc:
-                return str(exc), None, []
+        def done(answer: TraceAnswer | None) -> None:
+            if gen != self._generation:
+                return  # the caret moved on meanwhile
+            if answer is None:  # the server's text is newer than this result: its own trace follows
+                self._answered, self._key = gen, None
+                return
+            if answer.trace is not None:
+                self._key = (result, answer.first, answer.stop)
+            self._show(gen, answer.trace if answer.trace is not None else answer.message, list(answer.expected))
 
-        def done(answer) -> None:
-            trace, tokens, expected = answer
-            if gen == self._generation and tokens is not None:
-                self._key = (result, *tokens)
-            self._show(gen, trace, expected)
-
-        run_job(work, on_result=done, on_error=lambda exc: self._show(gen, f"internal error: {exc!r}", []))
+        self.state.server.ask(TraceAt(self.state.doc, result.generation, index), done,
+                              lambda message: self._show(gen, message, []))
 
     def _show_problem(self, message: str) -> None:
         self.trace = None
