@@ -94,22 +94,24 @@ def test_sentencepiece_byte_pieces(qtbot, window):
 
 
 def test_a_new_vocabulary_is_read_once_the_text_is_tokenized(qtbot, window, monkeypatch):
-    """Reading a vocabulary holds the interpreter lock in turns with the window: it waits until the
-    window has the new tokenizer's tokens, so it does not slow their repaint."""
-    from tokexplorer.gui.panels import vocab as vocab_module
+    """The server's threads share one interpreter lock: the vocabulary is asked for once the window
+    has the new tokenizer's tokens, so reading it does not delay them."""
+    from tokexplorer.server.protocol import VocabularyOf
 
     panel = ready(qtbot, window, "gpt2")
-    started = []
-    real = vocab_module.run_job
+    asked = []
+    server = window.state.server
+    real = server.ask
 
-    def spy(fn, on_result, on_error):
-        result = window.state.result
-        started.append((window.state.busy, result.tokenizer if result is not None else None))
-        return real(fn, on_result=on_result, on_error=on_error)
+    def spy(request, *args, **kwargs):
+        if isinstance(request, VocabularyOf):
+            result = window.state.result
+            asked.append((request.tokenizer, window.state.busy, result.tokenizer if result is not None else None))
+        return real(request, *args, **kwargs)
 
-    monkeypatch.setattr(vocab_module, "run_job", spy)
+    monkeypatch.setattr(server, "ask", spy)
     window.state.set_tokenizer("o200k_base")
     assert panel.model.rowCount() == 0 and "reading o200k_base's vocabulary" in panel.info.text()
     qtbot.waitUntil(lambda: panel.vocab_name == "o200k_base", timeout=20_000)
-    assert started[0] == ("", "o200k_base")
+    assert asked == [("o200k_base", "", "o200k_base")]
     assert panel.model.rowCount() == 200_000 and not panel._loading

@@ -4,13 +4,14 @@ the text, filtered to special tokens, byte-fallback pieces, tokens that are not 
 own, or the tokens of the text. Selecting a row explains that token (the merge tree follows it) and
 finds its next occurrence in the text.
 
-The core's `Vocabulary` holds the tokens as arrays, read in a worker once per tokenizer (after the
-window has shown the text's new tokens, so the two do not take turns with the lock); the model
-shows an array of ids and formats only the rows on screen, so a search, a sort or a filter is a
-numpy operation and the view stays instant. Counts follow the text a moment behind the editor, and
-not at all while the panel is hidden: a worker counts the tokens (`Occurrences`, under the
-generation rule); picking a row finds the token's next occurrence by scanning the ids from the
-caret's token. It never calls another panel.
+The core's `Vocabulary` holds the tokens as arrays, read by the tokenizing server once per
+tokenizer (`VocabularyOf`, asked after the window has shown the text's new tokens, so that the
+server tokenizes those first) and kept here; the model shows an array of ids and formats only the
+rows on screen, so a search, a sort or a filter is a numpy operation and the view stays instant.
+Counts follow the text a moment behind the editor, and not at all while the panel is hidden: a
+worker counts the result's ids (`Occurrences`, under the generation rule; no tokenizer is
+needed); picking a row finds the token's next occurrence by scanning the ids from the caret's
+token. It never calls another panel.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from ...core.token_colours import colour_indices
 from ..colours import TokenPalette
 from ..state import AppState
 from ...core.unicode_info import token_label
+from ...server.protocol import VocabularyOf
 from ..worker import run_job
 
 COLUMNS = ["id", "token", "bytes", "length", "count", "kind"]
@@ -130,7 +132,7 @@ class VocabPanel(QWidget):
         self.vocab_name = ""  # the tokenizer `vocab` belongs to
         self._vocabs: dict[str, Vocabulary] = {}  # tokenizer name -> its vocabulary, read once
         self._loading = ""  # the tokenizer whose vocabulary is wanted and not yet read
-        self._reading = False  # whether a worker reads it already
+        self._reading = False  # whether the server was asked for it already
         self._counted = None  # the result the counts are of
         self._counting = None  # the result a worker is counting
         self.counts: np.ndarray | None = None
@@ -226,7 +228,7 @@ class VocabPanel(QWidget):
         self._follow_text()
 
     def _load(self) -> None:
-        """Read the current tokenizer's vocabulary (in a worker, once); then show it."""
+        """Read the current tokenizer's vocabulary (asked of the server, once); then show it."""
         name = self.state.tokenizer
         if self.vocab is not None and self.vocab_name == name:
             return
@@ -243,21 +245,20 @@ class VocabPanel(QWidget):
         self._read_timer.start()
 
     def _read(self) -> None:
-        """Start reading the vocabulary `_load` asked for, once the window is idle.
+        """Ask the server for the vocabulary `_load` wanted, once the window is idle.
 
-        subtle: reading holds the interpreter lock in turns with the window, and each turn delays
-        the window's repaint of the new tokens (a switch to gpt2 stalled 50-60 ms when the two
-        overlapped); so it waits for the window's worker to answer, and a moment more for the
-        window to show the answer (`busy_changed` comes just before the result) and for the
-        token table to follow it (120 ms later: 100 ms here made the two meet)."""
+        subtle: the server's threads share one interpreter lock, so reading a vocabulary (0.1 s
+        for o200k_base) beside the new tokenizer's first encode of the text would delay the
+        text's new tokens; and the answer, a few MB, is unpickled in the window's pipe reader,
+        beside the window's repaint of them. So it waits for the window's tokens to arrive
+        (`busy_changed` comes just before the result), and a moment more for the window to show
+        them and the token table to follow (120 ms later)."""
         name = self._loading
         if not name or self._reading or self.state.busy:
             return  # nothing asked, already reading, or `busy_changed` starts the timer again
         self._reading = True
-        catalog = self.state.catalog
-        run_job(lambda progress: Vocabulary.of(catalog.get(name)),
-                on_result=lambda vocab: self._loaded(name, vocab),
-                on_error=lambda exc: self._failed(name, exc))
+        self.state.server.ask(VocabularyOf(name), lambda vocab: self._loaded(name, vocab),
+                              lambda message: self._failed(name, message))
 
     def _loaded(self, name: str, vocab: Vocabulary) -> None:
         self._vocabs[name] = vocab
@@ -270,11 +271,11 @@ class VocabPanel(QWidget):
         self._follow_text()
         self.refresh()
 
-    def _failed(self, name: str, exc: Exception) -> None:
+    def _failed(self, name: str, message: str) -> None:
         if self._loading == name:
             self._loading = ""
         if name == self.state.tokenizer:
-            self.info.setText(f"cannot read {name}'s vocabulary: {exc}")
+            self.info.setText(f"cannot read {name}'s vocabulary: {message}")
 
     # --- counts, query, rows -------------------------------------------------------------
 
