@@ -1,6 +1,7 @@
-"""The Chat view with real tokenizers: its numbers are the core's, the rendered text is coloured
-token by token under the text, a tokenizer without a chat format gets a message, switching the
-tokenizer recounts."""
+"""The Chat view with real tokenizers: its numbers are the core's (counted by a tokenizing server
+the view asks; the expected ones here, by the core in the test's process), the rendered text is
+coloured token by token under the text, a tokenizer without a chat format gets a message,
+switching the tokenizer recounts."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from PySide6.QtWidgets import QApplication
 from tokexplorer.core.chat import Message, count_chat
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.panels.chat import ChatView
+from tokexplorer.gui.server_link import ServerLink
 from tokexplorer.gui.state import AppState
 
 CONVERSATION = [Message("system", "Be brief."), Message("user", "안녕! 👋🏽 2+2?"),
@@ -19,9 +21,16 @@ CONVERSATION = [Message("system", "Be brief."), Message("user", "안녕! 👋�
 
 
 @pytest.fixture
-def view(qtbot):
+def state():
+    """A state with a link to the tokenizing server, as the main window gives its panels."""
     state = AppState()
+    state.server = ServerLink()
     state.set_tokenizer("cl100k_base")
+    return state
+
+
+@pytest.fixture
+def view(qtbot, state):
     view = ChatView(state)
     qtbot.addWidget(view)
     view.show()
@@ -77,9 +86,7 @@ def test_copy_json(qtbot, view):
     assert [m["role"] for m in data["messages"]] == ["system", "user"]
 
 
-def test_a_hidden_view_counts_only_once_shown(qtbot):
-    state = AppState()
-    state.set_tokenizer("cl100k_base")
+def test_a_hidden_view_counts_only_once_shown(qtbot, state):
     view = ChatView(state)
     qtbot.addWidget(view)
     view.set_messages(CONVERSATION)

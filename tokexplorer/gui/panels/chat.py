@@ -1,8 +1,9 @@
 """The Chat view: write a conversation, see the exact text and tokens a chat model receives.
 
 The conversation is a list of messages (role + content) edited in place; the tokenizer is the
-window's current one. Rendering and counting are the core's (`core.chat.count_chat`), run in a
-worker with a generation number so typing never waits for it and stale answers are dropped. The
+window's current one. Rendering and counting are the core's (`core.chat.count_chat`), run by the
+tokenizing server (`CountChat`: templates are rendered there, never in the window) with a
+generation number, so typing never waits for it and stale answers are dropped. The
 rendered text shows each token's background as a selection drawn under the text (never a
 character format, so shaping is untouched), special tokens in the special-token colour.
 """
@@ -18,14 +19,13 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, 
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget)
 
-from ...core.chat import FORMATS, ROLES, ChatCount, Message, count_chat
+from ...core.chat import FORMATS, ROLES, ChatCount, Message
 from ...core.encoding import TokenFlag
-from ...core.tokenizer import TokexplorerError
 from ...core.token_colours import colour_indices
 from ..colours import TokenPalette
 from ...core.positions import astral_prefix
+from ...server.protocol import CountChat
 from ..state import AppState
-from ..worker import run_job
 
 STARTER = [Message("system", "You are a helpful assistant."),
            Message("user", "How many r's are in “strawberry”?")]
@@ -163,7 +163,7 @@ class ChatView(QWidget):
         if schedule:
             self.schedule()
 
-    # --- counting in a worker ---------------------------------------------------------------
+    # --- counting in the server ---------------------------------------------------------------
 
     def schedule(self, *_) -> None:
         self._stale = True
@@ -186,13 +186,9 @@ class ChatView(QWidget):
         gen, name = self.generation, self.state.tokenizer
         messages, fmt = self.messages(), self.format_box.currentData() or None
         prompt = self.prompt_box.isChecked()
-        catalog = self.state.catalog
-
-        def work(progress):
-            return count_chat(catalog.get(name), messages, format=fmt, add_generation_prompt=prompt)
-
-        run_job(work, on_result=lambda count: self._on_count(gen, count),
-                on_error=lambda exc: self._on_error(gen, name, exc))
+        self.state.server.ask(CountChat(name, tuple(messages), fmt, prompt),
+                              lambda count: self._on_count(gen, count),
+                              lambda message: self._on_error(gen, name, message))
 
     def _on_count(self, gen: int, count: ChatCount) -> None:
         if gen == self.generation and isValid(self):
@@ -200,7 +196,7 @@ class ChatView(QWidget):
             self.count = count
             self._show()
 
-    def _on_error(self, gen: int, name: str, exc: Exception) -> None:
+    def _on_error(self, gen: int, name: str, message: str) -> None:
         if gen != self.generation or not isValid(self):
             return  # stale, or the view was closed with its window
         self._done = gen
@@ -208,7 +204,6 @@ class ChatView(QWidget):
         self.rendered.setExtraSelections([])
         self.rendered.setPlainText("")
         self.table.setRowCount(0)
-        message = str(exc) if isinstance(exc, TokexplorerError) else f"internal error: {exc!r}"
         self.summary.setText(f"⚠ {name}: {message}")
 
     def _show(self) -> None:
