@@ -2,8 +2,11 @@
 chunks with a regex, then run BPE inside each chunk, so no token crosses a chunk boundary. Linked
 to the editor: hover a chunk to see it in the text, click to go there.
 
-Chunks are computed in a worker, and only while the view is visible: splitting a 1 MB text takes
-a fifth of a second. SentencePiece tokenizers have no regex split; the view says so.
+The chunks come from the tokenizing server, which splits its copy of the text (`ChunksOf`, for the
+result's generation), and only while the view is visible: splitting a 1 MB text takes a fifth of a
+second. An answer of None while the tokenizer pre-splits means the server's text has moved on: the
+newer result asks again. Tokenizers without a pre-split (SentencePiece) are not asked: the view
+says so.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from ..core.unicode_info import token_label
+from ..server.protocol import ChunkSpans, ChunksOf
 from .state import AppState
 from .tokenized import Tokenized
-from .worker import run_job
 
 
 HEADERS = ["#", "span", "chunk"]
@@ -147,10 +150,18 @@ class ChunkView(QWidget):
                                  f"characters; this one has {len(encoding.text):,}.")
             self._shown_generation = result.generation
             return
+        if not result.has_chunks:
+            self._show(result, None)
+            return
         self.summary.setText("splitting…")
-        run_job(lambda progress: encoding.chunk_arrays(),
-                on_result=lambda chunks: self._show(result, chunks),
-                on_error=lambda exc: self.summary.setText(f"cannot split: {exc}"))
+        self._state.server.ask(ChunksOf(self._state.doc, result.generation),
+                               lambda spans: self._on_spans(result, spans),
+                               lambda message: result is self._result and self.summary.setText(f"cannot split: {message}"))
+
+    def _on_spans(self, result: Tokenized, spans: ChunkSpans | None) -> None:
+        if spans is not None:
+            self._show(result, (spans.starts, spans.ends))
+        # else the server's text is newer than `result`: that newer result's refresh asks again
 
     def _show(self, result: Tokenized, chunks: tuple[np.ndarray, np.ndarray] | None) -> None:
         if result is not self._result:
