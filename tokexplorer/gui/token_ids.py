@@ -130,10 +130,12 @@ class TokenTable(QTableView):
         fm = self.fontMetrics()
         result = self.model().result
         rows = len(result) if result is not None else 0
-        catalog = self.state.catalog
-        # subtle: the vocabulary's size, not the ids' maximum: an edit's result would build its
-        # id array (tens of milliseconds on a book) in the UI thread just to measure it.
-        top_id = catalog.get(result.tokenizer).n_vocab - 1 if rows and catalog.is_loaded(result.tokenizer) else 0
+        # subtle: the vocabulary's size (as the server described the tokenizer), not the ids'
+        # maximum: an edit's result would scan a book's ids in the UI thread just to measure it.
+        info = self.state.catalog.info(result.tokenizer) if rows else None
+        if rows and info is None and self.state.server is not None:  # not described yet: fit again once it is
+            self.state.describe(result.tokenizer, lambda _: self._fit_numbers())
+        top_id = info.n_vocab - 1 if info is not None else 0
         self.setColumnWidth(0, fm.horizontalAdvance("8" * max(3, len(str(rows - 1)))) + 12)
         self.setColumnWidth(1, fm.horizontalAdvance("8" * max(5, len(str(top_id)))) + 12)
 

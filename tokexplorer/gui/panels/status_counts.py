@@ -1,6 +1,7 @@
 """The status bar's text counts and the worker's state: tokens, characters, bytes and the ratios of
 the current result (as many as fit, the tokens always; the whole line and how it was encoded in
-the tooltip), and what the worker is doing or whether the current tokenizer is loaded. Widgets that observe the `AppState`; nothing is computed
+the tooltip), and what the worker is doing or whether the tokenizing server has loaded the current
+tokenizer (as the catalog knows it). Widgets that observe the `AppState`; nothing is computed
 here beyond formatting the result's stats.
 """
 
