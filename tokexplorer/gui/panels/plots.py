@@ -1,10 +1,12 @@
 """The Plots panel: sequence length vs vocab size, compression over merges, token lengths of the
 current text, and tokens per language, one tab each.
 
-Every number comes from the core (core/sweep.py, token_lengths.py, languages.py), computed in a
-worker (`run_job`) with a generation number so a stale answer is dropped, or, for the sweep, which
-trains, in a child process (`SweepService`), so that the window stays responsive; the figures
-(gui/plots.py) only draw. Each tab exports its figure as PNG and its numbers (the core's table) as
+Every number comes from the core (core/sweep.py, token_lengths.py, languages.py). What needs a
+tokenizer is asked of the tokenizing server (`LengthHistograms` of the other tokenizers,
+`LanguageReportOf` with its progress, and the sweep's `ReferencePoints`); the current text's own
+token lengths are counted from its result in a worker (`run_job`); the sweep trains in a child
+process (`SweepService`). Each tab's requests carry a generation number so a stale answer is
+dropped, and the window stays responsive; the figures (gui/plots.py) only draw. Each tab exports its figure as PNG and its numbers (the core's table) as
 CSV, asking for the path through the window's `Dialogs` and writing atomically.
 
 Compression over merges shows the training run of the last sweep here, or a training run that
@@ -15,6 +17,7 @@ calls it). The panel never imports another panel.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Callable
 
@@ -23,13 +26,14 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QLineEdit, QListView, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from ...core.languages import LanguageReport, read_parallel_texts, tokens_per_language
-from ...core.sweep import CompressionCurve, parse_vocab_sizes, split_held_out
+from ...core.languages import LanguageReport
+from ...core.sweep import CompressionCurve, parse_vocab_sizes
 from ...core.tables import csv_text
-from ...core.textfile import read_text_file, write_atomic
-from ...core.token_lengths import length_histogram
+from ...core.textfile import write_atomic
+from ...core.token_lengths import LengthHistogram, length_histogram
 from ...core.registry import REFERENCE_TOKENIZERS
 from ...core.tokenizer import TokexplorerError
+from ...server.protocol import LanguageReportOf, LengthHistograms, ReferencePoints
 from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
 from ..state import AppState
 from ..training_child import SweepRequest
@@ -148,23 +152,32 @@ class PlotTab(QWidget):
         self.status.setText(f"Wrote {path}")
         return path
 
-    def start(self, fn, on_result, *, on_progress=None, busy: str = "") -> int:
+    def start(self, fn, on_result, *, busy: str = "") -> int:
         """Run fn(progress) in a worker; on_result gets its value unless a newer job started."""
-        self.generation += 1
-        gen = self.generation
-        if busy:
-            self.status.setText(busy)
+        gen = self._next(busy)
         run_job(fn, on_result=lambda value: gen == self.generation and on_result(value),
-                on_error=lambda exc: gen == self.generation and self.failed(exc),
-                on_progress=(lambda done, total: gen == self.generation and on_progress(done, total))
-                if on_progress else None)
+                on_error=lambda exc: gen == self.generation and self.failed(
+                    str(exc) if isinstance(exc, TokexplorerError) else f"Internal error: {exc!r}"))
         return gen
 
-    def failed(self, exc: Exception) -> None:
-        if isinstance(exc, TokexplorerError):
-            self.status.setText(str(exc))
-        else:
-            self.status.setText(f"Internal error: {exc!r}")
+    def ask(self, request, on_result, *, on_progress=None, busy: str = "") -> int:
+        """Ask the tokenizing server; on_result gets its answer unless a newer job started."""
+        gen = self._next(busy)
+        self.panel.state.server.ask(
+            request, lambda value: gen == self.generation and on_result(value),
+            lambda message: gen == self.generation and self.failed(message),
+            on_progress=(lambda done, total: gen == self.generation and on_progress(done, total))
+            if on_progress else None)
+        return gen
+
+    def _next(self, busy: str) -> int:
+        self.generation += 1
+        if busy:
+            self.status.setText(busy)
+        return self.generation
+
+    def failed(self, message: str) -> None:
+        self.status.setText(message)
 
 
 class SweepTab(PlotTab):
@@ -243,15 +256,13 @@ class SweepTab(PlotTab):
         catalog = self.panel.state.catalog
         # The lecture's four built-ins, and every tokenizer the user opened or trained.
         names = [n for n in catalog.names() if n in REFERENCE_TOKENIZERS or not catalog.is_builtin(n)]
-
-        def references():  # in a pool thread: the text the child counts, and who counts it here
-            text = read_text_file(path) if path is not None else current
-            return (split_held_out(text, held_out)[1] if held_out else text), [catalog.get(n) for n in names]
-
-        request = SweepRequest(tuple(sizes), pattern, held_out, path=None if path is None else str(path),
-                               text=current if path is None else None)
+        text = current if path is None else None
+        path = None if path is None else str(path)
+        request = SweepRequest(tuple(sizes), pattern, held_out, path=path, text=text)
+        # The same evaluation text, counted by the server's tokenizers once the child is done.
+        references = ReferencePoints(tuple(names), text=text, path=path, held_out=held_out or 0.0)
         try:
-            self.service.start(request, references)
+            self.service.start(request, references, self.panel.state.server)
         except TokexplorerError as exc:
             self.status.setText(str(exc))
             return 0
@@ -358,16 +369,21 @@ class LengthTab(PlotTab):
             return 0
         self.stale = False
         current, encoding = result.tokenizer, result.encoding
-        names = [n for n in self.others.checked() if n != current]
-        catalog = self.panel.state.catalog
+        names = tuple(n for n in self.others.checked() if n != current)
 
-        def job(progress):
-            hists = [length_histogram(encoding, current)]
-            for name in names:
-                hists.append(length_histogram(catalog.get(name).encode(encoding.text, allowed_special="none"), name))
-            return hists
+        def others(first: LengthHistogram) -> None:
+            """The current text's own histogram is in; the server counts the others' (each
+            named as in the picker, not as the tokenizer names itself)."""
+            if not names:
+                self.show_histograms([first])
+                return
+            self.ask(LengthHistograms(encoding.text, names),
+                     lambda hists: self.show_histograms(
+                         [first] + [dataclasses.replace(h, tokenizer=n) for h, n in zip(hists, names)]))
 
-        return self.start(job, self.show_histograms, busy="Counting token lengths…")
+        # The current tokenizer's tokens are the result's: counted here, from their byte spans.
+        return self.start(lambda progress: length_histogram(encoding, current), others,
+                          busy="Counting token lengths…")
 
     def show_histograms(self, hists) -> None:
         self.figure.show_histograms(hists, f"Token lengths of the current text ({hists[0].bytes:,} bytes)")
@@ -416,17 +432,14 @@ class LanguageTab(PlotTab):
             self.status.setText("Check at least one tokenizer.")
             return 0
         self.counted = True
-        catalog = self.panel.state.catalog
-
-        def job(progress):
-            return tokens_per_language(read_parallel_texts(), [catalog.get(n) for n in names], progress=progress)
-
         self.compute_button.setEnabled(False)
-        return self.start(job, self.show_report, busy="Counting the UDHR in 56 languages…")
+        busy = "Counting the UDHR in 56 languages…"
+        return self.ask(LanguageReportOf(tuple(names)), self.show_report, busy=busy,
+                        on_progress=lambda done, total: self.status.setText(f"{busy} ({done:,} of {total:,} counted)"))
 
-    def failed(self, exc: Exception) -> None:
+    def failed(self, message: str) -> None:
         self.compute_button.setEnabled(True)
-        super().failed(exc)
+        super().failed(message)
 
     def show_report(self, report: LanguageReport) -> None:
         self.compute_button.setEnabled(True)
