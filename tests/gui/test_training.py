@@ -1,6 +1,9 @@
 """The training workbench with the real trainer in a real child process: the result joins the
 picker and colours the editor, Cancel keeps exactly the first merges of a full run, bad settings
-are refused with a message, SentencePiece trains too, and saved files load back."""
+are refused with a message, SentencePiece trains too, and saved files load back.
+
+The trained tokenizer lives in the tokenizing server: what it holds is checked by the ids it gives
+(`server_ids`) against a tokenizer trained, or built from the merge log, in the test's process."""
 
 from __future__ import annotations
 
@@ -11,9 +14,12 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
+from tokexplorer.core.bpe_tokenizer import BPETokenizer
 from tokexplorer.core.bpe_training import PURE_PYTHON_VARIABLE, iter_train, train
+from tokexplorer.core.patterns import NAMED_PATTERNS
 from tokexplorer.core.registry import load_tokenizer
 from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
+from tokexplorer.server.protocol import EncodeIds
 
 from .helpers import wait_settled
 
@@ -36,6 +42,15 @@ def run_training(qtbot, panel):
     return panel.result
 
 
+def server_ids(qtbot, window, name: str, text: str, policy: str = "all") -> list[int]:
+    """The ids the tokenizing server gives `text` with the tokenizer `name` (a fresh encode)."""
+    answers = []
+    window.state.server.ask(EncodeIds(name, text, policy), answers.append, answers.append)
+    qtbot.waitUntil(lambda: bool(answers), timeout=TIMEOUT)
+    assert not isinstance(answers[0], str), answers[0]
+    return answers[0].tolist()
+
+
 def picker_names(window) -> list[str]:
     box = window.tokenizer_box
     return [box.itemText(i) for i in range(box.count())]
@@ -49,9 +64,11 @@ def test_small_corpus_trains_joins_the_picker_and_colours_the_editor(qtbot, wind
     result = run_training(qtbot, panel)
     text = small_corpus.read_text("utf-8")
     expected = train(text, 400, pattern="gpt4")
-    assert result.tokenizer.merges == expected.merges and not result.stopped
+    assert (result.info.family, result.info.n_vocab, result.info.split_pattern) == ("bpe", 400, expected.split_pattern)
+    assert not result.stopped and result.name == panel.result_name
     assert [r.rank for r in panel.log_model.records] == list(range(256, 400))
     assert [r.pair for r in panel.log_model.records] == list(expected.merges)
+    assert server_ids(qtbot, window, result.name, text) == expected.encode(text).ids
     assert panel.result_name in picker_names(window)
     assert panel.log_model.data(panel.log_model.index(0, 2)) != ""
 
@@ -80,11 +97,14 @@ def test_cancel_keeps_the_first_merges_of_a_full_run(qtbot, window, corpora, mon
     with qtbot.waitSignal(panel.service.finished, timeout=TIMEOUT):
         panel.cancel_button.click()
     result = panel.result
-    kept = list(result.tokenizer.merges)
-    full = [s.pair for s in iter_train(corpus.read_text("utf-8"), 32768, pattern="gpt4")]
+    kept = [r.pair for r in panel.log_model.records]
+    text = corpus.read_text("utf-8")
+    full = [s.pair for s in iter_train(text, 32768, pattern="gpt4")]
     assert result.stopped and 0 < len(kept) < len(full)
-    assert kept == full[:len(kept)]
-    assert [r.pair for r in panel.log_model.records] == kept
+    assert kept == full[:len(kept)] and result.info.n_vocab == 256 + len(kept)
+    # The server's tokenizer has exactly the merges kept: it encodes as one built from them.
+    expected = BPETokenizer({pair: 256 + i for i, pair in enumerate(kept)}, NAMED_PATTERNS["gpt4"], {})
+    assert server_ids(qtbot, window, result.name, text[:20_000]) == expected.encode(text[:20_000]).ids
     assert "cancelled: kept the first" in panel.message.text()
     assert panel.result_name in picker_names(window)
 
@@ -163,8 +183,10 @@ def test_current_text_is_a_corpus(qtbot, window):
     panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))
     panel.vocab_spin.setValue(270)
     result = run_training(qtbot, panel)
-    assert result.tokenizer.merges == train(text, 270).merges
-    assert result.tokenizer.split_pattern is None
+    expected = train(text, 270)
+    assert [r.pair for r in panel.log_model.records] == list(expected.merges)
+    assert result.info.split_pattern is None and result.info.n_vocab == 270
+    assert server_ids(qtbot, window, result.name, text) == expected.encode(text).ids
 
 
 def test_sentencepiece_trains_shows_its_phases_and_joins_the_picker(qtbot, window, small_corpus):
@@ -179,10 +201,11 @@ def test_sentencepiece_trains_shows_its_phases_and_joins_the_picker(qtbot, windo
     result = run_training(qtbot, panel)
     assert any("reading" in p for p in phases) and any("no progress" in p for p in phases)
     assert phases[-1] == "done"
-    tok = result.tokenizer
-    expected = train_sentencepiece(small_corpus.read_text("utf-8"), llama2_options(400, byte_fallback=False))
-    assert tok.family == "sentencepiece" and tok.n_vocab == 400 and not tok.options["byte_fallback"]
-    assert tok.pieces == expected.pieces
+    text = small_corpus.read_text("utf-8")
+    expected = train_sentencepiece(text, llama2_options(400, byte_fallback=False))
+    assert (result.info.family, result.info.n_vocab) == ("sentencepiece", 400)
+    sample = text[:3000] + " 日本語 👋"  # characters the corpus lacks: <unk>, no byte pieces
+    assert server_ids(qtbot, window, result.name, sample) == expected.encode(sample).ids
     assert panel.result_name in picker_names(window)
 
 
@@ -212,9 +235,8 @@ def test_saved_bpe_loads_back(qtbot, window, small_corpus, tmp_path, fmt, patter
     qtbot.waitUntil(lambda: panel.message.text().startswith("saved"), timeout=TIMEOUT)
     loaded = load_tokenizer(tmp_path / written)
     sample = small_corpus.read_text("utf-8")[:3000] + "<|endoftext|>"
-    trained = panel.result.tokenizer
-    assert loaded.encode(sample, allowed_special="all").ids == trained.encode(sample, allowed_special="all").ids
-    assert loaded.special_tokens == trained.special_tokens
+    assert loaded.encode(sample, allowed_special="all").ids == server_ids(qtbot, window, panel.result_name, sample)
+    assert loaded.special_tokens == panel.result.info.special_tokens
 
 
 def test_saved_sentencepiece_loads_back(qtbot, window, small_corpus, tmp_path):
@@ -227,7 +249,9 @@ def test_saved_sentencepiece_loads_back(qtbot, window, small_corpus, tmp_path):
     panel.save_button.click()
     qtbot.waitUntil(lambda: panel.message.text().startswith("saved"), timeout=TIMEOUT)
     loaded = load_tokenizer(tmp_path / "sp.model")
-    assert loaded.pieces == panel.result.tokenizer.pieces and (tmp_path / "sp.vocab").exists()
+    sample = small_corpus.read_text("utf-8")[:3000] + " 日本語 👋"
+    assert loaded.encode(sample).ids == server_ids(qtbot, window, panel.result_name, sample)
+    assert loaded.n_vocab == panel.result.info.n_vocab == 600 and (tmp_path / "sp.vocab").exists()
 
 
 def test_files_dropped_on_the_panel_join_the_corpus(qtbot, window, small_corpus, tmp_path):
@@ -436,7 +460,8 @@ def test_closing_with_trained_tokenizers_never_saved_asks_and_saves_each(qtbot, 
     where for each in turn, writes it, then closes), and what was written loads back."""
     panel = window.training_panel
     names = train_two(qtbot, panel, small_corpus)
-    trained = {name: window.state.catalog.get(name) for name in names}
+    sample = small_corpus.read_text("utf-8")[:2000]
+    trained = {name: server_ids(qtbot, window, name, sample) for name in names}
     window.dialogs.unsaved_tokenizers_answer = "cancel"
     window.close()
     assert window.isVisible() and unsaved_questions(window) == [names]
@@ -450,10 +475,9 @@ def test_closing_with_trained_tokenizers_never_saved_asks_and_saves_each(qtbot, 
     window.dialogs.unsaved_tokenizers_answer = "save"
     window.close()
     assert not window.isVisible() and len(unsaved_questions(window)) == 2 and len(asked_where) == 2
-    sample = small_corpus.read_text("utf-8")[:2000]
     for i, name in enumerate(names, start=1):
         loaded = load_tokenizer(tmp_path / f"tok{i}.model")
-        assert loaded.encode(sample).ids == trained[name].encode(sample).ids
+        assert loaded.encode(sample).ids == trained[name]
 
 
 def test_a_cancelled_save_keeps_the_window_and_discard_closes(qtbot, window, small_corpus):

@@ -1,6 +1,6 @@
 """Training in the background for the window: one spawned process per service at a time, its
-reports turned into signals, and the trained tokenizer (or the sweep's reference points) computed
-off the UI thread.
+reports turned into signals; the trained tokenizer is built, and the sweep's reference points are
+counted, by the tokenizing server (the window holds no tokenizer).
 
 Why a process: training holds the interpreter lock for whole merges; in a thread the window's
 event loop would be late by up to tens of milliseconds (testing-notes.md). The child
@@ -15,36 +15,46 @@ whose window dies without calling it exits by itself, see `core.child_process.ex
 - `started(merges, corpus_bytes)`: BPE has split the corpus and starts merging.
 - `records(list[MergeRecord])`: the merges just learned, in order: rank (the new id), pair, the new
   token's bytes, the pair's count, and the corpus's length in tokens after the merge.
-- `finished(TrainingResult)`: the tokenizer of everything learned (on Cancel: of the merges so far).
+- `finished(TrainingResult)`: the tokenizer of everything learned (on Cancel: of the merges so far),
+  offered to the server and the picker (through the `offer` function `start` was given, the
+  state's `add_trained`) and described by the server: its name and `TokenizerInfo`.
 - `failed(message)`: a message for the user; nothing was learned.
 
 `SweepService` (the Plots panel's vocab-size sweep): `phase`, `progress(done, total, curve)` with
 the training text's compression curve so far, `finished(Sweep)` with the reference points
-counted, `failed(message)`; Cancel ends the child (a sweep keeps nothing half done).
+counted (a `ReferencePoints` request to the server), `failed(message)`; Cancel ends the child (a
+sweep keeps nothing half done).
 
-It does not touch widgets nor the catalog: the workbench adds the result to the picker.
+It does not touch widgets, and reaches the catalog only through the `offer` function it is given.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import multiprocessing
-import os
 import sys
 import threading
 import time
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
 from shiboken6 import isValid
 
-from ..core.bpe_training import MergeRecord
-from ..core.sweep import CompressionCurve, Sweep, reference_points
-from ..core.tokenizer import Tokenizer, TokexplorerError
+from ..core.bpe_training import MergeRecord, assign_special_ids
+from ..core.sweep import CompressionCurve, Sweep
+from ..core.tokenizer import TokexplorerError
+from ..server.protocol import ReferencePoints, TokenizerInfo, TrainedBpe, TrainedSentencePiece
 from .training_child import SweepRequest, TrainingRequest, main as child_main
 from .worker import run_job
+
+if TYPE_CHECKING:
+    from .server_link import ServerLink
+
+# (base name, trained tokenizer, on_done(info), on_error(message)) -> its name in the picker:
+# the state's `add_trained`.
+Offer = Callable[[str, "TrainedBpe | TrainedSentencePiece", Callable[[TokenizerInfo], None],
+                  Callable[[str], None]], str]
 
 
 def while_alive(owner: QObject, fn):
@@ -56,40 +66,11 @@ def while_alive(owner: QObject, fn):
     return call
 
 
-def save_formats(tok: Tokenizer) -> dict[str, str]:
-    """The formats a trained tokenizer can be saved in: key -> file-dialog filter."""
-    if tok.family == "bpe":
-        # subtle: only minbpe's .model keeps the split pattern; readers of the other two assume one
-        return {"minbpe": "minbpe model, pattern and special tokens kept (*.model *.vocab)",
-                "tiktoken": "tiktoken ranks, read back with the GPT-4 split (*.tiktoken)",
-                "gpt2": "GPT-2 encoder.json + vocab.bpe in a new folder, read back with the GPT-2 split (*)"}
-    return {"sentencepiece": "SentencePiece model (*.model *.vocab)"}
-
-
-def save_tokenizer(tok: Tokenizer, path: str | os.PathLike, fmt: str) -> list[Path]:
-    """Write a trained tokenizer in a format of `save_formats` (atomically); returns the files.
-    minbpe and SentencePiece write PREFIX.model and PREFIX.vocab (a .model or .vocab ending of the
-    path is the prefix's); GPT-2 writes a folder."""
-    from ..core.minbpe_files import save_gpt2, save_minbpe, save_tiktoken
-    from ..core.sentencepiece_training import save_sentencepiece
-
-    path = Path(path)
-    prefix = path.with_suffix("") if path.suffix in (".model", ".vocab") else path
-    if fmt == "minbpe":
-        return save_minbpe(tok, prefix)
-    if fmt == "tiktoken":
-        return [save_tiktoken(tok, path if path.suffix == ".tiktoken" else f"{path}.tiktoken")]
-    if fmt == "gpt2":
-        return save_gpt2(tok, path)
-    if fmt == "sentencepiece":
-        return save_sentencepiece(tok, prefix)
-    raise TokexplorerError(f"unknown format {fmt!r}; choose one of {', '.join(save_formats(tok))}")
-
-
 @dataclass(frozen=True)
 class TrainingResult:
     request: TrainingRequest
-    tokenizer: Tokenizer
+    name: str  # the trained tokenizer's name in the picker (and in the server)
+    info: TokenizerInfo  # what the server says of it
     stopped: bool  # cancelled: the tokenizer holds the merges learned until then
     seconds: float  # from Train to the result
 
@@ -219,17 +200,20 @@ class TrainingService(ChildService):
         super().__init__(parent)
         self._merges: dict[tuple[int, int], int] = {}  # learned so far, in order
         self._merging = False  # the child is in its merge loop (it can stop and keep them)
+        self._offer: Offer | None = None  # of the run under way
 
     @property
     def merges_so_far(self) -> int:
         return len(self._merges)
 
-    def start(self, request: TrainingRequest) -> None:
-        """Train in a new child process; the answers arrive as signals."""
+    def start(self, request: TrainingRequest, offer: Offer) -> None:
+        """Train in a new child process; the answers arrive as signals. The result is handed to
+        `offer` (the state's `add_trained`), which has the server build it."""
         if self.running:
             raise TokexplorerError("a training run is under way; cancel it first")
         self._merges = {}
         self._merging = False
+        self._offer = offer
         self._spawn(request)
 
     def cancel(self) -> None:
@@ -278,50 +262,34 @@ class TrainingService(ChildService):
     def _build_bpe(self, *, stopped: bool) -> None:
         request, merges = self._request, self._merges
         self._end_child()
-        self.phase.emit("building the tokenizer", -1, -1)
-
-        def build(progress):
-            from ..core.bpe_tokenizer import BPETokenizer
-            from ..core.bpe_training import assign_special_ids
-
-            specials = assign_special_ids(list(request.special_tokens), 256 + len(merges))
-            return BPETokenizer(merges, request.pattern, specials, name=request.name,
-                                source="trained here",
-                                description="byte-level BPE trained here, " + (
-                                    "bytes only" if request.pattern is None else "regex split"))
-
-        self._build(build, stopped)
+        specials = assign_special_ids(list(request.special_tokens), 256 + len(merges))
+        description = "byte-level BPE trained here, " + ("bytes only" if request.pattern is None else "regex split")
+        self._build(TrainedBpe(merges, request.pattern, specials, description), stopped)
 
     def _build_sentencepiece(self, model: bytes) -> None:
         request = self._request
         self._end_child()
+        description = f"SentencePiece {request.sp_options.get('model_type', 'bpe')} trained here"
+        self._build(TrainedSentencePiece(model, description), False)
+
+    def _build(self, trained: TrainedBpe | TrainedSentencePiece, stopped: bool) -> None:
+        """Offer the result; the server builds it (in its process) and describes it."""
+        gen, request = self._generation, self._request
         self.phase.emit("building the tokenizer", -1, -1)
 
-        def build(progress):
-            from ..core.sentencepiece_backend import SentencePieceTokenizer
-
-            return SentencePieceTokenizer(
-                model, name=request.name, source="trained here",
-                description=f"SentencePiece {request.sp_options.get('model_type', 'bpe')} trained here")
-
-        self._build(build, False)
-
-    def _build(self, build, stopped: bool) -> None:
-        gen, request = self._generation, self._request
-
-        def done(tok) -> None:
+        def done(info: TokenizerInfo) -> None:  # info.name: its name in the picker
             if gen == self._generation:
                 self._finish_run()
                 self.phase.emit("stopped" if stopped else "done", 1, 1)
-                self.finished.emit(TrainingResult(request, tok, stopped, time.perf_counter() - self._t0))
+                self.finished.emit(TrainingResult(request, info.name, info, stopped, time.perf_counter() - self._t0))
 
-        run_job(build, on_result=while_alive(self, done),
-                on_error=while_alive(self, lambda exc: gen == self._generation and self._fail(str(exc))))
+        self._offer(request.name, trained, while_alive(self, done),
+                    while_alive(self, lambda message: gen == self._generation and self._fail(message)))
 
 
 class SweepService(ChildService):
     """The Plots panel's vocab-size sweep in a child process: training and the trained sizes'
-    counts there, the reference tokenizers' counts here (in a pool thread: the window holds them,
+    counts there, the reference tokenizers' counts in the tokenizing server (which holds them,
     some only in memory)."""
 
     progress = Signal(int, int, object)  # done, total, CompressionCurve so far (a snapshot)
@@ -330,14 +298,14 @@ class SweepService(ChildService):
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
         self._curve: CompressionCurve | None = None
-        self._references = None  # () -> (the text the sweep counts, reference tokenizers)
+        self._references: ReferencePoints | None = None  # asked of the server once the child is done
+        self._server: ServerLink | None = None
 
-    def start(self, request: SweepRequest,
-              references: Callable[[], tuple[str, list[Tokenizer]]]) -> None:
-        """Sweep in a new child process. Once it is done, `references()` gives, in a pool thread,
-        the text the sweep counted and the reference tokenizers that count it too."""
+    def start(self, request: SweepRequest, references: ReferencePoints, server: "ServerLink") -> None:
+        """Sweep in a new child process. Once it is done, `server` counts `references` (the same
+        evaluation text, by the reference tokenizers)."""
         self._curve = None
-        self._references = references
+        self._references, self._server = references, server
         self._spawn(request)
 
     def cancel(self) -> None:
@@ -362,18 +330,15 @@ class SweepService(ChildService):
 
     def _count_references(self, result: Sweep) -> None:
         self._end_child()
-        gen, references = self._generation, self._references
+        gen = self._generation
         self.phase.emit("counting the reference tokenizers", -1, -1)
-
-        def count(progress):
-            return reference_points(*references(), progress=progress)
 
         def done(refs) -> None:
             if gen == self._generation:
                 self._finish_run()
                 self.finished.emit(dataclasses.replace(result, references=refs))
 
-        run_job(count, on_result=while_alive(self, done),
-                on_progress=while_alive(self, lambda i, n: gen == self._generation
-                                        and self.phase.emit("counting the reference tokenizers", i, n)),
-                on_error=while_alive(self, lambda exc: gen == self._generation and self._fail(str(exc))))
+        self._server.ask(self._references, while_alive(self, done),
+                         while_alive(self, lambda message: gen == self._generation and self._fail(message)),
+                         on_progress=while_alive(self, lambda i, n: gen == self._generation
+                                                 and self.phase.emit("counting the reference tokenizers", i, n)))

@@ -6,12 +6,13 @@ size and a preview. Algorithms: byte-level BPE on bytes only or split by a regex
 o200k or a custom pattern, previewed live on the corpus), or SentencePiece BPE / unigram with the
 Llama 2 options, each editable beside its default. Training runs in a child process
 (`TrainingService`); the merge log is a table model appended a batch at a time. The result joins
-the tokenizer picker as soon as it is built, and Save writes it in any format the core writes.
-Closing the window while it trains asks first, and so does closing it with trained tokenizers that
-were never saved (they live in memory only: Save…, one at a time, Discard or Cancel); `may_close`,
-the window's closeEvent calls it.
+the tokenizer picker as soon as the tokenizing server has built it, and Save has the server write
+it in any format the core writes (`SaveTokenizer`). Closing the window while it trains asks first,
+and so does closing it with trained tokenizers that were never saved (they live in the server's
+memory only: Save…, one at a time, Discard or Cancel); `may_close`, the window's closeEvent calls it.
 
-It does not train, split or save by itself: the core does, in the child process or a worker.
+It does not train, split or save by itself: the core does, in the child process, the server or a
+worker (the pattern preview).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtCore import QAbstractTableModel, QEventLoop, QModelIndex, Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QFormLayout, QGroupBox,
                                QHBoxLayout, QHeaderView, QLabel, QLineEdit, QPlainTextEdit,
@@ -35,10 +36,12 @@ from ...core.patterns import NAMED_PATTERNS
 from ...core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, parse_option
 from ...core.sweep import CompressionCurve
 from ...core.tokenizer import TokexplorerError
+from ...core.training_files import save_formats
 from ...core.unicode_info import token_label
+from ...server.protocol import SaveTokenizer
 from ..state import AppState
 from ..training_child import TrainingRequest
-from ..training_service import TrainingResult, TrainingService, save_formats, save_tokenizer, while_alive
+from ..training_service import TrainingResult, TrainingService, while_alive
 from ..worker import run_job
 
 PREVIEW_CHARS = 2000  # of the corpus, shown and split by the pattern preview
@@ -519,7 +522,7 @@ class TrainingPanel(QWidget):
         self.rate_label.setText("")
         self._set_running(True)
         self._training_name = request.name
-        self.service.start(request)
+        self.service.start(request, self.state.add_trained)
 
     def _set_running(self, running: bool) -> None:
         self.train_button.setEnabled(not running)
@@ -570,20 +573,20 @@ class TrainingPanel(QWidget):
 
     def _on_finished(self, result: TrainingResult) -> None:
         self.result = result
-        self.result_name = self.state.add_tokenizer(result.tokenizer)
+        self.result_name = result.name  # the service offered it: it is in the picker
         self.unsaved[self.result_name] = result
         self._set_running(False)
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
-        tok = result.tokenizer
+        n_vocab = result.info.n_vocab
         merges = len(self.log_model.records)
         if result.request.algorithm == "sentencepiece":
-            what = f"trained {tok.n_vocab:,} pieces in {result.seconds:.1f} s"
+            what = f"trained {n_vocab:,} pieces in {result.seconds:.1f} s"
         elif result.stopped:
-            what = f"cancelled: kept the first {merges:,} merges (vocab size {tok.n_vocab:,})"
+            what = f"cancelled: kept the first {merges:,} merges (vocab size {n_vocab:,})"
         elif merges < self._total:
             what = (f"{merges:,} merges in {result.seconds:.1f} s: no pair left to merge, so the vocab "
-                    f"size is {tok.n_vocab:,} (asked for {result.request.vocab_size:,})")
+                    f"size is {n_vocab:,} (asked for {result.request.vocab_size:,})")
         else:
             what = f"{merges:,} merges in {result.seconds:.1f} s"
         self.progress.setFormat("stopped" if result.stopped else "done")
@@ -639,21 +642,35 @@ class TrainingPanel(QWidget):
         answer = self.dialogs.ask_unsaved_tokenizers(names)
         if answer != "save":
             return answer == "discard"
-        # subtle: written here and now, not in a worker: the window closes as soon as this returns.
         for name in names:
-            tok = self.unsaved[name].tokenizer
-            answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(tok))
+            family = self.unsaved[name].info.family
+            answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(family))
             if not answer:
                 return False  # a cancelled save dialog cancels the close
-            try:
-                save_tokenizer(tok, *answer)
-            except (OSError, TokexplorerError) as exc:
-                message = f"cannot save {name}: {getattr(exc, 'strerror', None) or exc}"
+            problem = self._save_before_closing(name, *answer)
+            if problem:
+                message = f"cannot save {name}: {problem}"
                 self._say(message, error=True)
                 self.dialogs.show_info("Tokenizer not saved", html.escape(message))
                 return False
             del self.unsaved[name]
         return True
+
+    def _save_before_closing(self, name: str, path: str, fmt: str) -> str:
+        """Have the server write the tokenizer, and wait for it; returns "" or why it failed.
+
+        subtle: the window closes as soon as `may_close` returns, so the answer is waited for
+        here, in a local event loop (as a modal dialog waits): the window still repaints."""
+        problem: list[str] = []
+        loop = QEventLoop()
+
+        def failed(message: str) -> None:
+            problem.append(message)
+            loop.quit()
+
+        self.state.server.ask(SaveTokenizer(name, path, fmt), lambda written: loop.quit(), failed)
+        loop.exec()
+        return problem[0] if problem else ""
 
     # --- saving --------------------------------------------------------------------------
 
@@ -665,18 +682,18 @@ class TrainingPanel(QWidget):
     def save(self) -> None:
         if self.result is None:
             return
-        tok, name = self.result.tokenizer, self.result_name
-        answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(tok))
+        name = self.result_name
+        answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(self.result.info.family))
         if not answer:
             return
         path, fmt = answer
 
-        def saved(written: list[Path]) -> None:
+        def saved(written: tuple[str, ...]) -> None:
             self.unsaved.pop(name, None)
-            self._say("saved " + ", ".join(map(str, written)))
+            self._say("saved " + ", ".join(written))
 
-        run_job(lambda progress: save_tokenizer(tok, path, fmt), on_result=while_alive(self, saved),
-                on_error=while_alive(self, lambda exc: self._say(f"cannot save: {exc}", error=True)))
+        self.state.server.ask(SaveTokenizer(name, path, fmt), while_alive(self, saved),
+                              while_alive(self, lambda message: self._say(f"cannot save: {message}", error=True)))
 
 
 def set_progress(bar: QProgressBar, value: int, text: str | None = None) -> None:
