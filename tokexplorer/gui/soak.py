@@ -1,6 +1,6 @@
 """The editing soak: random edits with tokenizer switches on a book-length text, measuring whether
-memory and threads stay flat and the tokens stay right (`tokexplorer bench --soak N`, and a test
-with a short budget).
+memory and threads stay flat and the tokens stay right (equal to the tokenizing server's fresh
+encode of the final text, `EncodeIds`); `tokexplorer bench --soak N`, and a test with a short budget.
 
 A real main window (offscreen when there is no display) opens the text, with the chunk view
 showing; a warm-up fills the caches that are meant to stay: Qt lays out every line once (as
@@ -130,12 +130,13 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     if not os.environ.get("TOKEXPLORER_SETTINGS_DIR"):
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-soak-")
+    import numpy as np
     from PySide6.QtWidgets import QApplication
 
     from .app import HeadlessDialogs, settled
     from .main_window import MainWindow
     from ..core.positions import editor_text
-    from .worker import POLICIES
+    from ..server.protocol import EncodeIds
 
     app = QApplication.instance() or QApplication(["tokexplorer-soak"])
     window = MainWindow(dialogs=HeadlessDialogs())
@@ -248,10 +249,18 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
 
     session(edits, turn, report_every)
     end, heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
-    name, policy = window.state.tokenizer, window.state.policy
-    fresh = window.state.catalog.get(name).encode(window.editor.plain_text(), allowed_special=POLICIES[policy])
+    name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.plain_text()
+    fresh = []  # the server's fresh encode of the editor's text, or its error message
+    window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
+    deadline = time.monotonic() + timeout_s
+    while not fresh:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the tokenizing server did not encode the text")
+        app.processEvents()
+        time.sleep(0.002)
     result = window.state.result
-    equal = result is not None and result.encoding.ids == fresh.ids and result.encoding.text == fresh.text
+    equal = (result is not None and not isinstance(fresh[0], str) and result.encoding.text == text_end
+             and np.array_equal(result.encoding.id_array, fresh[0]))
     length16_end = window.editor.document().characterCount() - 1
     window.editor.document().setModified(False)
     window.close()

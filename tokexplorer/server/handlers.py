@@ -177,3 +177,12 @@ def portable(encoding):
         encoding.byte_starts, encoding.byte_ends, special_mask=encoding.special_mask,
         byte_fallback_mask=encoding.byte_fallback_mask, starts=encoding.starts, ends=encoding.ends,
         flags=encoding.flags, n_bytes=encoding.n_bytes, chunk_spans=chunks)
+
+
+@handle.register
+def _(request: p.EncodeIds, server, progress):
+    import numpy as np
+
+    allowed = "none" if request.policy == "refuse" else request.policy  # as `documents.Retokenizer` does
+    encoding = server.tokenizers.get(request.tokenizer).encode(request.text, allowed_special=allowed)
+    return np.asarray(encoding.id_array, dtype=np.int64)

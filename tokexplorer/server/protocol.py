@@ -328,3 +328,14 @@ class ServerFacts:
     pid: int
     peak_mb: float | None
     modules: tuple[str, ...] = field(default=())  # the tokenizer libraries it has imported
+
+
+@dataclass(frozen=True)
+class EncodeIds:
+    """-> np.ndarray (int64) of `text`'s ids in `tokenizer` under `policy` ("refuse" encodes as plain
+    text, as a document's tokens are), encoded afresh: the soak's check that a document's spliced
+    tokens equal a whole encode."""
+
+    tokenizer: str
+    text: str
+    policy: str
