@@ -193,15 +193,16 @@ def test_without_a_tokenization_the_text_is_read_from_the_editor(make_window, qt
     assert latest(isolated_settings).text == EXPECTED + "z"
 
 
-def add_in_memory(state, tok) -> str:
-    """Offer a tokenizer held only in memory, as the training workbench does with what it trained
-    (branch `training`: AppState.add_tokenizer; until it lands, the catalog is filled as it does)."""
-    if hasattr(state, "add_tokenizer"):
-        return state.add_tokenizer(tok)
-    state.catalog._loaded[tok.name] = tok
-    state.catalog._order.append(tok.name)
-    state.tokenizers_changed.emit()
-    return tok.name
+def add_in_memory(qtbot, state, tok) -> str:
+    """Offer a BPE held only in the tokenizing server's memory, as the training workbench does with
+    what it trained; its name in the picker, once the server has built it."""
+    from tokexplorer.server.protocol import TrainedBpe
+
+    built = []
+    name = state.add_trained(tok.name, TrainedBpe(dict(tok.merges), tok.split_pattern, dict(tok.special_tokens),
+                                                  "trained here"), built.append)
+    qtbot.waitUntil(lambda: bool(built), timeout=30_000)
+    return name
 
 
 def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtbot, tmp_path, isolated_settings):
@@ -209,7 +210,7 @@ def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtb
 
     tok = train(EXPECTED * 20, 300, pattern="gpt4", special_tokens=["<|end|>"], name="my bpe")
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    first.state.set_tokenizer(add_in_memory(first.state, tok))
+    first.state.set_tokenizer(add_in_memory(qtbot, first.state, tok))
     wait_settled(qtbot, first)
     type_text(first.editor, "!")
     qtbot.waitUntil(lambda: (latest(isolated_settings).text, latest(isolated_settings).tokenizer_file)
@@ -223,9 +224,15 @@ def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtb
     assert (second.autosave.session.folder / f"{second.autosave.session.id}.tokenizers" / "my_bpe.model").is_file()
     wait_settled(qtbot, second)
     assert second.state.tokenizer == "my_bpe.model"
-    back = second.state.catalog.get("my_bpe.model")
+    # What was kept is the tokenizer itself (read here, in the test's process), and the restored
+    # window's server tokenizes with it.
+    from tokexplorer.core.registry import load_tokenizer
+
+    folder = second.autosave.session.folder / f"{second.autosave.session.id}.tokenizers"
+    back = load_tokenizer(folder / "my_bpe.model")
     assert (back.merges, back.special_tokens, back.split_pattern) == (tok.merges, tok.special_tokens,
                                                                       tok.split_pattern)
+    assert second.state.catalog.info("my_bpe.model").n_vocab == tok.n_vocab
     assert second.state.result.encoding.ids == tok.encode(EXPECTED + "!").ids
 
 

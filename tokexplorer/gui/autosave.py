@@ -15,10 +15,13 @@ file goes when the text is saved, replaced (a discarded change), or the window c
 crash or a kill leaves it, and the next start offers it back (`recover`), through
 `Dialogs.ask_restore`.
 
-Tokenizers the user cannot get back from a file of their own are kept too, beside the text, and
-come back into the picker with it: a catalog entry held only in memory (trained in the window) is
-written as a file (core/recovery.py `tokenizer_file`: minbpe's .model, SentencePiece's model), and
-one whose file lives in the system's temporary folder is copied.
+Tokenizers the user cannot get back from a file of their own are kept too, beside the text, in the
+session's `.tokenizers` folder, and come back into the picker with it: one trained in the window
+(held only in the tokenizing server's memory) is written there by the server (`SaveTokenizer`,
+minbpe's PREFIX.model and .vocab, or SentencePiece's; once per tokenizer, since a trained one never
+changes under its name; the text's file is written at once and again when it is there), and one
+whose file lives in the system's temporary folder is copied. A trained tokenizer that no such
+format keeps whole (a pattern minbpe's file cannot hold) is left out.
 
 It does not keep an undo history, the selection or the views' state, and keeps only the newest text
 of each crashed instance.
@@ -42,9 +45,9 @@ from PySide6.QtCore import QObject, QTimer, Signal
 
 from ..core import recovery
 from ..core.recovery import Lock, Recovered, Session
-from ..core.textfile import write_atomic
 from ..core.tokenizer import TokexplorerError
 from ..core.positions import editor_text
+from ..server.protocol import SaveTokenizer
 
 DEBOUNCE_MS = 2000
 MAX_WAIT_MS = 30_000  # typing that never pauses for DEBOUNCE_MS is still saved this often
@@ -86,6 +89,11 @@ class Autosave(QObject):
         self._closed = False
         self._after: list[Callable[[], None]] = []  # what waits for a restored text to be in
         self._pending_since: float | None = None  # time.monotonic() of the first change not written
+        # Trained tokenizers the server wrote into the session's .tokenizers folder: picker name ->
+        # file name there, or None when no format keeps it whole; `_writing`: asked, not answered.
+        self._trained_files: dict[str, str | None] = {}
+        self._writing: set[str] = set()
+        self._epoch = 0  # counts removals of that folder: an answer from before one is stale
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms())
@@ -117,6 +125,7 @@ class Autosave(QObject):
             self._schedule()
         else:  # saved, replaced by another text, or undone back to the saved one
             self._timer.stop()
+            self._forget_trained()
             self._submit(self._remove)
 
     def _on_settings(self, *_) -> None:
@@ -149,7 +158,8 @@ class Autosave(QObject):
                         newline=self.state.newline, tokenizer=self.state.tokenizer,
                         document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid(),
                         extra={"tokenizer_path": str(picked.absolute())} if picked is not None else {})
-        self._submit(lambda: self._write(rec, self._tokenizers()))
+        copies, stored = self._tokenizers()
+        self._submit(lambda: self._write(rec, copies, stored))
 
     def _retry(self) -> None:
         if self._waiting:
@@ -164,41 +174,79 @@ class Autosave(QObject):
             return result.encoding.text
         return self.editor.source_text()  # nothing tokenized it (a failure): read it here
 
-    def _tokenizers(self) -> list[tuple[str, Path | object]]:
-        """(picker name, temporary file or in-memory tokenizer) of the catalog's tokenizers that
-        would be gone after a crash."""
-        catalog, found = self.state.catalog, []
+    def _tokenizers(self) -> tuple[list[tuple[str, Path]], dict[str, str]]:
+        """The catalog's tokenizers that would be gone after a crash: (picker name, file) of those
+        whose file is in the temporary folder, to copy; and picker name -> file name of those
+        trained in the window that the server has written into the session's folder (the others
+        are asked for now, and the text written again once they are there)."""
+        catalog, copies, stored = self.state.catalog, [], {}
         for name in catalog.names():
             if catalog.is_builtin(name):
                 continue
             path = catalog.path_of(name)
-            if path is None:  # held in memory only (trained in the window)
-                found.append((name, catalog.get(name)))
-            elif in_temp_folder(path):
-                found.append((name, path))
-        return found
+            if catalog.is_trained(name):
+                if self._trained_files.get(name):
+                    stored[name] = self._trained_files[name]
+                elif name not in self._trained_files and name not in self._writing:
+                    self._keep_trained(name)
+            elif path is not None and in_temp_folder(path):
+                copies.append((name, path))
+        return copies, stored
 
-    def _write(self, rec: Recovered, tokenizers: list[tuple[str, Path | object]]) -> None:
-        session = self.session
-        kept = {}  # picker name -> file name in the session's .tokenizers folder
-        if tokenizers:
-            store = session.folder / f"{session.id}.tokenizers"
+    def _keep_trained(self, name: str) -> None:
+        """Ask the server to write a trained tokenizer into the session's .tokenizers folder."""
+        info = self.state.catalog.info(name)
+        if info is None or self.state.server is None:
+            return  # not built yet: the next write asks
+        store = self.session.folder / f"{self.session.id}.tokenizers"
+        try:
             store.mkdir(exist_ok=True)
-            for name, source in tokenizers:
-                if isinstance(source, Path):
-                    copy = store / source.name
-                    if not copy.exists() or copy.stat().st_mtime < source.stat().st_mtime:
-                        shutil.copy2(source, copy)
-                else:
-                    written = recovery.tokenizer_file(source)
-                    if written is None:
-                        continue  # no file format keeps it whole
-                    copy = store / (re.sub(r"[^\w.+-]", "_", name) + written[0])
-                    if not copy.exists():  # a trained tokenizer does not change under its name
-                        write_atomic(copy, written[1])
+        except OSError as exc:
+            self.failed.emit(exc.strerror or str(exc))
+            return
+        epoch = self._epoch
+        self._writing.add(name)
+
+        def written(paths: tuple[str, ...]) -> None:
+            if epoch != self._epoch:
+                return  # the folder was removed meanwhile (the text was saved): asked again if needed
+            self._writing.discard(name)
+            model = next((Path(p).name for p in paths if p.endswith(".model")), None)
+            self._trained_files[name] = model
+            if model is not None and self.state.modified:
+                self.save_now()  # the recovery file names it now
+
+        def failed(message: str) -> None:
+            if epoch != self._epoch:
+                return
+            self._writing.discard(name)
+            if store.is_dir():  # else the folder went (a save): try again next time
+                self._trained_files[name] = None  # no format keeps it whole
+
+        fmt = "minbpe" if info.family == "bpe" else "sentencepiece"
+        target = store / (re.sub(r"[^\w.+-]", "_", name) + ".model")
+        self.state.server.ask(SaveTokenizer(name, str(target), fmt), written, failed)
+
+    def _forget_trained(self) -> None:
+        """The session's .tokenizers folder is about to be removed: what the server wrote is gone."""
+        self._epoch += 1
+        self._trained_files.clear()
+        self._writing.clear()
+
+    def _write(self, rec: Recovered, copies: list[tuple[str, Path]], stored: dict[str, str]) -> None:
+        session = self.session
+        store = session.folder / f"{session.id}.tokenizers"
+        # picker name -> file name in the session's .tokenizers folder
+        kept = {name: file for name, file in stored.items() if (store / file).is_file()}
+        if copies:
+            store.mkdir(exist_ok=True)
+            for name, source in copies:
+                copy = store / source.name
+                if not copy.exists() or copy.stat().st_mtime < source.stat().st_mtime:
+                    shutil.copy2(source, copy)
                 kept[name] = copy.name
-            if rec.tokenizer in kept:
-                rec = dataclasses.replace(rec, tokenizer_file=kept[rec.tokenizer])
+        if rec.tokenizer in kept:
+            rec = dataclasses.replace(rec, tokenizer_file=kept[rec.tokenizer])
         session.write(dataclasses.replace(rec, extra={**rec.extra, "tokenizers": kept}))
         self.written.emit(str(session.recovery_path))
 
@@ -233,6 +281,7 @@ class Autosave(QObject):
         restored text is still loading: it is offered again at the next start)."""
         self._timer.stop()
         self._closed = True
+        self._forget_trained()
         self._writer.shutdown(wait=True)
         if self.session is not None:
             if not self._restoring:
