@@ -95,3 +95,46 @@ def settled(window) -> bool:
 
 def wait_settled(qtbot, window, timeout: int = 30_000) -> None:
     qtbot.waitUntil(lambda: settled(window), timeout=timeout)
+
+
+def tokenizer_for(window, name: str):
+    """The tokenizer `name` of a window's picker, loaded here in the test's process, for expected
+    values (the window itself holds none: its tokenizers live in the tokenizing server)."""
+    from tokexplorer.core.registry import get_builtin, load_tokenizer_file
+
+    path = window.state.catalog.path_of(name)
+    return get_builtin(name) if path is None else load_tokenizer_file(path)
+
+
+def drift_next_request(service, extra_edits) -> list[bool]:
+    """Make the next request of a TokenizeService carry `extra_edits` (UTF-16 position, removed,
+    inserted) beside the editor's own, as a bug in the editor's bookkeeping would: the server's
+    copy of the text then differs from the editor's. Returns a list that gets, for each later
+    request, whether it sent the whole text."""
+    source, sent = service._text_source, []
+
+    def drifting(full: bool):
+        delta = source(full)
+        if not sent and delta.edits is not None:
+            delta = delta._replace(edits=list(delta.edits) + list(extra_edits))
+        sent.append(delta.text is not None)
+        return delta
+
+    service._text_source = drifting
+    return sent
+
+
+def tokenized_of(name: str, text: str, policy: str = "refuse"):
+    """The result a window shows for `text` in built-in `name`: made by the server's code and
+    spliced by the window's, in this process (no server process)."""
+    from tokexplorer.core.positions import utf16_len
+    from tokexplorer.core.registry import get_builtin
+    from tokexplorer.gui.document_tokens import DocumentTokens
+    from tokexplorer.server import protocol as p
+    from tokexplorer.server.documents import Document
+
+    request = p.Tokenize(1, 1, name, policy, p.TextDelta(text, None, 0, utf16_len(text)))
+    document, tokens = Document(1), DocumentTokens()
+    document.apply(request)
+    tokens.sent(1, request.delta)
+    return tokens.apply(document.tokenize(request, get_builtin(name)))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import type_text, wait_settled
+from .helpers import tokenizer_for, type_text, wait_settled
 
 
 def native_panic() -> BaseException:
@@ -128,7 +128,7 @@ def test_pasting_a_lone_surrogate_shows_replacement_characters(qtbot, window, ca
     assert window.editor.plain_text() == "> " + SHOWN
     assert window.editor.document().characterCount() - 1 == len(("> " + SHOWN).encode("utf-16-le")) // 2
     assert window.state.result.encoding.text == "> " + SHOWN
-    fresh = window.state.catalog.get(window.state.tokenizer).encode("> " + SHOWN, allowed_special=None)
+    fresh = tokenizer_for(window, window.state.tokenizer).encode("> " + SHOWN, allowed_special=None)
     assert window.state.result.encoding.ids == fresh.ids
     window.editor.undo()  # the paste and its repair are one step
     settle_without_looping(qtbot, window, capfd)
@@ -357,7 +357,7 @@ def test_a_strange_text_opens_with_the_command_lines_counts(qtbot, window, tmp_p
     if shown is not None:
         assert window.editor.source_text() == shown
     text = window.editor.source_text()
-    tok = window.state.catalog.get(window.state.tokenizer)
+    tok = tokenizer_for(window, window.state.tokenizer)
     ids = tok.encode(text, allowed_special="none").ids
     assert window.state.result.encoding.ids == ids
     if shown is not None and case != "utf16":  # the command line reads the same bytes the same way

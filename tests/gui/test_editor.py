@@ -24,7 +24,7 @@ from tokexplorer.core.positions import cluster_bounds16, editor_text, to_utf16
 from tokexplorer.gui.tokenized import REFUSED
 from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
-from .helpers import type_text, wait_settled
+from .helpers import drift_next_request, tokenized_of, tokenizer_for, type_text, wait_settled
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
 
@@ -118,7 +118,7 @@ def test_fifty_rapid_switches_while_typing_end_on_the_right_tokens(qtbot, window
     shown = window.editor.source_text()
     assert "".join(itertools.islice(itertools.cycle(typed), 50)) in shown
     assert window.state.result.encoding.text == shown
-    assert window.state.result.encoding.ids == catalog.get(name).encode(shown, allowed_special="none").ids
+    assert window.state.result.encoding.ids == tokenizer_for(window, name).encode(shown, allowed_special="none").ids
     assert window.banner.kind != "error"
 
 
@@ -372,7 +372,7 @@ def test_the_token_table_follows_once_the_window_is_not_busy(qtbot, window, tmp_
     # a switch to a tokenizer not loaded yet makes the window busy at once, not when its worker starts
     path = tmp_path / "bytes.tiktoken"
     path.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
-    name = window.state.catalog.add_file(path)
+    name = window.state.add_tokenizer_file(path)
     window.state.set_tokenizer(name)
     assert window.state.busy == f"loading {name}…"
     wait_settled(qtbot, window)
@@ -414,10 +414,11 @@ def test_panels_smoke(qtbot, window):
     window.chunk_dock.raise_()
     qtbot.waitUntil(lambda: window.chunk_view.model.rowCount() > 0, timeout=10_000)
     model = window.chunk_view.model
-    assert [model.span(row) for row in range(model.rowCount())] == result.encoding.chunks
+    chunks = tokenizer_for(window, "gpt2").encode(result.encoding.text).chunks
+    assert [model.span(row) for row in range(model.rowCount())] == chunks
     assert [model.data(model.index(i, 2)) for i in range(3)] == ["Hello", "␣👋", "␣world"]
     # hovering a chunk marks its text in the editor
-    start, end = result.encoding.chunks[1]
+    start, end = chunks[1]
     window.chunk_view._on_entered(window.chunk_view.model.index(1, 0))
     selections = window.editor.extraSelections()
     assert selections[0].cursor.selectedText() == result.encoding.text[start:end]
@@ -614,14 +615,14 @@ def test_dropped_files_are_not_inserted_as_paths(window, tmp_path):
     assert window.editor.canInsertFromMimeData(text)
 
 
-def test_a_worker_copy_out_of_step_is_repaired(qtbot, window, capfd):
+def test_a_server_copy_out_of_step_is_repaired(qtbot, window):
     type_text(window.editor, "abc")
     wait_settled(qtbot, window)
-    window.service._mirror.reset("something else entirely")  # simulate a bug
+    sent = drift_next_request(window.service, [(0, 0, "something else entirely")])  # simulate a bug
     type_text(window.editor, "d")
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == "abcd"
-    assert "out of step" in capfd.readouterr().err
+    assert sent[0] is False and True in sent[1:]  # the length was off: the whole text went again
 
 
 def test_clusters_split_by_tokens_are_drawn_whole(qtbot, window):
@@ -725,10 +726,8 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
     """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
     from PySide6.QtGui import QTextDocument
 
-    from tokexplorer.core.token_colours import colour_indices as colours_of
     from tokexplorer.gui.editor import TokenEditor
     from tokexplorer.gui.state import AppState
-    from tokexplorer.gui.tokenized import Tokenized
 
     state = AppState()
     document = QTextDocument()
@@ -739,8 +738,7 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
         pane = TokenEditor(state, document=document, follow_state=False)
         qtbot.addWidget(pane)
         pane.show()
-        enc = get_builtin(name).encode(text)
-        pane.set_result(Tokenized.build(1, name, "refuse", enc, colours_of(enc.id_array)))
+        pane.set_result(tokenized_of(name, text))
         panes[name] = pane
     assert panes["gpt2"].document() is panes["llama-sp"].document()
     for name, pane in panes.items():
@@ -773,10 +771,9 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
 
 
 def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, monkeypatch):
-    """Opening a big text asks the worker as the load starts (it tokenizes while Qt takes the
-    text in), and the load's end asks nothing more: the text is encoded whole once, and the next
-    keystroke is an edit of the worker's copy."""
-    from tokexplorer.core.incremental import IncrementalEncoder
+    """Opening a big text asks the server as the load starts (it tokenizes while Qt takes the
+    text in), and the load's end asks nothing more: the text is tokenized whole once, and the next
+    keystroke is an edit of the server's copy."""
     from tokexplorer.core.registry import get_builtin
     from tokexplorer.gui.editor import LOAD_SLICE
 
@@ -785,8 +782,10 @@ def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, 
     path.write_text(text, encoding="utf-8")
     wait_settled(qtbot, window)
     whole, generations = [], []
-    full = IncrementalEncoder._full
-    monkeypatch.setattr(IncrementalEncoder, "_full", lambda self, t: whole.append(len(t)) or full(self, t))
+    apply = window.service._tokens.apply
+    monkeypatch.setattr(window.service._tokens, "apply",
+                        lambda answer: (getattr(answer, "removed", 0) is None and whole.append(answer.n_bytes))
+                        or apply(answer))
     before = window.service.generation
     # (connected after the window's own slots, so these run after them)
     window.editor.load_started.connect(lambda: generations.append(window.service.generation))
@@ -794,14 +793,14 @@ def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, 
     window.documents.open_text(path)
     wait_settled(qtbot, window, timeout=60_000)
     assert generations == [before + 1, before + 1]  # asked as the load started, not at its end
-    assert whole == [len(text)]
+    assert whole == [len(text.encode("utf-8"))]  # one answer with every token, of the whole text
     encoding = window.state.result.encoding
     assert encoding.text == text
     assert encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
     window.editor.moveCursor(QTextCursor.MoveOperation.End)
     type_text(window.editor, "x")
     wait_settled(qtbot, window)
-    assert whole == [len(text)]  # an edit, not the whole text again
+    assert whole == [len(text.encode("utf-8"))]  # an edit, not the whole text again
     assert window.state.result.encoding.text == text + "x"
 
 

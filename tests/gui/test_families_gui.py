@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.registry import builtin_names
+from tokexplorer.core.registry import builtin_names, get_builtin
 
 from ..core.family_peers import NEW_BUILTINS, gguf_from_tokenizer_json, train_byte_level_bpe
 from .helpers import type_text, wait_settled
@@ -55,3 +57,20 @@ def test_a_bad_tokenizer_json_is_reported(qtbot, window, tmp_path):
     window.documents.open_tokenizer(bad)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "tokenizer.json" not in window.state.catalog.names()
+
+
+def test_a_tiktoken_file_shows_tiktokens_encode(qtbot, window, tmp_path):
+    """A .tiktoken file opened in the window: what it shows is tiktoken's encode, through typing
+    and edits."""
+    cl100k = get_builtin("cl100k_base")
+    path = tmp_path / "mine.tiktoken"
+    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in cl100k.mergeable_ranks.items()))
+    name = window.state.add_tokenizer_file(path)
+    window.state.set_tokenizer(name)
+    type_text(window.editor, "    hello world!!! naïve 🙂")
+    window.editor.textCursor().insertText("\nprint('x')")
+    wait_settled(qtbot, window)
+    result = window.state.result
+    assert result.tokenizer == name
+    text = result.encoding.text
+    assert list(result.encoding.ids) == cl100k.tiktoken_encoding.encode(text)

@@ -1,9 +1,7 @@
-"""The worker's re-tokenization without widgets: every result equals a full encode, colours equal
+"""The server's re-tokenization without widgets or a process: every result equals a full encode, colours equal
 a full recolouring, and nothing outside the reported changed range differs from before."""
 
 from __future__ import annotations
-
-import base64
 
 import numpy as np
 import pytest
@@ -13,10 +11,8 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.core.positions import TextMirror, editor_prefix, utf16_len
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
-from tokexplorer.gui.tokenized import REFUSED, Tokenized
-from tokexplorer.gui.worker import Retokenizer
+from tokexplorer.server.documents import Retokenizer
 
-from .helpers import type_text, wait_settled
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
 ALPHABET = st.sampled_from(list("abv  \n\t.'1😀é𝕏l"))
@@ -58,43 +54,6 @@ def test_retokenizer_equals_full_encode(name, start, edits):
         old, old_colours = enc, colours
 
 
-@pytest.mark.parametrize("name", BUILTINS)
-def test_refused_text_is_encoded_as_plain_text_and_pointed_at(name):
-    tok = get_builtin(name)
-    special = sorted(tok.special_tokens)[0]
-    text = f"one {special} two {special}"
-    with pytest.raises(DisallowedSpecialError) as refusal:
-        tok.encode(text)
-    enc, _, _, refused = Retokenizer().run(tok, "refuse", text)
-    assert enc.ids == tok.encode(text, allowed_special="none").ids  # the picture is kept
-    assert refused[0] == (refusal.value.position, refusal.value.position + len(special))
-    assert [text[s:e] for s, e in refused] == [special, special]
-    result = Tokenized.build(1, name, "refuse", enc, colour_indices(enc.id_array), refused=refused)
-    assert result.refusal.token == special and result.refusal.position == refusal.value.position
-    marked = [enc.token(i).text for i, f in enumerate(result.flags.tolist()) if f & REFUSED]
-    assert "".join(marked).count(special.strip("<>|[]")) == 2  # the tokens spelling it, twice
-    assert not Retokenizer().run(tok, "all", text)[3]
-
-
-@pytest.mark.parametrize("name", BUILTINS)
-@pytest.mark.parametrize("text", ["one 😀 two\r\nthree 𝕏\r\n", "plain ascii\r\nwith crlf\r\n", "naïve café 😀"])
-def test_tokens_in_editor_positions(name, text):
-    """Tokenized.build converts the spans to the editor's units (astral characters two, "\r\n"
-    one, a soft break one more) as the whole text's prefix does; spans that are views of one
-    array stay views of one converted array (on 50 MB of text each array is 100 MB)."""
-    enc = get_builtin(name).encode(text, allowed_special="all")
-    soft = [4]
-    result = Tokenized.build(1, name, "all", enc, colour_indices(enc.id_array), soft=soft)
-    prefix = editor_prefix(text, soft)
-    assert result.starts16.tolist() == (enc.starts + prefix[enc.starts]).tolist()
-    assert result.ends16.tolist() == (enc.ends + prefix[enc.ends]).tolist()
-    assert result.soft16.tolist() == [4 + int(prefix[4]) - 1]
-    if enc.span_bounds is not None:
-        assert np.shares_memory(result.starts16, result.ends16)
-    plain = Tokenized.build(1, name, "all", get_builtin(name).encode("no shift here"), np.zeros(0))
-    assert plain.starts16 is plain.encoding.starts and plain.ends16 is plain.encoding.ends
-
-
 @given(st.text(ALPHABET, max_size=30), st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), st.text(ALPHABET, max_size=3)), max_size=8))
 def test_text_mirror_follows_utf16_edits(text, edits):
     mirror = TextMirror(text)
@@ -120,7 +79,7 @@ def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
     a fresh encode with its colours, and a tokenizer switched back to is brought up to date by its
     kept encoder: the whole text is encoded only for a (tokenizer, policy) not among the last
     three switched away from."""
-    from tokexplorer.gui import worker
+    from tokexplorer.server import documents as worker
 
     made = []
 
@@ -151,20 +110,3 @@ def test_switching_back_reuses_a_tokenizers_encoder(monkeypatch, start, steps):
         assert colours.tolist() == colour_indices(full.id_array).tolist()
         assert refused == (special_spans(tok.special_tokens, text) if policy == "refuse" else ())
     assert made == expected
-
-
-def test_a_tiktoken_file_shows_tiktokens_encode(qtbot, window, tmp_path):
-    """A .tiktoken file opened in the window: what it shows is tiktoken's encode, through typing
-    and edits."""
-    cl100k = get_builtin("cl100k_base")
-    path = tmp_path / "mine.tiktoken"
-    path.write_bytes(b"".join(base64.b64encode(t) + b" %d\n" % r for t, r in cl100k.mergeable_ranks.items()))
-    name = window.state.add_tokenizer_file(path)
-    window.state.set_tokenizer(name)
-    type_text(window.editor, "    hello world!!! naïve 🙂")
-    window.editor.textCursor().insertText("\nprint('x')")
-    wait_settled(qtbot, window)
-    result = window.state.result
-    assert result.tokenizer == name
-    text = result.encoding.text
-    assert list(result.encoding.ids) == cl100k.tiktoken_encoding.encode(text)

@@ -217,22 +217,16 @@ class Documents(QObject):
         """Add a tokenizer file to the picker and switch to it; a bad file is reported, not kept."""
         self.state.set_busy(f"loading {path.name}…")
 
-        def load(progress) -> str:
-            name = self.state.catalog.add_file(path)
-            self.state.catalog.get(name)  # read it now, so a bad file fails here
-            return name
-
         def loaded(name: str) -> None:
             self.state.set_busy("")
-            self.state.tokenizers_changed.emit()
             self.state.set_tokenizer(name)
 
-        def failed(exc: Exception) -> None:
+        def failed(message: str) -> None:
             self.state.set_busy("")
-            self.state.catalog.remove(path)
-            self._report("Cannot open tokenizer", str(exc))
+            self.state.tokenizers_changed.emit()
+            self._report("Cannot open tokenizer", message)
 
-        run_job(load, on_result=loaded, on_error=failed)
+        self.state.add_tokenizer_file(path, loaded, failed)
 
     # --- Open Recent ---------------------------------------------------------------------
 

@@ -489,6 +489,6 @@ class MainWindow(QMainWindow):
         self.training_service.shutdown()  # no trainer outlives the window
         self.sweep_service.shutdown()
         self.wait_for_jobs(3000)
-        if self.state.server.parent() is self:
-            self.state.server.close()  # the server ends with its window
+        self.service.close()  # the server forgets this window's documents
+        self.compare.close_documents()
         event.accept()

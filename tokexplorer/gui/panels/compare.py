@@ -513,6 +513,11 @@ class CompareView(QWidget):
         self.set_active(True)
         self._schedule_refresh()
 
+    def close_documents(self) -> None:
+        """The window closes: the server forgets the panes' documents."""
+        for column in self.columns[1:] + self.spare:
+            column.service.close()
+
     def wait_for_done(self, msecs: int) -> None:
         """Wait, handling events, until every pane's tokens are answered (for tests)."""
         for column in self.columns[1:]:

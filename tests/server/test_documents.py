@@ -1,0 +1,151 @@
+"""The server's side of a document and the window's splice of its answers, without a process:
+after any edits, what the window holds equals a fresh encode of the text (ids, spans, the editor's
+UTF-16 spans, flags, colours, bytes), and each answer carries only what changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+from tokexplorer.core.positions import editor_prefix, utf16_len
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.core.tokenizer import DisallowedSpecialError
+from tokexplorer.gui.document_tokens import DocumentTokens, OutOfStep
+from tokexplorer.server import protocol as p
+from tokexplorer.server.columns import REFUSED
+from tokexplorer.server.documents import Document
+
+BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp", "qwen2.5", "deepseek-v4"]
+PIECES = st.sampled_from(list("abv  \n\t.'1😀é𝕏l") + ["<|endoftext|>", "<s>", "\r\n", "👋🏽", "कि"])
+
+
+def texts(max_size: int):
+    return st.lists(PIECES, max_size=max_size).map("".join)
+
+
+class Session:
+    """A server document and the window's copy, talking by records as over the pipe."""
+
+    def __init__(self, name: str, policy: str = "refuse"):
+        self.tok, self.name, self.policy = get_builtin(name), name, policy
+        self.server, self.window = Document(1), DocumentTokens()
+        self.generation, self.text = 0, ""
+
+    def send(self, delta: p.TextDelta):
+        self.generation += 1
+        request = p.Tokenize(1, self.generation, self.name, self.policy, delta)
+        self.window.sent(self.generation, delta)
+        assert self.server.apply(request)
+        answer = self.server.tokenize(request, self.tok)
+        return answer, self.window.apply(answer)
+
+    def open(self, text: str):
+        self.text = text
+        return self.send(p.TextDelta(text, None, 0, utf16_len(text)))
+
+    def edit(self, at: int, removed: int, inserted: str):
+        """Replace `removed` code points at code point `at` (sent as UTF-16 positions)."""
+        at16 = utf16_len(self.text[:at])
+        removed16 = utf16_len(self.text[at:at + removed])
+        self.text = self.text[:at] + inserted + self.text[at + removed:]
+        return self.send(p.TextDelta(None, [(at16, removed16, inserted)], 0, utf16_len(self.text)))
+
+
+def check_fresh(result, tok, text: str, policy: str) -> None:
+    fresh = tok.encode(text, allowed_special="none" if policy == "refuse" else policy)
+    enc = result.encoding
+    assert enc.text == text
+    assert list(enc.ids) == list(fresh.ids)
+    assert enc.spans == fresh.spans
+    assert list(enc.token_bytes) == list(fresh.token_bytes)
+    assert enc.flags.tolist() == fresh.flags.tolist()
+    assert result.colours.tolist() == colour_indices(fresh.id_array).tolist()
+    prefix = editor_prefix(text, [])
+    if prefix is None:
+        prefix = np.zeros(len(text) + 1, dtype=np.int64)
+    assert result.starts16.tolist() == (fresh.starts + prefix[fresh.starts]).tolist()
+    assert result.ends16.tolist() == (fresh.ends + prefix[fresh.ends]).tolist()
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+@given(start=texts(30), edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), texts(3)), min_size=1,
+                                       max_size=5))
+def test_the_windows_splice_equals_a_fresh_encode(name, start, edits):
+    session = Session(name)
+    _, result = session.open(start)
+    check_fresh(result, session.tok, start, "refuse")
+    for where, removed, inserted in edits:
+        at = int(where * len(session.text))
+        answer, result = session.edit(at, removed, inserted)
+        check_fresh(result, session.tok, session.text, "refuse")
+        assert answer.removed is not None  # a delta, not the whole text again
+
+
+def test_a_keystroke_in_a_book_sends_a_few_tokens(corpora):
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:200_000]
+    session = Session("cl100k_base")
+    session.open(text)
+    answer, result = session.edit(100_000, 0, "x")
+    assert 1 <= len(answer.new) <= 4 and answer.removed <= 3
+    assert answer.shift == (1, 1, 1)
+    check_fresh(result, session.tok, session.text, "refuse")
+
+
+def test_refused_special_tokens_are_flagged_and_named():
+    session = Session("cl100k_base")
+    _, result = session.open("one <|endoftext|> two")
+    assert result.refused == ((4, 17),)
+    assert result.refusal.token == "<|endoftext|>" and result.refusal.position == 4
+    marked = [result.encoding.token(i).text for i, f in enumerate(result.flags.tolist()) if f & REFUSED]
+    assert "".join(marked).strip() == "<|endoftext|>"
+
+
+def test_an_answer_against_other_tokens_than_the_windows_is_out_of_step():
+    session = Session("gpt2")
+    session.open("hello world")
+    session.window.columns = session.window.columns.slice(0, 1)  # the window lost a token
+    _, result = session.edit(0, 0, "x")
+    assert isinstance(result, OutOfStep) and session.window.columns is None
+
+
+def test_a_server_copy_with_other_text_of_the_same_length_asks_for_the_whole_text():
+    document = Document(1)
+    first = p.Tokenize(1, 1, "gpt2", "refuse", p.TextDelta("abc", None, 0, 3))
+    assert document.apply(first)
+    drifted = p.Tokenize(1, 2, "gpt2", "refuse", p.TextDelta(None, [(2, 1, "x")], 0, 3, probes=((2, "d"),)))
+    assert not document.apply(drifted)  # the window says "d" is there
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-sp", "o200k_base"])
+def test_refused_text_is_encoded_as_plain_text_and_pointed_at(name):
+    tok = get_builtin(name)
+    special = sorted(tok.special_tokens)[0]
+    text = f"one {special} two {special}"
+    with pytest.raises(DisallowedSpecialError) as refusal:
+        tok.encode(text)
+    session = Session(name)
+    _, result = session.open(text)
+    assert list(result.encoding.ids) == tok.encode(text, allowed_special="none").ids  # the picture is kept
+    assert result.refused[0] == (refusal.value.position, refusal.value.position + len(special))
+    assert [text[s:e] for s, e in result.refused] == [special, special]
+    assert result.refusal.token == special and result.refusal.position == refusal.value.position
+    marked = [result.encoding.token(i).text for i, f in enumerate(result.flags.tolist()) if f & REFUSED]
+    assert "".join(marked).count(special.strip("<>|[]")) == 2  # the tokens spelling it, twice
+    assert not Session(name, "all").open(text)[1].refused
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-sp", "deepseek-v4"])
+@pytest.mark.parametrize("text", ["one 😀 two\r\nthree 𝕏\r\n", "plain ascii\r\nwith crlf\r\n", "naïve café 😀"])
+def test_tokens_in_editor_positions(name, text):
+    """The spans in the editor's units: astral characters two, "\r\n" one, a soft break one more,
+    as the whole text's prefix says."""
+    enc = get_builtin(name).encode(text, allowed_special="all")
+    session = Session(name, "all")
+    soft16 = (4 + int(editor_prefix(text, [])[4]) if editor_prefix(text, []) is not None else 4,)
+    _, result = session.send(p.TextDelta(text, None, 0, utf16_len(text), soft16=soft16))
+    prefix = editor_prefix(text, [4])
+    assert result.starts16.tolist() == (enc.starts + prefix[enc.starts]).tolist()
+    assert result.ends16.tolist() == (enc.ends + prefix[enc.ends]).tolist()
+    assert result.soft16.tolist() == [4 + int(prefix[4]) - 1]
