@@ -156,12 +156,16 @@ class ChunkView(QWidget):
         self.summary.setText("splitting…")
         self._state.server.ask(ChunksOf(self._state.doc, result.generation),
                                lambda spans: self._on_spans(result, spans),
-                               lambda message: result is self._result and self.summary.setText(f"cannot split: {message}"))
+                               lambda message: self._on_failed(result, message))
 
     def _on_spans(self, result: Tokenized, spans: ChunkSpans | None) -> None:
         if spans is not None:
             self._show(result, (spans.starts, spans.ends))
         # else the server's text is newer than `result`: that newer result's refresh asks again
+
+    def _on_failed(self, result: Tokenized, message: str) -> None:
+        if result is self._result:
+            self.summary.setText(f"cannot split: {message}")
 
     def _show(self, result: Tokenized, chunks: tuple[np.ndarray, np.ndarray] | None) -> None:
         if result is not self._result:

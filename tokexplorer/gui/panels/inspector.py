@@ -18,8 +18,9 @@ not flash the selection in between).
 
 Everything shown comes from `core.selection.inspect_selection` on the result's window-side
 Encoding (its first SHOWN_CODE_POINTS code points, with a note; the counts cover the whole
-selection) and the server's `core.id_lookup.DecodedIds`; this module only draws. A new selection shows on the next event-loop turn, a new text a moment later
-(after the editor's repaint), and nothing is done while the panel is hidden.
+selection) and the server's `core.id_lookup.DecodedIds`; this module only draws. A new selection
+shows on the next event-loop turn, a new text a moment later (after the editor's repaint), and
+nothing is done while the panel is hidden.
 """
 
 from __future__ import annotations

@@ -6,8 +6,9 @@ tokenizer is asked of the tokenizing server (`LengthHistograms` of the other tok
 `LanguageReportOf` with its progress, and the sweep's `ReferencePoints`); the current text's own
 token lengths are counted from its result in a worker (`run_job`); the sweep trains in a child
 process (`SweepService`). Each tab's requests carry a generation number so a stale answer is
-dropped, and the window stays responsive; the figures (gui/plots.py) only draw. Each tab exports its figure as PNG and its numbers (the core's table) as
-CSV, asking for the path through the window's `Dialogs` and writing atomically.
+dropped, and the window stays responsive; the figures (gui/plots.py) only draw. Each tab exports
+its figure as PNG and its numbers (the core's table) as CSV, asking for the path through the
+window's `Dialogs` and writing atomically.
 
 Compression over merges shows the training run of the last sweep here, or a training run that
 another view announces on `AppState.training_curve` (a CompressionCurve snapshot, growing while it
@@ -435,7 +436,7 @@ class LanguageTab(PlotTab):
         self.compute_button.setEnabled(False)
         busy = "Counting the UDHR in 56 languages…"
         return self.ask(LanguageReportOf(tuple(names)), self.show_report, busy=busy,
-                        on_progress=lambda done, total: self.status.setText(f"{busy} ({done:,} of {total:,} counted)"))
+                        on_progress=lambda done, total: self.status.setText(f"{busy} ({done:,} of {total:,})"))
 
     def failed(self, message: str) -> None:
         self.compute_button.setEnabled(True)
