@@ -1,0 +1,68 @@
+"""The server as a process, as the window starts it: with the `spawn` start method (the same on
+Linux, macOS and Windows), answering over its pipe, and ending when asked or when its window's
+end of the pipe closes."""
+
+from __future__ import annotations
+
+import queue
+
+import pytest
+
+from tokexplorer.core.registry import get_builtin
+from tokexplorer.server import protocol as p
+from tokexplorer.server.client import ServerProcess
+
+
+@pytest.fixture
+def server():
+    answers: queue.Queue = queue.Queue()
+    lost: list[str] = []
+    process = ServerProcess(answers.put, lost.append)
+    yield process, answers, lost
+    process.close()
+
+
+def test_the_server_is_spawned_and_answers(server):
+    process, answers, lost = server
+    assert process._process._popen.method == "spawn"  # not forked from the window
+    process.send(p.Call(1, p.Ping()))
+    facts = answers.get(timeout=60).value
+    assert facts.pid == process.pid and facts.pid is not None
+    text = "hello world 👋"
+    process.send(p.Call(2, p.Tokenize(7, 1, "o200k_base", "refuse", p.TextDelta(text, None, 0, 15))))
+    answer = answers.get(timeout=60)
+    assert answer.rid == 2 and isinstance(answer.value, p.TokensChanged)
+    assert answer.value.new.ids.tolist() == get_builtin("o200k_base").encode(text).ids
+    process.send(p.Call(3, p.MergeTreeOf("nope", 1)))
+    error = answers.get(timeout=60)
+    assert isinstance(error, p.Error) and "no tokenizer named 'nope'" in error.message
+    assert not lost
+
+
+def test_a_request_superseded_before_the_server_reached_it_is_not_answered(server):
+    process, answers, _ = server
+    text = "x" * 200_000
+    process.send(p.Call(1, p.Tokenize(1, 1, "cl100k_base", "refuse", p.TextDelta(text, None, 0, len(text)))))
+    for gen in range(2, 40):
+        process.send(p.Call(gen, p.Tokenize(1, gen, "cl100k_base", "refuse",
+                                            p.TextDelta(None, [(0, 0, "y")], gen, len(text) + gen - 1))))
+    got = []
+    while not got or got[-1].value.generation != 39:
+        got.append(answers.get(timeout=60))
+    assert len(got) < 39  # some were folded into later ones
+    assert got[-1].value.new.ids.tolist()[:1] == get_builtin("cl100k_base").encode("y" * 38 + text).ids[:1]
+
+
+def test_a_server_that_dies_is_reported_once(server):
+    process, answers, lost = server
+    process.kill()
+    process._reader.join(10)
+    assert len(lost) == 1 and "stopped" in lost[0]
+
+
+def test_the_server_ends_when_its_window_goes(server):
+    process, _, lost = server
+    process._closing = True  # (the window's threads: nothing to report)
+    process._conn.close()  # as when the window's process ends without a word
+    process._process.join(20)
+    assert process._process.exitcode == 0
