@@ -352,33 +352,6 @@ def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
     assert window.state.result.encoding.text == window.editor.plain_text()
 
 
-def test_the_token_table_follows_once_the_window_is_not_busy(qtbot, window, tmp_path):
-    """Its repaint calls into Python for every cell, which waits its turn while a worker runs
-    Python: it does not follow the text while the window's worker loads a tokenizer."""
-    window.show_view("ids")
-    model = window.token_table.model()
-    window.documents.set_text("first text")
-    wait_settled(qtbot, window)
-    first = window.state.result
-    window.documents.set_text("second text, longer")
-    wait_settled(qtbot, window)
-    assert model.result is window.state.result is not first
-    window.state.set_busy("loading o200k_base…")  # as the worker says while it loads
-    window.state.set_result(first)
-    qtbot.wait(400)  # the table follows 120 ms after a result when idle
-    assert model.result is not first
-    window.state.set_busy("")
-    qtbot.waitUntil(lambda: model.result is first, timeout=2_000)
-    # a switch to a tokenizer not loaded yet makes the window busy at once, not when its worker starts
-    path = tmp_path / "bytes.tiktoken"
-    path.write_bytes(b"".join(base64.b64encode(bytes([i])) + b" %d\n" % i for i in range(256)))
-    name = window.state.add_tokenizer_file(path)
-    window.state.set_tokenizer(name)
-    assert window.state.busy == f"loading {name}…"
-    wait_settled(qtbot, window)
-    assert window.state.result.tokenizer == name and model.result is window.state.result
-
-
 def test_panels_smoke(qtbot, window):
     window.state.set_tokenizer("gpt2")
     type_text(window.editor, "Hello 👋 world, hello\nagain")

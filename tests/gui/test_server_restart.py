@@ -75,7 +75,8 @@ def main():
     window.compare.set_tokenizers(["o200k_base", "gpt2", "llama-sp", "deepseek-v4"])
     window.compare.set_active(True)
     wait()
-    print("LOADED", [m for m in sys.argv[3].split(",") if m in sys.modules])
+    print("LOADED", [m for m in sys.argv[3].split(",") if m in sys.modules], flush=True)
+    window.state.set_modified(False)  # (closing would ask about the typed text)
     window.close()
 
 if __name__ == "__main__":

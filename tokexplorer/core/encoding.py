@@ -211,8 +211,11 @@ class LazyTokenBytes(Sequence[bytes]):
     @overload
     def __getitem__(self, index: slice) -> list[bytes]: ...
     def __getitem__(self, index):
-        if self._list is None and isinstance(index, int):
-            return self._bytes_of([self._ids[index]])[0]
+        if self._list is None:  # only the tokens asked for
+            if isinstance(index, int):
+                return self._bytes_of([self._ids[index]])[0]
+            ids = self._ids[index]
+            return self._bytes_of(ids.tolist() if isinstance(ids, np.ndarray) else list(ids))
         return self._materialise()[index]
 
     def __len__(self) -> int:

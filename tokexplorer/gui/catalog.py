@@ -60,6 +60,15 @@ class TokenizerCatalog:
                     self._loaded.discard(name)
                     self._order.remove(name)
 
+    def remove_name(self, name: str) -> None:
+        """Forget a tokenizer trained in the window (one the server could not build)."""
+        with self._lock:
+            if name in self._trained:
+                self._trained.discard(name)
+                self._infos.pop(name, None)
+                self._loaded.discard(name)
+                self._order.remove(name)
+
     def is_builtin(self, name: str) -> bool:
         return name in registry.builtin_names()
 

@@ -2,12 +2,11 @@
 is painted once, with its tokens, rather than twice (the new text in the old colours, then again).
 
 Qt paints a window when its posted UpdateRequest comes back through the event loop; a keystroke
-posts one at once, and the worker's answer a few milliseconds later asks for another. While some
+posts one at once, and the tokenizing server's answer a few milliseconds later asks for another. While some
 watched `TokenizeService` has a request out that was sent less than `hold_s` ago, the pacer holds
 the window's UpdateRequest back, and lets it go when every such request has been answered or the
 time is up, whichever comes first. With four compare panes on the 1 MB book that halves the
-paints per keystroke (8.5 to 4.0: one per pane) and the interpreter-lock time they take from the
-workers.
+paints per keystroke (8.5 to 4.0: one per pane).
 
 What it does not do: hold anything for longer than `hold_s` (the next paint after a hold always
 goes through, so fast typing cannot starve the screen), or hold other top-level windows (floating
@@ -26,7 +25,7 @@ import weakref
 from PySide6.QtCore import QCoreApplication, QEvent, QObject, Qt, QTimer
 from PySide6.QtWidgets import QWidget
 
-# Two frames at 60 Hz. The four compare panes' answers come one after another from one worker:
+# Two frames at 60 Hz. The four compare panes' answers come one after another:
 # with one frame the hold often ran out before the last, and the window painted twice after all
 # (four panes, 1 MB book, interleaved runs: CPU per keystroke 33-43 ms against 39-47 with one
 # frame, typing stall 27-33 against 34-66 ms). The editor alone is answered within a frame.

@@ -118,7 +118,13 @@ class AppState(QObject):
             if on_done is not None:
                 on_done(info)
 
-        self.server.ask(request, added, on_error or (lambda message: None))
+        def failed(message: str) -> None:
+            self.catalog.remove_name(name)
+            self.tokenizers_changed.emit()
+            if on_error is not None:
+                on_error(message)
+
+        self.server.ask(request, added, failed)
         self.tokenizers_changed.emit()
         return name
 

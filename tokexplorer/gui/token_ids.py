@@ -3,9 +3,7 @@ state's hovered token: hover a row and the token lights up in the text, hover th
 is shown. A model over the result's arrays, so a 300,000-token book costs nothing until scrolled.
 
 The view follows the text a moment behind the editor (and not at all while hidden): refreshing its
-visible rows costs a few milliseconds that a keystroke's repaint should not wait for. Nor while the
-window's worker is busy (loading a tokenizer): the refresh calls into Python for every cell, and
-each call waits its turn for the interpreter lock while a worker runs Python.
+visible rows costs a few milliseconds that a keystroke's repaint should not wait for.
 """
 
 from __future__ import annotations
@@ -110,10 +108,8 @@ class TokenTable(QTableView):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(120)
-        self._timer.timeout.connect(self._follow)
+        self._timer.timeout.connect(self.model().show_current)
         state.tokenized.connect(self._on_tokenized)
-        state.busy_changed.connect(lambda busy: not busy and self.isVisible() and not self._current()
-                                   and self._timer.start())
         state.hovered_changed.connect(self._on_hovered)
 
     def _current(self) -> bool:
@@ -144,16 +140,6 @@ class TokenTable(QTableView):
             self.model().show_current()
         elif self.isVisible():
             self._timer.start()  # when hidden, showEvent catches up
-
-    def _follow(self) -> None:
-        """Show the state's result, unless the window's worker is busy (loading a tokenizer, say).
-
-        subtle: a repaint of the table calls into Python twice per cell, and each call waits its
-        turn for the interpreter lock while a worker runs Python: the 120 ms after the last
-        keystroke often ended while the next tokenizer loaded, and the repaint stalled the window
-        45-125 ms. `busy_changed` starts the timer again."""
-        if not self.state.busy:
-            self.model().show_current()
 
     def showEvent(self, event) -> None:
         super().showEvent(event)

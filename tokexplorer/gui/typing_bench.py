@@ -59,6 +59,7 @@ class TypingReport:
     open_s: float  # reading, inserting, tokenizing and colouring the file
     open_stall_s: float
     runs: list[TokenizerRun]
+    server_peak_mb: float | None = None  # the tokenizing server's peak resident memory
 
 
 class EventLoop:
@@ -159,6 +160,7 @@ def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> T
         window.state.set_tokenizer(run.name)
         loop.run(300, lambda: settled(window))
         run.reswitch_s, run.reswitch_stall_s = time.perf_counter() - t0, loop.stop_meter()
+    report.server_peak_mb = server_peak_mb(window.state.server.pid)
     editor.document().setModified(False)
     window.close()
     return report
@@ -171,11 +173,25 @@ def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def server_peak_mb(pid: int | None) -> float | None:
+    """The tokenizing server's peak resident memory so far, in MB, where the system tells (Linux)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except (OSError, ValueError, TypeError):
+        pass
+    return None
+
+
 def open_huge(path: Path, tokenizer: str) -> dict:
-    """Seconds to open `path` coloured in the window, the longest stall, and the peak memory: run
-    alone in a fresh process (`python -m tokexplorer.gui.typing_bench app PATH NAME`)."""
+    """Seconds to open `path` coloured in the window, the longest stall, and the peak memory of the
+    window's process and of its tokenizing server: run alone in a fresh process
+    (`python -m tokexplorer.gui.typing_bench app PATH NAME`)."""
     report = measure_typing(path, 0, [tokenizer])
-    return {"seconds": report.open_s, "stall_s": report.open_stall_s, "peak_mb": peak_mb()}
+    return {"seconds": report.open_s, "stall_s": report.open_stall_s, "peak_mb": peak_mb(),
+            "server_peak_mb": report.server_peak_mb}
 
 
 def open_plain(path: Path, tokenizer: str) -> dict:

@@ -20,7 +20,7 @@ from ..core.positions import TextMirror, code_points, editor_positions
 from ..core.streaming import whole_text_refusal
 from ..core.token_colours import colour_indices, update_colours
 from ..core.tokenizer import Tokenizer, TokexplorerError, special_spans
-from .columns import POSITION, REFUSED, TokenColumns, changes
+from .columns import POSITION, REFUSED, TokenColumns, changes, splice
 from .protocol import Failed, OutOfStep, Tokenize, TokensChanged
 
 # The special-token policies the window offers -> allowed_special for the core.
@@ -157,6 +157,73 @@ def token_columns(encoding: Encoding, colours: np.ndarray, soft: np.ndarray,
     return columns, dropped16.reshape(-1, 2), soft16
 
 
+def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The dropped text's spans and the soft breaks' units in the editor's UTF-16 units (a pass over
+    the text only when there are any: usually there are none)."""
+    dropped = np.asarray(encoding.dropped, dtype=np.int64).reshape(-1)
+    if not len(dropped) and not len(soft):
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    moved = editor_positions(encoding.text, soft, dropped, soft)
+    dropped16, soft16 = (dropped, soft) if moved is None else (moved[0], moved[1] - 1)
+    return dropped16.reshape(-1, 2), soft16
+
+
+def edited_columns(old: TokenColumns, encoding: Encoding, colours: np.ndarray, changed: tuple[int, int],
+                   refused: tuple[tuple[int, int], ...]) -> tuple[int, int, TokenColumns] | None:
+    """(first, removed, new): the columns of the tokens an edit replaced in `old`, made for those
+    tokens only (a keystroke in a book: a few tokens, not 300,000); None when that cannot be
+    trusted (then the caller makes every column).
+
+    Tokens ending before the changed code-point range are the old ones, and tokens starting after
+    it are the old ones moved by `shift` (the incremental encoder's promise, checked here on the
+    ids and colours). A new token's UTF-16 span is counted from the start of the token before it,
+    whose span the window already holds: only the text between them is read. For a text without
+    soft breaks (the caller's condition).
+    """
+    n_old, n_new = len(old), len(encoding)
+    starts, ends = encoding.starts, encoding.ends
+    first = max(0, int(np.searchsorted(ends, changed[0], side="right")) - 1)
+    stop = min(n_new, int(np.searchsorted(starts, changed[1], side="left")) + 1)
+    tail = n_new - stop
+    if n_old - tail < first:
+        return None
+    ids = encoding.id_array
+    if not (np.array_equal(old.ids[:first], ids[:first]) and np.array_equal(old.ids[n_old - tail:], ids[stop:])
+            and np.array_equal(old.colours[:first], colours[:first])
+            and np.array_equal(old.colours[n_old - tail:], colours[stop:])):
+        return None
+    mid_starts, mid_ends = starts[first:stop], ends[first:stop]
+    anchor, anchor16 = (int(old.starts[first - 1]), int(old.starts16[first - 1])) if first else (0, 0)
+    starts16, ends16 = _utf16_from(encoding.text, anchor, anchor16, mid_starts, mid_ends)
+    flags = np.array(encoding.flags[first:stop], dtype=np.uint8)
+    for s, e in refused:
+        flags[np.searchsorted(mid_ends, s, side="right"):np.searchsorted(mid_starts, e, side="left")] |= REFUSED
+    token_bytes = encoding.token_bytes[first:stop]
+    p = lambda a: np.asarray(a, dtype=POSITION)  # noqa: E731
+    new = TokenColumns(p(ids[first:stop]), p(mid_starts), p(mid_ends), p(starts16), p(ends16),
+                       p(encoding.byte_starts[first:stop]), p(encoding.byte_ends[first:stop]), flags,
+                       np.asarray(colours[first:stop], dtype=np.uint8),
+                       np.fromiter(map(len, token_bytes), dtype=POSITION, count=len(token_bytes)),
+                       b"".join(token_bytes))
+    return first, n_old - tail - first, new
+
+
+def _utf16_from(text: str, anchor: int, anchor16: int, starts: np.ndarray, ends: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The editor's UTF-16 positions of code points `starts` and `ends` (all at or after
+    `anchor`, whose own position is `anchor16`) in a text without soft breaks, reading only the
+    text from `anchor` on: a unit per code point, one more per astral character, one less per
+    "\r\n"."""
+    starts, ends = np.asarray(starts, dtype=np.int64) - anchor, np.asarray(ends, dtype=np.int64) - anchor
+    if not len(starts):
+        return starts, ends
+    piece = text[anchor:anchor + int(max(starts.max(), ends.max())) + 2]  # (one past, for a "\r")
+    moved = editor_positions(piece, (), starts, ends)
+    if moved is None:
+        return starts + anchor16, ends + anchor16
+    return moved[0] + anchor16, moved[1] + anchor16
+
+
 class Document:
     """One open document of the window: its text, its encoder, and what the window holds."""
 
@@ -168,7 +235,8 @@ class Document:
         self.encoding: Encoding | None = None  # of the last answer
         self.tokenizer: Tokenizer | None = None
         self.generation = 0  # of the last answer
-        self._lengths = (0, 0, 0)  # code points, UTF-16 units, UTF-8 bytes of the last answer's text
+        self._lengths = (0, 0, 0)  # code points, editor UTF-16 units, UTF-8 bytes of the last answer's text
+        self._soft = 0  # soft breaks in the last answer's text
 
     def apply(self, request: Tokenize) -> bool:
         """Apply a request's edits to the text; False if the copy is out of step (the window must
@@ -215,18 +283,28 @@ class Document:
         encoding, colours, changed, refused = self.retokenizer.run(tok, request.policy, text,
                                                                    fresh=delta.text is not None)
         soft = code_points(text, delta.soft16)
-        columns, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
-        lengths = (len(text), self.mirror.len16, encoding.n_bytes)
+        # (the editor's units: UTF-16, but a "\r\n" is one line break and a soft break one more)
+        lengths = (len(text), self.mirror.len16 - text.count("\r\n") + len(soft), encoding.n_bytes)
         old = self.sent
-        if old is None:
-            first, removed, base, new = 0, None, -1, columns
-            shift = (0, 0, 0)
+        shift = tuple(b - a for a, b in zip(self._lengths, lengths))
+        # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
+        # the shift: then every column is made and compared (`changes`)
+        local = old is not None and changed is not None and not len(soft) and not self._soft
+        edited = edited_columns(old, encoding, colours, changed, refused) if local else None
+        if edited is not None:  # only the tokens around the edit were made
+            first, removed, new = edited
+            base = len(old)
+            columns = splice(old, first, removed, new, shift)
+            dropped16, soft16 = editor_marks(encoding, soft)
         else:
-            shift = tuple(b - a for a, b in zip(self._lengths, lengths))
-            first, removed, added = changes(old, columns, shift)
-            base, new = len(old), columns.slice(first, first + added)
+            columns, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
+            if old is None:
+                first, removed, base, new = 0, None, -1, columns
+            else:
+                first, removed, added = changes(old, columns, shift)
+                base, new = len(old), columns.slice(first, first + added)
         self.sent, self.encoding, self.tokenizer = columns, encoding, tok
-        self.generation, self._lengths = request.generation, lengths
+        self.generation, self._lengths, self._soft = request.generation, lengths, len(soft)
         return TokensChanged(
             doc=self.doc, generation=request.generation, tokenizer=request.tokenizer, policy=request.policy,
             mark=delta.mark, base=base, first=first, removed=removed, new=new, shift=shift, changed=changed,

@@ -134,7 +134,8 @@ def _(request: p.LanguageReportOf, server, progress):
     from ..core.languages import read_parallel_texts, tokens_per_language
 
     toks = [server.tokenizers.get(n) for n in request.tokenizers]
-    return tokens_per_language(read_parallel_texts(), toks, progress=progress)
+    report = tokens_per_language(read_parallel_texts(), toks, progress=progress)
+    return dataclasses.replace(report, tokenizers=tuple(request.tokenizers))  # the picker's names
 
 
 @handle.register
@@ -146,7 +147,8 @@ def _(request: p.ReferencePoints, server, progress):
     if request.held_out:
         text = split_held_out(text, request.held_out)[1]
     toks = [server.tokenizers.get(n) for n in request.tokenizers]
-    return reference_points(text, toks, progress=progress)
+    points = reference_points(text, toks, progress=progress)
+    return tuple(dataclasses.replace(point, name=name) for point, name in zip(points, request.tokenizers))
 
 
 @handle.register
