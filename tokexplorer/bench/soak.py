@@ -1,7 +1,7 @@
 """`tokexplorer bench --soak N`: N random edits (insert, delete, paste, undo) with tokenizer switches
 on a 1 MB text in a real window, run in a fresh process so its memory is the window's alone
-(`tokexplorer.gui.soak` drives it). Reports RSS after warm-up and at the end, the growth, the
-thread count before and after, the C heap in use and free-but-kept (a leak grows the first, the
+(`tokexplorer.gui.soak` drives it). Reports the RSS of the window and of its tokenizing server
+after warm-up and at the end, their growth together, the thread count before and after, the C heap in use and free-but-kept (a leak grows the first, the
 allocator's retention the second), and whether the tokens shown equal a fresh encode. A run of
 more than 500 edits prints a progress line on stderr every 500.
 
@@ -46,8 +46,10 @@ def run(args) -> dict:
     result = json.loads(out.strip().splitlines()[-1])
     rows = [["edits", result["edits"]], ["text (MB)", result["text_mb"]],
             ["text length, start -> end (UTF-16 units)", f"{result['text_utf16_start']} -> {result['text_utf16_end']}"],
-            ["RSS after warm-up (MB)", result["rss_warm_mb"]], ["RSS at the end (MB)", result["rss_end_mb"]],
-            ["growth (MB)", result["growth_mb"]]]
+            ["window RSS after warm-up -> end (MB)", f"{result['rss_warm_mb']} -> {result['rss_end_mb']}"],
+            ["server RSS after warm-up -> end (MB)", f"{result['server_rss_warm_mb']} -> {result['server_rss_end_mb']}"],
+            ["growth, window + server (MB)", f"{result['growth_mb']} ({result['window_growth_mb']:+} "
+                                             f"+ {result['server_growth_mb']:+})"]]
     if "heap_growth_mb" in result:
         rows += [["heap in use, warm -> end (MB)", f"{result['heap_in_use_warm_mb']} -> {result['heap_in_use_end_mb']}"],
                  ["heap free but kept, warm -> end (MB)", f"{result['heap_free_warm_mb']} -> {result['heap_free_end_mb']}"]]
@@ -60,5 +62,7 @@ def run(args) -> dict:
             "headers": ["measure", "value"], "rows": rows, "soak": result,
             "notes": [f"budget: growth < {GROWTH_BUDGET_MB} MB, same threads, same tokens: "
                       + ("within" if within else "NOT within"),
-                      "heap in use grows with a leak; heap free but kept is glibc's retention; RSS after "
-                      "a trim is noisy by tens of MB (see tokexplorer/gui/soak.py)"]}
+                      "window: the window's process; server: its tokenizing server's; each read after a "
+                      "collection and a trim. The heap figures are the window's: in use grows with a leak, "
+                      "free but kept is glibc's retention; RSS after a trim is noisy by tens of MB "
+                      "(see tokexplorer/gui/soak.py)"]}

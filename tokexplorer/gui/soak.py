@@ -136,7 +136,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     from .app import HeadlessDialogs, settled
     from .main_window import MainWindow
     from ..core.positions import editor_text
-    from ..server.protocol import EncodeIds
+    from ..server.protocol import EncodeIds, Ping
 
     app = QApplication.instance() or QApplication(["tokexplorer-soak"])
     window = MainWindow(dialogs=HeadlessDialogs())
@@ -220,10 +220,21 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     length16 = window.editor.document().characterCount() - 1
     lay_out_every_line()
 
-    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> float | None:
+    def server_rss_mb() -> float:
+        """The tokenizing server's resident memory, read as the window's is (after a collection
+        and a trim); 0 where the system does not tell."""
+        facts = []
+        window.state.server.ask(Ping(settle=True), facts.append, facts.append)
+        deadline = time.monotonic() + timeout_s
+        while not facts and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.002)
+        return facts[0].rss_mb or 0.0 if facts and not isinstance(facts[0], str) else 0.0
+
+    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> tuple[float, float] | None:
         """Switch through every tokenizer (ending on the last: the same state for each reading);
-        if `read`, the median of the RSS readings after each."""
-        readings = []
+        if `read`, the medians of the window's and the server's RSS readings after each."""
+        readings, server = [], []
         for name in names:
             window.state.set_tokenizer(name)
             settle()
@@ -232,23 +243,24 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             settle()
             if read:
                 readings.append(rss_mb())
-        return statistics.median(readings) if read else None
+                server.append(server_rss_mb())
+        return (statistics.median(readings), statistics.median(server)) if read else None
 
     # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
     every_tokenizer(SETTLE_EVERY)
     turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
-    warm, heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
+    (warm, server_warm), heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
 
     def reading() -> str:
-        rss, heap = rss_mb(), heap_mb()
-        line = f"RSS {rss:.0f} MB ({rss - warm:+.0f})"
+        rss, heap, server = rss_mb(), heap_mb(), server_rss_mb()
+        line = f"RSS {rss:.0f} MB ({rss - warm:+.0f}), server {server:.0f} MB ({server - server_warm:+.0f})"
         if heap is not None and heap_warm is not None:
             line += f", heap in use {heap[0]:.0f} MB ({heap[0] - heap_warm[0]:+.0f}), free {heap[1]:.0f} MB"
         length = window.editor.document().characterCount() - 1
         return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
 
     session(edits, turn, report_every)
-    end, heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
+    (end, server_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
     name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.plain_text()
     fresh = []  # the server's fresh encode of the editor's text, or its error message
     window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
@@ -267,7 +279,10 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     window.deleteLater()
     report = {
         "edits": edits, "tokenizers": names, "text_mb": round(len(text.encode("utf-8")) / 1e6, 2),
-        "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "growth_mb": round(end - warm, 1),
+        "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "window_growth_mb": round(end - warm, 1),
+        "server_rss_warm_mb": round(server_warm, 1), "server_rss_end_mb": round(server_end, 1),
+        "server_growth_mb": round(server_end - server_warm, 1),
+        "growth_mb": round(end - warm + server_end - server_warm, 1),
         "threads_warm": threads_warm, "threads_end": threads_end,
         "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
         "text_utf16_start": length16, "text_utf16_end": length16_end,

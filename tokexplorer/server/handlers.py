@@ -153,19 +153,35 @@ def _(request: p.ReferencePoints, server, progress):
 
 @handle.register
 def _(request: p.Ping, server, progress):
-    return p.ServerFacts(os.getpid(), peak_mb(), tuple(m for m in LIBRARIES if m in sys.modules))
+    if request.settle:
+        _settle()
+    return p.ServerFacts(os.getpid(), _status_mb("VmHWM"), _status_mb("VmRSS"),
+                         tuple(m for m in LIBRARIES if m in sys.modules))
 
 
-def peak_mb() -> float | None:
-    """This process's peak resident memory in MB, where the system tells (Linux's /proc)."""
+def _status_mb(key: str) -> float | None:
+    """A memory figure of this process in MB, where the system tells (Linux's /proc)."""
     try:
         with open("/proc/self/status") as status:
             for line in status:
-                if line.startswith("VmHWM:"):
+                if line.startswith(key + ":"):
                     return int(line.split()[1]) / 1024
     except (OSError, ValueError):
         pass
     return None
+
+
+def _settle() -> None:
+    """For a memory reading only: collect garbage, and hand the C heap's free pages back where
+    glibc can (what the soak does to the window's process before reading it)."""
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def portable(encoding):

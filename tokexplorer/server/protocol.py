@@ -320,13 +320,17 @@ class ReferencePoints:
 
 @dataclass(frozen=True)
 class Ping:
-    """-> the server's process id (and its peak memory in MB where the system tells)."""
+    """-> ServerFacts. `settle`: collect garbage and hand freed memory back to the system first
+    (as the soak reads the window's memory), so that `rss_mb` is comparable between readings."""
+
+    settle: bool = False
 
 
 @dataclass(frozen=True)
 class ServerFacts:
     pid: int
-    peak_mb: float | None
+    peak_mb: float | None  # peak resident memory, where the system tells (Linux)
+    rss_mb: float | None  # resident memory now
     modules: tuple[str, ...] = field(default=())  # the tokenizer libraries it has imported
 
 
