@@ -138,3 +138,45 @@ def tokenized_of(name: str, text: str, policy: str = "refuse"):
     document.apply(request)
     tokens.sent(1, request.delta)
     return tokens.apply(document.tokenize(request, get_builtin(name)))
+
+
+class ServerInThread:
+    """Stands in for the server's process in tests that must reach into the server (to make a
+    library panic, or a bug happen, by monkeypatching the core): the real server code
+    (`tokexplorer.server.process.serve`) on a real pipe, in a thread of the test's process."""
+
+    def __init__(self, conn):
+        import threading
+
+        from tokexplorer.server.process import serve
+
+        self._conn = conn
+        self._thread = threading.Thread(target=serve, args=(conn,), daemon=True, name="server-in-thread")
+        self.pid, self.exitcode = None, None
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def is_alive(self) -> bool:
+        return self._thread.is_alive()
+
+    def join(self, timeout=None) -> None:
+        self._thread.join(timeout)
+
+    def kill(self) -> None:
+        self._conn.close()
+
+
+def server_in_thread(monkeypatch) -> None:
+    """Windows made after this call use a server of their own, in a thread of the test's process."""
+    from tokexplorer.gui import server_link
+    from tokexplorer.server.client import ServerProcess
+
+    class Threaded(ServerProcess):
+        def _launch(self, child):
+            server = ServerInThread(child)
+            server.start()
+            return server
+
+    monkeypatch.setattr(server_link, "ServerProcess", Threaded)
+    monkeypatch.setattr(server_link, "_server", server_link._Server())

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import tokenizer_for, type_text, wait_settled
+from .helpers import server_in_thread, tokenizer_for, type_text, wait_settled
 
 
 def native_panic() -> BaseException:
@@ -56,15 +56,18 @@ def test_a_bad_file_picked_falls_back_to_the_last_good_tokenizer(qtbot, window, 
     assert window.state.result.tokenizer == good and window.state.result.encoding.text == "hello"
 
 
-def test_a_panic_in_the_worker_is_an_error_and_the_worker_lives_on(qtbot, window, monkeypatch):
+def test_a_panic_in_the_server_is_an_error_and_the_server_lives_on(qtbot, make_window, monkeypatch):
+    from tokexplorer.server.tokenizers import Tokenizers
+
+    server_in_thread(monkeypatch)  # (the panic is made by patching the server's code)
+    window = make_window()
     panic = native_panic()
-    catalog = window.state.catalog
-    real_get = catalog.get
-    monkeypatch.setattr(catalog, "get", lambda name: (_ for _ in ()).throw(panic))
+    real_get = Tokenizers.get
+    monkeypatch.setattr(Tokenizers, "get", lambda self, name: (_ for _ in ()).throw(panic))
     type_text(window.editor, "x")
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "failed inside its native core" in window.banner.label.text()
-    monkeypatch.setattr(catalog, "get", real_get)
+    monkeypatch.setattr(Tokenizers, "get", real_get)
     type_text(window.editor, "y")
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == "xy"
@@ -245,13 +248,17 @@ def test_an_error_in_a_worker_is_shown_and_logged(qtbot, window, crash_handler, 
     assert "broken_job" in click_details(window)[1][1]
 
 
-def test_a_bug_while_tokenizing_is_one_message_naming_the_log(qtbot, window, monkeypatch, isolated_settings):
-    catalog = window.state.catalog
-    monkeypatch.setattr(catalog, "get", lambda name: (_ for _ in ()).throw(ZeroDivisionError("a bug")))
+def test_a_bug_while_tokenizing_is_one_message_naming_the_log(qtbot, make_window, monkeypatch, isolated_settings):
+    from tokexplorer.server.tokenizers import Tokenizers
+
+    server_in_thread(monkeypatch)  # (the bug is made by patching the server's code)
+    window = make_window()
+    monkeypatch.setattr(Tokenizers, "get", lambda self, name: (_ for _ in ()).throw(ZeroDivisionError("a bug")))
     type_text(window.editor, "x")
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert "Cannot tokenize: internal error while tokenizing" in window.banner.label.text()
     assert str(isolated_settings / "errors.log") in window.banner.label.text()
+    assert "ZeroDivisionError: a bug" in (isolated_settings / "errors.log").read_text("utf-8")  # and its traceback
     assert window.service.idle
 
 
@@ -406,12 +413,14 @@ def test_closing_while_a_big_text_loads_asks_nothing_and_leaves_the_file(qtbot, 
     assert path.read_bytes() == data
 
 
-def test_a_tokenizer_that_would_encode_a_huge_text_whole_is_refused_and_the_picture_stays(qtbot, window,
+def test_a_tokenizer_that_would_encode_a_huge_text_whole_is_refused_and_the_picture_stays(qtbot, make_window,
                                                                                             monkeypatch):
     """Over its family's budget (here made 0 characters) a whole-text tokenizer is not run: the
     window goes back to the tokenizer before, and says why and what to do."""
     from tokexplorer.core import budgets
 
+    server_in_thread(monkeypatch)  # (the budget is changed in the server's code)
+    window = make_window()
     window.documents.set_text("hello world " * 100)
     wait_settled(qtbot, window)
     before = window.state.tokenizer

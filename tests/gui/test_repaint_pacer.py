@@ -1,6 +1,6 @@
 """The repaint pacer: a keystroke's repaint waits for its tokens (one paint, not the new text in the
-old colours first), and never longer than the pacer's `hold_s`. The worker is held at a gate so the
-order of events does not depend on the machine's speed."""
+old colours first), and never longer than the pacer's `hold_s`. The server's answers are held at a
+gate so the order of events does not depend on the machine's speed."""
 
 from __future__ import annotations
 
@@ -38,16 +38,17 @@ class PaintLog(QObject):
 
 
 def gate(monkeypatch, *services) -> threading.Event:
-    """Hold each service's worker before it tokenizes, until the returned event is set."""
+    """Hold each service's answers from the server (in the thread that reads them) until the
+    returned event is set."""
     opened = threading.Event()
     for service in services:
-        run = service._retokenizer.run
+        apply = service._tokens.apply
 
-        def gated(*args, _run=run, **kwargs):
+        def gated(*args, _apply=apply, **kwargs):
             opened.wait(30)
-            return _run(*args, **kwargs)
+            return _apply(*args, **kwargs)
 
-        monkeypatch.setattr(service._retokenizer, "run", gated)
+        monkeypatch.setattr(service._tokens, "apply", gated)
     return opened
 
 
@@ -97,7 +98,7 @@ def test_a_held_repaint_goes_through_in_time_without_an_answer(window, qtbot, mo
     log = PaintLog(editor)
     mark = press_key(editor)
     try:
-        # The worker is still held: the typed letter shows, in the previous colours.
+        # The answer is still held: the typed letter shows, in the previous colours.
         qtbot.waitUntil(lambda: bool(log.marks_before), timeout=5_000)
         assert editor.painted_mark < mark
     finally:

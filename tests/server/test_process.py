@@ -60,9 +60,35 @@ def test_a_server_that_dies_is_reported_once(server):
     assert len(lost) == 1 and "stopped" in lost[0]
 
 
-def test_the_server_ends_when_its_window_goes(server):
-    process, _, lost = server
-    process._closing = True  # (the window's threads: nothing to report)
-    process._conn.close()  # as when the window's process ends without a word
-    process._process.join(20)
-    assert process._process.exitcode == 0
+WINDOW = """
+import os, sys, queue
+from tokexplorer.server.client import ServerProcess
+from tokexplorer.server import protocol as p
+
+if __name__ == "__main__":
+    answers = queue.Queue()
+    server = ServerProcess(answers.put, print)
+    server.send(p.Call(1, p.Ping()))
+    print(answers.get(timeout=60).value.pid, flush=True)
+    os._exit(0)  # the window's process ends without a word
+"""
+
+
+def test_the_server_ends_when_its_window_goes(tmp_path):
+    import os
+    import subprocess
+    import sys
+    import time
+
+    script = tmp_path / "window.py"
+    script.write_text(WINDOW)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    pid = int(out.stdout.split()[0])
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the server {pid} outlived its window")

@@ -55,6 +55,12 @@ def log_exception(exc: BaseException, where: str, *, announce: bool = True) -> s
     """Log an unexpected exception and (if `announce`) tell the window; returns the one-line
     message (for callers that show it themselves)."""
     details = "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+    return log_error(f"{type(exc).__name__}: {exc}", details, where, announce=announce)
+
+
+def log_error(summary: str, details: str, where: str, *, announce: bool = True) -> str:
+    """Log an unexpected error known by its one-line `summary` and its traceback's text (one in
+    the tokenizing server, say); as `log_exception`."""
     path = log_path()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -65,8 +71,7 @@ def log_exception(exc: BaseException, where: str, *, announce: bool = True) -> s
         saved = f"details in {path}"
     except OSError as err:  # the log is a help, not a requirement
         saved = f"the details could not be logged to {path}: {err.strerror or err}"
-    summary = f"internal error {where}: {type(exc).__name__}: {exc}"
-    message = f"{summary} ({saved})"
+    message = f"internal error {where}: {summary} ({saved})"
     print(f"tokexplorer: {message}", file=sys.stderr)
     if announce and _reporter is not None:
         _reporter.crashed.emit(message, f"{details}\nLogged to {path}.")

@@ -28,6 +28,7 @@ import weakref
 from typing import Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QTimer, Signal
+from shiboken6 import isValid
 
 from ..server import protocol as p
 from ..server.client import ServerProcess
@@ -50,6 +51,9 @@ class _Server:
         self.started_at = 0.0
 
     def ensure(self) -> None:
+        if self.process is not None and not self.process.alive:  # died while no window was left to tell
+            self.process.close(timeout=0.1)
+            self.process = None
         if self.process is None and not self.given_up:
             self.started_at = time.monotonic()
             self.process = ServerProcess(self.on_message, self.on_lost)
@@ -79,11 +83,9 @@ class _Server:
         with self.lock:
             self.owners.clear()
         for link in list(self.links):  # handled once, in the UI thread (`restart`)
-            try:
+            if isValid(link):
                 link._lost.emit(why)
                 return
-            except RuntimeError:  # that window was deleted meanwhile
-                continue
 
     # --- the UI thread -------------------------------------------------------------------
 
@@ -102,7 +104,10 @@ class _Server:
                 self.process.send(p.Call(next(self.ids), request))
             message = f"{why}; it was restarted and the text tokenized again"
         for link in list(self.links):
-            link._on_restarted(message)
+            if isValid(link):
+                link._on_restarted(message)
+            else:  # its window was deleted: Python still holds the wrapper
+                self.links.discard(link)
 
 
 _server = _Server()
@@ -196,8 +201,13 @@ class ServerLink(QObject):
             if on_progress is not None:
                 on_progress(message.done, message.total)
         elif isinstance(message, p.Error):
+            text = message.message
+            if message.details:  # a bug in the server: logged, and announced, like one in the window
+                from .crash import log_error
+
+                text = log_error(text, message.details, "in the tokenizing server")
             if on_error is not None:
-                on_error(message.message)
+                on_error(text)
         elif on_result is not None:
             on_result(prepared if prepare is not None else message.value)
 

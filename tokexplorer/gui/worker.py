@@ -170,7 +170,15 @@ class TokenizeService(QObject):
                 self.refused.emit(DisallowedSpecialError(answer.token, answer.position))
         elif isinstance(answer, p.Failed):
             if self._current(answer.generation):
-                self.failed.emit(answer.message)
+                if answer.loaded:  # (the request's tokenizer: no newer request went out)
+                    self._catalog.loaded(self._settings_source()[0])
+                message = answer.message
+                if answer.details:  # a bug in the server: logged like one in the window
+                    from .crash import log_error
+
+                    message = log_error(message, answer.details, f"while tokenizing with {self._settings_source()[0]}",
+                                        announce=False)
+                self.failed.emit(message)
 
     def _on_done(self, tokenized: Tokenized) -> None:
         if not self._current(tokenized.generation):

@@ -19,12 +19,9 @@ class ServerProcess:
 
     def __init__(self, on_message: Callable[[object], None], on_lost: Callable[[str], None]):
         self._on_message, self._on_lost = on_message, on_lost
-        ctx = multiprocessing.get_context("spawn")
         # subtle: a pipe, not a listening socket: nothing here connects to anything
-        self._conn, child = ctx.Pipe()
-        self._process = ctx.Process(target=_serve, args=(child,), daemon=True, name="tokexplorer-server")
-        self._process.start()
-        child.close()  # the server holds it now: EOF here means it has gone
+        self._conn, child = multiprocessing.Pipe()
+        self._process = self._launch(child)
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         self._closing = False
         self._lost = False
@@ -32,6 +29,14 @@ class ServerProcess:
         self._reader = threading.Thread(target=self._read_loop, daemon=True, name="server-read")
         self._sender.start()
         self._reader.start()
+
+    def _launch(self, child):
+        """Start the server on its end of the pipe; the process, started."""
+        ctx = multiprocessing.get_context("spawn")
+        process = ctx.Process(target=_serve, args=(child,), daemon=True, name="tokexplorer-server")
+        process.start()
+        child.close()  # the server holds it now: EOF here means it has gone
+        return process
 
     @property
     def pid(self) -> int | None:

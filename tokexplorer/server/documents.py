@@ -169,21 +169,22 @@ def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def edited_columns(old: TokenColumns, encoding: Encoding, colours: np.ndarray, changed: tuple[int, int],
-                   refused: tuple[tuple[int, int], ...]) -> tuple[int, int, TokenColumns] | None:
+                   refused: tuple[tuple[int, int], ...], reach: int = 0) -> tuple[int, int, TokenColumns] | None:
     """(first, removed, new): the columns of the tokens an edit replaced in `old`, made for those
     tokens only (a keystroke in a book: a few tokens, not 300,000); None when that cannot be
     trusted (then the caller makes every column).
 
     Tokens ending before the changed code-point range are the old ones, and tokens starting after
     it are the old ones moved by `shift` (the incremental encoder's promise, checked here on the
-    ids and colours). A new token's UTF-16 span is counted from the start of the token before it,
+    ids and colours), except for a REFUSED flag: a special token the policy refuses is found again
+    (or lost) up to `reach` code points around the changed range, so those tokens are made too. A new token's UTF-16 span is counted from the start of the token before it,
     whose span the window already holds: only the text between them is read. For a text without
     soft breaks (the caller's condition).
     """
     n_old, n_new = len(old), len(encoding)
     starts, ends = encoding.starts, encoding.ends
-    first = max(0, int(np.searchsorted(ends, changed[0], side="right")) - 1)
-    stop = min(n_new, int(np.searchsorted(starts, changed[1], side="left")) + 1)
+    first = max(0, int(np.searchsorted(ends, changed[0] - reach, side="right")) - 1)
+    stop = min(n_new, int(np.searchsorted(starts, changed[1] + reach, side="left")) + 1)
     tail = n_new - stop
     if n_old - tail < first:
         return None
@@ -237,6 +238,7 @@ class Document:
         self.generation = 0  # of the last answer
         self._lengths = (0, 0, 0)  # code points, editor UTF-16 units, UTF-8 bytes of the last answer's text
         self._soft = 0  # soft breaks in the last answer's text
+        self._key = ("", "")  # the last answer's tokenizer and policy
 
     def apply(self, request: Tokenize) -> bool:
         """Apply a request's edits to the text; False if the copy is out of step (the window must
@@ -278,7 +280,7 @@ class Document:
             self.sent = None  # (the window drops its tokens on a failure)
             return Failed(self.doc, request.generation,
                           f"{too_big}; open a part of the text, or pick a tokenizer that reads a text in "
-                          "pieces (gpt2, cl100k_base, o200k_base)")
+                          "pieces (gpt2, cl100k_base, o200k_base)", loaded=True)
         t0 = time.perf_counter()
         encoding, colours, changed, refused = self.retokenizer.run(tok, request.policy, text,
                                                                    fresh=delta.text is not None)
@@ -289,8 +291,11 @@ class Document:
         shift = tuple(b - a for a, b in zip(self._lengths, lengths))
         # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
         # the shift: then every column is made and compared (`changes`)
-        local = old is not None and changed is not None and not len(soft) and not self._soft
-        edited = edited_columns(old, encoding, colours, changed, refused) if local else None
+        key = (request.tokenizer, request.policy)  # ("refuse" and "none" encode alike, but flag apart)
+        local = old is not None and changed is not None and not len(soft) and not self._soft and key == self._key
+        # (a refused special token found or lost near the edit flags tokens up to its length away)
+        reach = max(map(len, tok.special_tokens), default=0) if request.policy == "refuse" else 0
+        edited = edited_columns(old, encoding, colours, changed, refused, reach) if local else None
         if edited is not None:  # only the tokens around the edit were made
             first, removed, new = edited
             base = len(old)
@@ -304,7 +309,7 @@ class Document:
                 first, removed, added = changes(old, columns, shift)
                 base, new = len(old), columns.slice(first, first + added)
         self.sent, self.encoding, self.tokenizer = columns, encoding, tok
-        self.generation, self._lengths, self._soft = request.generation, lengths, len(soft)
+        self.generation, self._lengths, self._soft, self._key = request.generation, lengths, len(soft), key
         return TokensChanged(
             doc=self.doc, generation=request.generation, tokenizer=request.tokenizer, policy=request.policy,
             mark=delta.mark, base=base, first=first, removed=removed, new=new, shift=shift, changed=changed,

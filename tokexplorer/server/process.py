@@ -7,14 +7,13 @@ newest one waiting (a request a newer one superseded is not answered); other req
 small pool. Answers are sent under one lock, so each is whole on the pipe.
 
 A request that fails with a user error (a bad file, a refused special token) is answered with its
-message; anything else is a bug: its traceback goes to stderr and the window is told to look
-there. Nothing here ends the process but `Stop` or the window's pipe closing.
+message; anything else is a bug, answered with its summary and traceback, which the window logs
+(`gui.crash`) and shows. Nothing here ends the process but `Stop` or the window's pipe closing.
 """
 
 from __future__ import annotations
 
 import collections
-import sys
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -117,7 +116,7 @@ class Server:
             if error is None:
                 if not isinstance(exc, Exception):
                     raise
-                answer = p.Failed(doc, request.generation, _bug(exc, f"while tokenizing with {request.tokenizer}"))
+                answer = p.Failed(doc, request.generation, *_bug(exc))
             else:
                 answer = p.Failed(doc, request.generation, str(error))
             document.sent = None  # the next answer starts afresh
@@ -136,18 +135,16 @@ class Server:
             if error is None:
                 if not isinstance(exc, Exception):
                     raise
-                self.send(p.Error(call.rid, _bug(exc, f"in {type(call.request).__name__}"), user_error=False))
+                self.send(p.Error(call.rid, *_bug(exc)))
             else:
                 self.send(p.Error(call.rid, str(error)))
         else:
             self.send(p.Answer(call.rid, value))
 
 
-def _bug(exc: BaseException, where: str) -> str:
-    """Print a bug's traceback to stderr (the window's log); the message for the user."""
-    print(f"tokexplorer server: unexpected error {where}:", file=sys.stderr)
-    traceback.print_exception(exc, file=sys.stderr)
-    return f"tokexplorer failed {where}: {type(exc).__name__}: {exc} (a bug: please report it)"
+def _bug(exc: BaseException) -> tuple[str, str]:
+    """A bug's one-line summary and its traceback, for the window to log and show."""
+    return f"{type(exc).__name__}: {exc}", "".join(traceback.format_exception(exc))
 
 
 def serve(conn: Connection) -> None:

@@ -44,8 +44,8 @@ class Answer:
 @dataclass(frozen=True)
 class Error:
     rid: int
-    message: str  # for the user: what went wrong and what to do
-    user_error: bool = True  # False: a bug in tokexplorer (the message names errors.log)
+    message: str  # for the user: what went wrong and what to do; for a bug, its one-line summary
+    details: str = ""  # for a bug in tokexplorer: the traceback, which the window logs
 
 
 @dataclass(frozen=True)
@@ -201,7 +201,9 @@ class Refused:
 class Failed:
     doc: int
     generation: int
-    message: str
+    message: str  # for the user; for a bug, its one-line summary
+    details: str = ""  # for a bug in tokexplorer: the traceback, which the window logs
+    loaded: bool = False  # the tokenizer itself loaded: it is the text it cannot take
 
 
 @dataclass(frozen=True)
