@@ -554,9 +554,11 @@ def test_bench_gui_runs(qtbot, tmp_path):
     assert all(float(row[3]) > 0 for row in section["rows"])  # each switched back to, once loaded
     assert "launch" in " ".join(section["notes"])
     assert "opening a 1 MB text (small.txt repeated" in huge["title"]
-    assert huge["headers"][:5] == ["app s", "baseline s", "ratio", "longest stall ms", "app peak MB"]
-    app_s, base_s, ratio, _, peak = (float(x) for x in huge["rows"][0][:5])
+    assert huge["headers"][:7] == ["app s", "baseline s", "ratio", "longest stall ms", "window peak MB",
+                                   "server peak MB", "both MB"]
+    app_s, base_s, ratio, _, peak, server_peak, both = (float(x) for x in huge["rows"][0][:7])
     assert app_s > 0 and base_s > 0 and abs(ratio - app_s / base_s) < 0.2 * ratio and peak > 50
+    assert server_peak > 30 and both == pytest.approx(peak + server_peak, abs=1)  # each process's own
 
 
 def test_hover_and_tooltip_from_the_mouse(qtbot, window):

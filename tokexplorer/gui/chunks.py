@@ -144,7 +144,7 @@ class ChunkView(QWidget):
             return
         encoding = result.encoding
         if len(encoding.text) > MAX_TEXT:
-            # subtle: listing 13 million chunks holds the interpreter lock for seconds.
+            # (13 million chunks would be hundreds of MB sent over and held, for a list no one scrolls)
             self.model.set_chunks("", None)
             self.summary.setText(f"The chunk view lists the chunks of texts up to {MAX_TEXT:,} "
                                  f"characters; this one has {len(encoding.text):,}.")

@@ -11,6 +11,7 @@ No Qt and no tokenizer here: numbers only.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from functools import cached_property
 from typing import Iterator, Sequence, overload
 
 import numpy as np
@@ -123,11 +124,16 @@ class BlobTokenBytes(Sequence[bytes]):
     """Each token's bytes, read from a TokenColumns' blob on demand (an Encoding's token_bytes)."""
 
     def __init__(self, columns: TokenColumns):
+        self._columns = columns
         self._blob = columns.blob
-        self._offsets = columns.offsets()
+
+    @cached_property
+    def _offsets(self) -> np.ndarray:
+        """(made on first use: a result whose bytes no view reads costs no pass over its tokens)"""
+        return self._columns.offsets()
 
     def __len__(self) -> int:
-        return len(self._offsets) - 1
+        return len(self._columns)
 
     @overload
     def __getitem__(self, index: int) -> bytes: ...
