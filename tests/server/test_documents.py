@@ -14,7 +14,7 @@ from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
 from tokexplorer.gui.document_tokens import DocumentTokens, OutOfStep
 from tokexplorer.server import protocol as p
-from tokexplorer.server.columns import REFUSED
+from tokexplorer.server.columns import REFUSED, TokenColumns, splice
 from tokexplorer.server.documents import Document
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp", "qwen2.5", "deepseek-v4"]
@@ -137,7 +137,7 @@ def test_refused_special_tokens_are_flagged_and_named():
 def test_an_answer_against_other_tokens_than_the_windows_is_out_of_step():
     session = Session("gpt2")
     session.open("hello world")
-    session.window.columns = session.window.columns.slice(0, 1)  # the window lost a token
+    session.window.columns = splice(session.window.columns, 0, 1, TokenColumns.empty(), (0, 0, 0))  # lost one
     _, result = session.edit(0, 0, "x")
     assert isinstance(result, OutOfStep) and session.window.columns is None
 

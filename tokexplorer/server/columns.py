@@ -1,5 +1,5 @@
 """A document's tokens as columns of arrays, and the deltas that carry them across the process
-boundary: `changes(old, new, shift)` finds what an edit replaced, `splice` applies it.
+boundary: `splice` replaces the tokens an edit changed and moves those after it.
 
 The server computes the columns from an Encoding (`server.documents`); the window splices each
 answer into the columns it holds and reads its views' values from them. Positions are int32 (a
@@ -49,12 +49,6 @@ class TokenColumns:
         u = np.zeros(0, dtype=np.uint8)
         return cls(z, z, z, z, z, z, z, u, u, z, b"")
 
-    def slice(self, a: int, b: int) -> "TokenColumns":
-        """Tokens a..b (copies), with their bytes."""
-        offsets = self.offsets()
-        arrays = {f: getattr(self, f)[a:b].copy() for f in ARRAYS}
-        return TokenColumns(**arrays, blob=self.blob[int(offsets[a]):int(offsets[b])])
-
     def offsets(self) -> np.ndarray:
         """Where each token's bytes start in `blob`, and the end (int64 [n + 1])."""
         out = np.zeros(len(self.lengths) + 1, dtype=np.int64)
@@ -65,59 +59,67 @@ class TokenColumns:
 ARRAYS = tuple(f.name for f in fields(TokenColumns) if f.name != "blob")
 # Which shift (code points, UTF-16 units, UTF-8 bytes) moves each positional column.
 SHIFTED = {"starts": 0, "ends": 0, "starts16": 1, "ends16": 1, "byte_starts": 2, "byte_ends": 2}
+# Positional columns that often hold the numbers of another: in a text without astral characters,
+# "\r\n" or soft breaks the UTF-16 positions are the code points, and in an ASCII text the UTF-8
+# ones too. Such a column is then the other's array itself (`shared`): sent once over the pipe
+# (pickle keeps one copy of an object met twice) and spliced once.
+ALIASES = {"starts16": "starts", "ends16": "ends", "byte_starts": "starts", "byte_ends": "ends"}
 
 
-def changes(old: TokenColumns, new: TokenColumns, shift: tuple[int, int, int]) -> tuple[int, int, int]:
-    """(first, removed, added): the tokens `new` replaced in `old`. Tokens before `first` are
-    equal in both, and the last len(new) - first - added tokens of `new` are the last of `old`
-    moved by `shift` (code points, UTF-16 units, UTF-8 bytes).
+def shared(columns: TokenColumns) -> TokenColumns:
+    """`columns` with each column of ALIASES that equals its base replaced by the base's array.
 
-    >>> a = TokenColumns.empty()
-    >>> changes(a, a, (0, 0, 0))
-    (0, 0, 0)
+    >>> z = np.zeros(2, dtype=POSITION)
+    >>> c = shared(TokenColumns(z, z, z + 1, z.copy(), z + 1, z + 0, z + 2, z, z, z, b""))
+    >>> c.starts16 is c.starts, c.ends16 is c.ends, c.byte_starts is c.starts, c.byte_ends is c.ends
+    (True, True, True, False)
     """
-    n_old, n_new = len(old), len(new)
-    m = min(n_old, n_new)
-    same = np.ones(m, dtype=bool)
-    for name in ARRAYS:
-        same &= getattr(old, name)[:m] == getattr(new, name)[:m]
-    first = m if same.all() else int(np.argmin(same))
-    if old.blob[: int(old.lengths[:first].sum())] != new.blob[: int(new.lengths[:first].sum())]:
-        first = 0  # (equal ids of other bytes: no family does that, but then nothing is kept)
-    tail = m - first  # tokens that may match at the end
-    same = np.ones(tail, dtype=bool)
-    for name in ARRAYS:
-        a, b = getattr(old, name)[n_old - tail:], getattr(new, name)[n_new - tail:]
-        s = shift[SHIFTED[name]] if name in SHIFTED else 0
-        same &= (a + s == b) if s else (a == b)
-    kept = tail - (int(np.flatnonzero(~same)[-1]) + 1 if not same.all() else 0)
-    if kept and old.blob[len(old.blob) - int(old.lengths[n_old - kept:].sum()):] != \
-            new.blob[len(new.blob) - int(new.lengths[n_new - kept:].sum()):]:
-        kept = 0
-    return first, n_old - first - kept, n_new - first - kept
+    arrays = {name: getattr(columns, name) for name in ARRAYS}
+    for name, base in ALIASES.items():
+        if arrays[name] is not arrays[base] and np.array_equal(arrays[name], arrays[base]):
+            arrays[name] = arrays[base]
+    return TokenColumns(**arrays, blob=columns.blob)
 
 
 def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
            shift: tuple[int, int, int]) -> TokenColumns:
     """`old` with its tokens first..first+removed replaced by `new`, and those after moved by
-    `shift`.
+    `shift` (code points, UTF-16 units, UTF-8 bytes).
 
     >>> a = TokenColumns.empty()
     >>> len(splice(a, 0, 0, a, (0, 0, 0)))
     0
     """
-    stop = first + removed
     arrays = {}
-    for name in ARRAYS:
-        column = getattr(old, name)
-        after = column[stop:]
-        s = shift[SHIFTED[name]] if name in SHIFTED else 0
-        if s:
-            after = after + np.asarray(s, dtype=column.dtype)
-        arrays[name] = np.concatenate([column[:first], getattr(new, name), after])
+    for name in ARRAYS:  # (each base before its aliases)
+        base = ALIASES.get(name)
+        if (base is not None and getattr(old, name) is getattr(old, base) and getattr(new, name) is getattr(new, base)
+                and shift[SHIFTED[name]] == shift[SHIFTED[base]]):
+            arrays[name] = arrays[base]  # still the same numbers: one array
+            continue
+        arrays[name] = splice_column(getattr(old, name), first, removed, getattr(new, name),
+                                     shift[SHIFTED[name]] if name in SHIFTED else 0)
     a = int(old.lengths[:first].sum())
-    b = a + int(old.lengths[first:stop].sum())
-    return TokenColumns(**arrays, blob=old.blob[:a] + new.blob + old.blob[b:])
+    b = a + int(old.lengths[first:first + removed].sum())
+    return TokenColumns(**arrays, blob=b"".join((old.blob[:a], new.blob, old.blob[b:])))
+
+
+def splice_column(column: np.ndarray, first: int, removed: int, new: np.ndarray, shift: int = 0) -> np.ndarray:
+    """`column` with entries first..first+removed replaced by `new`, those after plus `shift`:
+    one new array, written in place (no temporary as long as the column).
+
+    >>> splice_column(np.array([1, 2, 3, 4]), 1, 2, np.array([9]), 10).tolist()
+    [1, 9, 14]
+    """
+    stop = first + removed
+    out = np.empty(len(column) - removed + len(new), dtype=column.dtype)
+    out[:first] = column[:first]
+    out[first:first + len(new)] = new
+    if shift:
+        np.add(column[stop:], shift, out=out[first + len(new):], casting="unsafe")
+    else:
+        out[first + len(new):] = column[stop:]
+    return out
 
 
 class BlobTokenBytes(Sequence[bytes]):

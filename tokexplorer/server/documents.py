@@ -1,6 +1,6 @@
 """The server's side of an open document: its text (kept up to date from the window's edits), its
-incremental encoder, and the token columns last sent to the window, which the next answer is a
-delta against.
+incremental encoder, and the UTF-16 starts of the tokens the window holds, from which the next
+answer's delta is counted.
 
 `Retokenizer` re-encodes only around an edit (`core.incremental.IncrementalEncoder`) and splices
 the colours likewise; `Document.tokenize` turns its result into the columns the editor shows
@@ -20,7 +20,7 @@ from ..core.positions import TextMirror, code_points, editor_positions
 from ..core.streaming import whole_text_refusal
 from ..core.token_colours import colour_indices, update_colours
 from ..core.tokenizer import Tokenizer, TokexplorerError, special_spans
-from .columns import POSITION, REFUSED, TokenColumns, changes, splice
+from .columns import POSITION, REFUSED, TokenColumns, shared, splice_column
 from .protocol import Failed, OutOfStep, Tokenize, TokensChanged
 
 # The special-token policies the window offers -> allowed_special for the core.
@@ -154,7 +154,7 @@ def token_columns(encoding: Encoding, colours: np.ndarray, soft: np.ndarray,
     columns = TokenColumns(p(encoding.id_array), p(starts), p(ends), p(starts16), p(ends16),
                            p(encoding.byte_starts), p(encoding.byte_ends), np.asarray(flags, dtype=np.uint8),
                            np.asarray(colours, dtype=np.uint8), lengths, blob)
-    return columns, dropped16.reshape(-1, 2), soft16
+    return shared(columns), dropped16.reshape(-1, 2), soft16
 
 
 def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -168,45 +168,41 @@ def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.n
     return dropped16.reshape(-1, 2), soft16
 
 
-def edited_columns(old: TokenColumns, encoding: Encoding, colours: np.ndarray, changed: tuple[int, int],
-                   refused: tuple[tuple[int, int], ...], reach: int = 0) -> tuple[int, int, TokenColumns] | None:
-    """(first, removed, new): the columns of the tokens an edit replaced in `old`, made for those
-    tokens only (a keystroke in a book: a few tokens, not 300,000); None when that cannot be
-    trusted (then the caller makes every column).
+def edited_columns(count: int, starts16: np.ndarray, encoding: Encoding, colours: np.ndarray,
+                   changed: tuple[int, int], refused: tuple[tuple[int, int], ...], reach: int = 0
+                   ) -> tuple[int, int, TokenColumns] | None:
+    """(first, removed, new): the columns of the tokens an edit replaced among the `count` the
+    window holds (whose UTF-16 starts are `starts16`), made for those tokens only (a keystroke in
+    a book: a few dozen tokens, not 300,000); None if the edit's tokens are not all among them.
 
     Tokens ending before the changed code-point range are the old ones, and tokens starting after
-    it are the old ones moved by `shift` (the incremental encoder's promise, checked here on the
-    ids and colours), except for a REFUSED flag: a special token the policy refuses is found again
-    (or lost) up to `reach` code points around the changed range, so those tokens are made too. A new token's UTF-16 span is counted from the start of the token before it,
-    whose span the window already holds: only the text between them is read. For a text without
-    soft breaks (the caller's condition).
+    it are the old ones moved by the edit (the incremental encoder's promise), except for a
+    REFUSED flag: a special token the policy refuses is found again (or lost) up to `reach` code
+    points around the changed range, so those tokens are made too. A new token's UTF-16 span is
+    counted from the start of the token before it, which the window already holds: only the text
+    between them is read. For a text without soft breaks (the caller's condition).
     """
-    n_old, n_new = len(old), len(encoding)
+    n_new = len(encoding)
     starts, ends = encoding.starts, encoding.ends
     first = max(0, int(np.searchsorted(ends, changed[0] - reach, side="right")) - 1)
     stop = min(n_new, int(np.searchsorted(starts, changed[1] + reach, side="left")) + 1)
     tail = n_new - stop
-    if n_old - tail < first:
-        return None
-    ids = encoding.id_array
-    if not (np.array_equal(old.ids[:first], ids[:first]) and np.array_equal(old.ids[n_old - tail:], ids[stop:])
-            and np.array_equal(old.colours[:first], colours[:first])
-            and np.array_equal(old.colours[n_old - tail:], colours[stop:])):
+    if count - tail < first:
         return None
     mid_starts, mid_ends = starts[first:stop], ends[first:stop]
-    anchor, anchor16 = (int(old.starts[first - 1]), int(old.starts16[first - 1])) if first else (0, 0)
-    starts16, ends16 = _utf16_from(encoding.text, anchor, anchor16, mid_starts, mid_ends)
+    anchor, anchor16 = (int(starts[first - 1]), int(starts16[first - 1])) if first else (0, 0)
+    mid_starts16, mid_ends16 = _utf16_from(encoding.text, anchor, anchor16, mid_starts, mid_ends)
     flags = np.array(encoding.flags[first:stop], dtype=np.uint8)
     for s, e in refused:
         flags[np.searchsorted(mid_ends, s, side="right"):np.searchsorted(mid_starts, e, side="left")] |= REFUSED
     token_bytes = encoding.token_bytes[first:stop]
     p = lambda a: np.asarray(a, dtype=POSITION)  # noqa: E731
-    new = TokenColumns(p(ids[first:stop]), p(mid_starts), p(mid_ends), p(starts16), p(ends16),
-                       p(encoding.byte_starts[first:stop]), p(encoding.byte_ends[first:stop]), flags,
+    new = TokenColumns(p(encoding.id_array[first:stop]), p(mid_starts), p(mid_ends), p(mid_starts16),
+                       p(mid_ends16), p(encoding.byte_starts[first:stop]), p(encoding.byte_ends[first:stop]), flags,
                        np.asarray(colours[first:stop], dtype=np.uint8),
                        np.fromiter(map(len, token_bytes), dtype=POSITION, count=len(token_bytes)),
                        b"".join(token_bytes))
-    return first, n_old - tail - first, new
+    return first, count - tail - first, shared(new)
 
 
 def _utf16_from(text: str, anchor: int, anchor16: int, starts: np.ndarray, ends: np.ndarray
@@ -232,7 +228,7 @@ class Document:
         self.doc = doc
         self.mirror = TextMirror()
         self.retokenizer = Retokenizer()
-        self.sent: TokenColumns | None = None  # what the window holds now
+        self._starts16: np.ndarray | None = None  # UTF-16 starts of the tokens the window holds
         self.encoding: Encoding | None = None  # of the last answer
         self.tokenizer: Tokenizer | None = None
         self.generation = 0  # of the last answer
@@ -247,7 +243,7 @@ class Document:
         try:
             if delta.text is not None:
                 self.mirror.reset(delta.text)
-                self.sent = None  # a whole text: the window starts afresh too
+                self._starts16 = None  # a whole text: the window starts afresh too
             else:
                 for position, removed, inserted in delta.edits:
                     self.mirror.apply(position, removed, inserted)
@@ -277,7 +273,7 @@ class Document:
         text, delta = self.mirror.text, request.delta
         too_big = whole_text_refusal(tok, len(text))
         if too_big is not None:  # encoded whole, it would take many GB
-            self.sent = None  # (the window drops its tokens on a failure)
+            self.forget()  # (the window drops its tokens on a failure)
             return Failed(self.doc, request.generation,
                           f"{too_big}; open a part of the text, or pick a tokenizer that reads a text in "
                           "pieces (gpt2, cl100k_base, o200k_base)", loaded=True)
@@ -287,28 +283,26 @@ class Document:
         soft = code_points(text, delta.soft16)
         # (the editor's units: UTF-16, but a "\r\n" is one line break and a soft break one more)
         lengths = (len(text), self.mirror.len16 - text.count("\r\n") + len(soft), encoding.n_bytes)
-        old = self.sent
         shift = tuple(b - a for a, b in zip(self._lengths, lengths))
-        # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
-        # the shift: then every column is made and compared (`changes`)
         key = (request.tokenizer, request.policy)  # ("refuse" and "none" encode alike, but flag apart)
-        local = old is not None and changed is not None and not len(soft) and not self._soft and key == self._key
+        # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
+        # the shift: then every column is sent
+        local = (self._starts16 is not None and changed is not None and not len(soft) and not self._soft
+                 and key == self._key)
         # (a refused special token found or lost near the edit flags tokens up to its length away)
         reach = max(map(len, tok.special_tokens), default=0) if request.policy == "refuse" else 0
-        edited = edited_columns(old, encoding, colours, changed, refused, reach) if local else None
+        edited = (edited_columns(len(self._starts16), self._starts16, encoding, colours, changed, refused, reach)
+                  if local else None)
         if edited is not None:  # only the tokens around the edit were made
             first, removed, new = edited
-            base = len(old)
-            columns = splice(old, first, removed, new, shift)
+            base = len(self._starts16)
+            self._starts16 = splice_column(self._starts16, first, removed, new.starts16, shift[1])
             dropped16, soft16 = editor_marks(encoding, soft)
-        else:
-            columns, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
-            if old is None:
-                first, removed, base, new = 0, None, -1, columns
-            else:
-                first, removed, added = changes(old, columns, shift)
-                base, new = len(old), columns.slice(first, first + added)
-        self.sent, self.encoding, self.tokenizer = columns, encoding, tok
+        else:  # a new text, tokenizer or policy: every token
+            new, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
+            first, removed, base = 0, None, -1
+            self._starts16 = new.starts16
+        self.encoding, self.tokenizer = encoding, tok
         self.generation, self._lengths, self._soft, self._key = request.generation, lengths, len(soft), key
         return TokensChanged(
             doc=self.doc, generation=request.generation, tokenizer=request.tokenizer, policy=request.policy,
@@ -317,6 +311,10 @@ class Document:
             dropped16=dropped16 if len(dropped16) else None, soft=soft, soft16=np.asarray(soft16, dtype=np.int64),
             n_bytes=encoding.n_bytes, seconds=time.perf_counter() - t0,
             has_chunks=encoding.chunk_finder is not None or "_chunk_spans" in encoding.__dict__)
+
+    def forget(self) -> None:
+        """The window dropped its tokens (a failure): the next answer sends every token."""
+        self._starts16 = None
 
     def out_of_step(self, request: Tokenize) -> OutOfStep:
         return OutOfStep(self.doc, request.generation)

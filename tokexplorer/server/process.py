@@ -119,7 +119,7 @@ class Server:
                 answer = p.Failed(doc, request.generation, *_bug(exc))
             else:
                 answer = p.Failed(doc, request.generation, str(error))
-            document.sent = None  # the next answer starts afresh
+            document.forget()  # the next answer starts afresh
         self.send(p.Answer(call.rid, answer))
 
     # --- other requests ------------------------------------------------------------------
