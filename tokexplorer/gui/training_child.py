@@ -28,6 +28,10 @@ from dataclasses import dataclass, field
 # A batch of merge records (or a sweep's progress) at most this often: ten updates a second are
 # smooth to watch, and each costs the window a few milliseconds (progress bar, log, live plot).
 BATCH_SECONDS = 0.1
+# ...and of at most this many records: the window reads a batch in one go (the compiled merge loop
+# learns 20,000 merges in a tenth of a second, which made one message the window took 170 ms to
+# read and show).
+BATCH_RECORDS = 1000
 
 
 @dataclass(frozen=True)
@@ -125,7 +129,7 @@ def _bpe(request: TrainingRequest, conn) -> None:
     for record in iter_records(steps, n_bytes):
         batch.append(record)
         now = time.monotonic()
-        if now - last >= BATCH_SECONDS:
+        if now - last >= BATCH_SECONDS or len(batch) >= BATCH_RECORDS:
             conn.send(("records", batch))
             batch, last = [], now
             if conn.poll() and conn.recv() == "stop":

@@ -57,6 +57,9 @@ Offer = Callable[[str, "TrainedBpe | TrainedSentencePiece", Callable[[TokenizerI
                   Callable[[str], None]], str]
 
 
+DRAIN_SECONDS = 0.008  # of reports handled in one turn of the window's event loop
+
+
 def while_alive(owner: QObject, fn):
     """`fn`, or nothing once the Qt object `owner` is deleted: a worker's answer may arrive after
     its window has closed."""
@@ -154,10 +157,12 @@ class ChildService(QObject):
             self._notifier.activated.connect(self._drain)
 
     def _drain(self) -> None:
-        """Handle every report waiting in the pipe (called when it is readable)."""
+        """Handle the reports waiting in the pipe (called when it is readable), for up to
+        DRAIN_SECONDS: the rest on the next turn of the event loop (the notifier fires again)."""
         conn = self._conn
+        until = time.perf_counter() + DRAIN_SECONDS
         try:
-            while conn is not None and conn is self._conn and conn.poll():
+            while conn is not None and conn is self._conn and conn.poll() and time.perf_counter() < until:
                 self._handle(conn.recv())
         except (EOFError, OSError):
             if self._conn is conn and self.running:
