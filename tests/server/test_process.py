@@ -92,3 +92,22 @@ def test_the_server_ends_when_its_window_goes(tmp_path):
             return
         time.sleep(0.1)
     raise AssertionError(f"the server {pid} outlived its window")
+
+
+def test_a_books_tokens_arrive_whole_as_raw_frames(server, corpora):
+    """Over BULK_TOKENS tokens an answer's columns travel as raw frames after it (not pickled):
+    they arrive equal to a fresh encode, shared columns still shared."""
+    from tokexplorer.core.positions import utf16_len
+    from tokexplorer.server.columns import BULK_TOKENS
+
+    process, answers, _ = server
+    book = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")
+    for gen, text in enumerate([book, book + "naïve 👋\r\nend"], 1):
+        process.send(p.Call(gen, p.Tokenize(1, gen, "cl100k_base", "refuse",
+                                            p.TextDelta(text, None, 0, utf16_len(text)))))
+        new = answers.get(timeout=60).value.new
+        fresh = get_builtin("cl100k_base").encode(text, allowed_special="none")
+        assert len(new) >= BULK_TOKENS and new.ids.tolist() == fresh.ids
+        assert new.blob == b"".join(fresh.token_bytes) and new.lengths.tolist() == [len(b) for b in fresh.token_bytes]
+        assert new.starts.tolist() == fresh.starts.tolist() and new.byte_ends.tolist() == fresh.byte_ends.tolist()
+        assert (new.starts16 is new.starts) == text.isascii() and (new.byte_starts is new.starts) == text.isascii()

@@ -6,12 +6,14 @@ to `on_message` there. `on_lost` is called once if the server goes away unasked.
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import queue
 import threading
 from typing import Callable
 
 from . import protocol as p
+from .columns import ColumnFrames, columns_from_frames
 
 
 class ServerProcess:
@@ -81,6 +83,10 @@ class ServerProcess:
         while True:
             try:
                 message = self._conn.recv()
+                if (isinstance(message, p.Answer) and isinstance(message.value, p.TokensChanged)
+                        and isinstance(message.value.new, ColumnFrames)):  # its arrays follow
+                    columns = columns_from_frames(message.value.new, self._conn.recv_bytes_into)
+                    message = p.Answer(message.rid, dataclasses.replace(message.value, new=columns))
             except (OSError, EOFError, ValueError):
                 self._gone("the tokenizing server stopped")
                 return

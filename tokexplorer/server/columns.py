@@ -159,3 +159,62 @@ class BlobTokenBytes(Sequence[bytes]):
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Sequence) and len(other) == len(self) and all(a == b for a, b in zip(self, other))
+
+
+# --- big answers over the pipe --------------------------------------------------------------
+
+BULK_TOKENS = 200_000  # columns of at least this many tokens travel as raw frames (`send_columns`)
+
+
+@dataclass(frozen=True)
+class ColumnFrames:
+    """Stands for a TokenColumns in an answer whose arrays follow it on the pipe, each as one raw
+    frame in `names`' order (an alias is not sent again), then the blob."""
+
+    names: tuple[str, ...]  # the arrays sent, in order
+    dtypes: tuple[str, ...]
+    lengths: tuple[int, ...]
+    aliases: tuple[tuple[str, str], ...]  # (column, the column whose array it is)
+
+
+def frames_of(columns: TokenColumns) -> tuple[ColumnFrames, list[memoryview]]:
+    """What stands for `columns` in the answer, and the frames to send after it (views of the
+    arrays: nothing is copied; empty ones left out)."""
+    names, aliases = [], []
+    for name in ARRAYS:
+        base = ALIASES.get(name)
+        if base is not None and getattr(columns, name) is getattr(columns, base):
+            aliases.append((name, base))
+        else:
+            names.append(name)
+    arrays = [np.ascontiguousarray(getattr(columns, n)) for n in names]
+    spec = ColumnFrames(tuple(names), tuple(a.dtype.str for a in arrays), tuple(len(a) for a in arrays),
+                        tuple(aliases))
+    frames = [memoryview(a).cast("B") for a in arrays] + [memoryview(columns.blob)]
+    return spec, [f for f in frames if f.nbytes]  # (an empty one is neither sent nor read)
+
+
+def columns_from_frames(spec: ColumnFrames, read_into) -> TokenColumns:
+    """The TokenColumns whose frames `read_into(buffer)` reads, in order, from the pipe.
+
+    >>> z = shared(TokenColumns(*(np.arange(3, dtype=POSITION),) * 7, *(np.zeros(3, dtype=np.uint8),) * 2,
+    ...                         np.ones(3, dtype=POSITION), b"abc"))
+    >>> spec, frames = frames_of(z)
+    >>> queue = [bytes(f) for f in frames]
+    >>> def read_into(buffer): memoryview(buffer).cast("B")[:] = queue.pop(0)
+    >>> back = columns_from_frames(spec, read_into)
+    >>> back.ends16 is back.ends, back.ids.tolist(), back.blob
+    (True, [0, 1, 2], b'abc')
+    """
+    arrays = {}
+    for name, dtype, length in zip(spec.names, spec.dtypes, spec.lengths):
+        array = np.empty(length, dtype=np.dtype(dtype))
+        if length:
+            read_into(array)
+        arrays[name] = array
+    for name, base in spec.aliases:
+        arrays[name] = arrays[base]
+    blob = bytearray(int(arrays["lengths"].sum()))
+    if blob:
+        read_into(blob)
+    return TokenColumns(**arrays, blob=bytes(blob))

@@ -4,7 +4,8 @@ them until the window says `Stop` or goes away.
 Threads: the main thread reads the pipe. Each document's `Tokenize` requests queue for that
 document's own thread, which applies every request's edits in order but tokenizes only for the
 newest one waiting (a request a newer one superseded is not answered); other requests run in a
-small pool. Answers are sent under one lock, so each is whole on the pipe.
+small pool. Answers are sent under one lock, so each is whole on the pipe; a book's worth of
+tokens is sent as raw frames after its answer (`columns.frames_of`), not pickled.
 
 A request that fails with a user error (a bad file, a refused special token) is answered with its
 message; anything else is a bug, answered with its summary and traceback, which the window logs
@@ -14,6 +15,7 @@ message; anything else is a bug, answered with its summary and traceback, which 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import threading
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -21,6 +23,7 @@ from multiprocessing.connection import Connection
 
 from ..core.tokenizer import DisallowedSpecialError
 from . import protocol as p
+from .columns import BULK_TOKENS, frames_of
 from .documents import Document, user_error
 from .handlers import handle
 from .tokenizers import Tokenizers
@@ -42,9 +45,17 @@ class Server:
         self.stopping = False
 
     def send(self, message) -> None:
+        frames = ()
+        if (isinstance(message, p.Answer) and isinstance(message.value, p.TokensChanged)
+                and len(message.value.new) >= BULK_TOKENS):
+            # subtle: a book's tokens pickled whole would be a second copy of them in each process
+            spec, frames = frames_of(message.value.new)
+            message = p.Answer(message.rid, dataclasses.replace(message.value, new=spec))
         with self._send_lock:
             try:
                 self.conn.send(message)
+                for frame in frames:
+                    self.conn.send_bytes(frame)
             except (OSError, EOFError, BrokenPipeError):
                 self.stopping = True  # the window has gone
 

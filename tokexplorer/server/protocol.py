@@ -173,7 +173,7 @@ class TokensChanged:
     base: int  # how many tokens the window holds before applying this (-1 with removed None)
     first: int
     removed: int | None
-    new: TokenColumns
+    new: TokenColumns  # (on the pipe, a big one is columns.ColumnFrames followed by its arrays)
     shift: tuple[int, int, int]  # code points, UTF-16 units, UTF-8 bytes
     changed: tuple[int, int] | None  # code-point range re-encoded or recoloured, None: everything
     refused: tuple[tuple[int, int], ...]  # code-point spans spelling a special token the policy refuses
