@@ -32,8 +32,8 @@ class Tokenized:
     tokenizer: str
     policy: str
     encoding: Encoding
-    starts16: np.ndarray  # int32 [n]: UTF-16 start of each token in the editor's text
-    ends16: np.ndarray  # int32 [n]: UTF-16 end (exclusive)
+    starts16: np.ndarray  # int64 [n]: UTF-16 start of each token in the editor's text
+    ends16: np.ndarray  # int64 [n]: UTF-16 end (exclusive)
     colours: np.ndarray  # uint8 [n]: colour index (core.token_colours)
     flags: np.ndarray  # uint8 [n]: TokenFlag bits, and REFUSED
     mark: int = 0  # the editor's edit count when the text was taken

@@ -2,8 +2,10 @@
 boundary: `splice` replaces the tokens an edit changed and moves those after it.
 
 The server computes the columns from an Encoding (`server.documents`); the window splices each
-answer into the columns it holds and reads its views' values from them. Positions are int32 (a
-text the window opens is at most 64 MB); the tokens' bytes travel end to end in one bytes object.
+answer into the columns it holds and reads its views' values from them. Ids and positions are
+int64, as the core's: numpy's searchsorted with a Python int first casts a whole int32 array to
+int64 (86 us a call on a book's tokens, not 1.3, and a paint makes hundreds). The tokens' bytes
+travel end to end in one bytes object.
 
 No Qt and no tokenizer here: numbers only.
 """
@@ -16,7 +18,7 @@ from typing import Iterator, Sequence, overload
 
 import numpy as np
 
-POSITION = np.int32
+POSITION = np.int64
 # A bit of the flags beside core.encoding.TokenFlag's: the token overlaps text that spells a
 # special token, which the "refuse" policy refused (shown tokenized as plain text).
 REFUSED = 0x40
@@ -28,16 +30,16 @@ class TokenColumns:
     flags (core.encoding.TokenFlag bits), colour index, and its bytes (`blob`, end to end, with
     each token's length in `lengths`)."""
 
-    ids: np.ndarray  # int32
-    starts: np.ndarray  # int32, code points
+    ids: np.ndarray  # int64
+    starts: np.ndarray  # int64, code points
     ends: np.ndarray
-    starts16: np.ndarray  # int32, UTF-16 units of the editor's text
+    starts16: np.ndarray  # int64, UTF-16 units of the editor's text
     ends16: np.ndarray
-    byte_starts: np.ndarray  # int32, UTF-8 bytes of the text
+    byte_starts: np.ndarray  # int64, UTF-8 bytes of the text
     byte_ends: np.ndarray
     flags: np.ndarray  # uint8
     colours: np.ndarray  # uint8
-    lengths: np.ndarray  # int32: each token's own bytes
+    lengths: np.ndarray  # int64: each token's own bytes
     blob: bytes  # the tokens' bytes end to end
 
     def __len__(self) -> int:
