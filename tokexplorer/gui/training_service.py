@@ -206,6 +206,7 @@ class TrainingService(ChildService):
         self._merges: dict[tuple[int, int], int] = {}  # learned so far, in order
         self._merging = False  # the child is in its merge loop (it can stop and keep them)
         self._offer: Offer | None = None  # of the run under way
+        self._unsent: list[MergeRecord] = []  # records read, not yet emitted
 
     @property
     def merges_so_far(self) -> int:
@@ -216,7 +217,7 @@ class TrainingService(ChildService):
         `offer` (the state's `add_trained`), which has the server build it."""
         if self.running:
             raise TokexplorerError("a training run is under way; cancel it first")
-        self._merges = {}
+        self._merges, self._unsent = {}, []
         self._merging = False
         self._offer = offer
         self._spawn(request)
@@ -243,14 +244,25 @@ class TrainingService(ChildService):
 
     # --- the child's reports -------------------------------------------------------------
 
+    def _send_records(self) -> None:
+        if self._unsent:
+            batch, self._unsent = self._unsent, []
+            self.records.emit(batch)
+
     def _handle(self, message: tuple) -> None:
         kind = message[0]
         if kind == "records":
             batch: list[MergeRecord] = message[1]
             for r in batch:
                 self._merges[r.pair] = r.rank
-            self.records.emit(batch)
-        elif kind == "phase":
+            # (the batches read in one turn of the event loop go out together: the workbench's log
+            # and the live plot update once a turn, not once a batch)
+            if not self._unsent:
+                QTimer.singleShot(0, self, self._send_records)
+            self._unsent += batch
+            return
+        self._send_records()  # (every record before what follows it)
+        if kind == "phase":
             self.phase.emit(*message[1:])
         elif kind == "start":
             self._merging = True
