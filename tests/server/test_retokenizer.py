@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.token_colours import colour_indices
-from tokexplorer.core.positions import TextMirror, editor_prefix, utf16_len
-from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
+from tokexplorer.core.positions import TextMirror, utf16_len
+from tokexplorer.core.tokenizer import special_spans
 from tokexplorer.server.documents import Retokenizer
 
 

@@ -17,7 +17,6 @@ This module computes colours; it does not decide what to highlight, nor paint.
 
 from __future__ import annotations
 
-import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QColor, QPalette, QTextCharFormat
 

@@ -73,6 +73,7 @@ class TokenizeService(QObject):
         self.completed = 0  # latest generation whose answer reached the UI
         self.submitted_at = 0.0  # perf_counter() of the latest request
         self._lost_change = False  # a result was dropped since the last one delivered
+        self._shown = ""  # the tokenizer of the last result shown
         self._closed = False
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
@@ -122,8 +123,6 @@ class TokenizeService(QObject):
         self._link.ask(p.Tokenize(self.doc, gen, name, policy, delta), self._on_answer, lambda message: None,
                        prepare=self._tokens.apply)
         return gen
-
-    _shown = ""  # the tokenizer of the last result shown
 
     def wait_for_done(self, msecs: int = -1) -> bool:
         """Wait, handling events, until the latest request is answered (for shutdown and tests)."""
