@@ -25,16 +25,11 @@ the same edits, November 2026):
   place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
   line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
   read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
-- subtle: on Python's own small-object allocator, RSS grew far beyond the heap in use (+92 to
-  +127 MB after 10,000 edits, heap in use +26 to +34 MB; +81 MB over 1,000 edits with the heap
-  flat, while the mmap threshold, MALLOC_ARENA_MAX and the ids as arrays changed nothing). Its
-  1 MiB arenas fragment: sys._debugmallocstats counted 240 -> 311 arenas over 1,000 edits with the
-  bytes in live objects flat. While the window ran on the C heap (PYTHONMALLOC=malloc, a restart
-  at launch, retired when tokenizing moved to a process of its own), Python's objects counted in
-  the heap in use and the pages they freed went back with malloc_trim: the same 10,000 edits read
-  RSS +49.1 and +31.8 MB in two runs (single readings), heap in use +34 MB each, rising slowly
-  with the edits.
-- RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
+- subtle: Python's own small-object allocator keeps its 1 MiB arenas while any object in them
+  lives, so RSS can grow beyond the heap in use (+92 to +127 MB over 10,000 edits when the window
+  tokenized in process, heap in use +26 to +34 MB). Tokenizing now runs in the server, whose RSS
+  is read beside the window's, after a collection and a trim too (`Ping(settle=True)`).
+- The window's RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
   readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
   little; a leak shows in the heap in use first.
 """
