@@ -1,10 +1,24 @@
-"""The one build step pyproject.toml cannot declare: the optional compiled merge loop.
+"""What pyproject.toml cannot declare: the optional compiled merge loop, and the top-level
+`resources/` folder installed inside the package.
 
 `optional=True`: without a C compiler (or Python's headers) the install still succeeds, and
-training uses the pure-Python merge loop (tokexplorer.core.bpe_training says which one runs).
+training uses the pure-Python merge loop (tokexplorer.core.training.bpe says which one runs).
 For a source checkout: `python setup.py build_ext --inplace`.
+
+`resources/` (icons, samples, the UDHR texts) sits beside `tokexplorer/` in a checkout and is
+installed as `tokexplorer/resources/`; `tokexplorer.core.resources` finds it in either place.
 """
 
-from setuptools import Extension, setup
+from pathlib import Path
 
-setup(ext_modules=[Extension("tokexplorer.core._merge", ["tokexplorer/core/_merge.c"], optional=True)])
+from setuptools import Extension, find_packages, setup
+
+RESOURCES = [str(p.relative_to("resources")) for p in Path("resources").rglob("*") if p.is_file()]
+
+setup(
+    packages=[*find_packages(include=["tokexplorer", "tokexplorer.*"]), "tokexplorer.resources"],
+    package_dir={"tokexplorer.resources": "resources"},
+    package_data={"tokexplorer.resources": RESOURCES},
+    ext_modules=[Extension("tokexplorer.core.training._merge", ["tokexplorer/core/training/_merge.c"],
+                           optional=True)],
+)

@@ -9,7 +9,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QImage, QPainter
 from PySide6.QtSvg import QSvgRenderer
 
-ICONS = Path(__file__).resolve().parent.parent / "tokexplorer" / "resources" / "icons"
+ICONS = Path(__file__).resolve().parent.parent / "resources" / "icons"
 SIZES = (16, 32, 48, 64, 128, 256, 512)
 
 

@@ -5,6 +5,6 @@ import sys
 
 if __name__ == "__main__":
     multiprocessing.freeze_support()  # training may run in a spawned process
-    from tokexplorer.cli import main
+    from tokexplorer.cli.main import main
 
     sys.exit(main())

@@ -1,6 +1,6 @@
 """tokexplorer: explore how LLM tokenizers turn text into tokens, offline.
 
-`tokexplorer.core` is the library (no Qt); `tokexplorer.gui` the desktop app; `tokexplorer.cli`
+`tokexplorer.core` is the library (no Qt); `tokexplorer.gui` the desktop app; `tokexplorer.cli.main`
 the command line.
 """
 

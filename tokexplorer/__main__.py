@@ -12,7 +12,7 @@ if __name__ == "__main__":
     # until the command line has imported, then stop as an interrupt. main() catches later ones.
     pressed = []
     previous = signal.signal(signal.SIGINT, lambda *_: pressed.append(True))
-    from .cli import main
+    from tokexplorer.cli.main import main
 
     signal.signal(signal.SIGINT, previous)
     if pressed:

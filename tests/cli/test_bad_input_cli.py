@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from tokexplorer.cli import main
-from tokexplorer.core import textfile
+from tokexplorer.cli.main import main
+from tokexplorer.core.files import textfile
 from tokexplorer.core.registry import load_tokenizer
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -150,8 +150,8 @@ def test_ctrl_c_while_sentencepiece_trains_stops_at_once(tmp_path):
 def bad_files(tmp_path_factory) -> dict[str, Path]:
     """Tokenizer files that made tiktoken's Rust core panic, or Python raise something raw."""
     d = tmp_path_factory.mktemp("bad")
-    from tokexplorer.core.bpe_tokenizer import BPETokenizer
-    from tokexplorer.core.minbpe_files import save_tiktoken
+    from tokexplorer.core.backends.trained_bpe import BPETokenizer
+    from tokexplorer.core.files.minbpe import save_tiktoken
 
     save_tiktoken(BPETokenizer({(104, 105): 256, (256, 33): 257}, None), d / "ok.tiktoken")
     lines = (d / "ok.tiktoken").read_bytes().splitlines(keepends=True)
@@ -241,7 +241,7 @@ def test_a_native_panic_that_gets_through_is_still_one_line(capsys, monkeypatch)
     except BaseException as exc:  # noqa: B036 - a pyo3 PanicException is a BaseException
         panic = exc
     assert not isinstance(panic, Exception)
-    monkeypatch.setattr("tokexplorer.cli.build_parser", _parser_running(lambda args: (_ for _ in ()).throw(panic)))
+    monkeypatch.setattr("tokexplorer.cli.main.build_parser", _parser_running(lambda args: (_ for _ in ()).throw(panic)))
     err = one_line_error(capsys, "list")
     assert "failed inside its native core" in err
 
@@ -273,7 +273,7 @@ def test_ctrl_c_during_start_up_is_one_line_and_130(capsys, monkeypatch, raised)
     def build(*_):
         raise raised
 
-    monkeypatch.setattr("tokexplorer.cli.build_parser", build)
+    monkeypatch.setattr("tokexplorer.cli.main.build_parser", build)
     code, _, err = run(capsys, "list")
     assert code == 130 and err == "tokexplorer: interrupted\n"
 
@@ -282,7 +282,7 @@ def test_inspect_of_a_huge_text_summarises_in_bounded_memory(tmp_path, capsys):
     import json
     import tracemalloc
 
-    from tokexplorer.commands.inspecting import TABLE_BUDGET
+    from tokexplorer.cli.commands.inspecting import TABLE_BUDGET
 
     text = ("The quick brown fox 👋🏽 jumps;\u200b naïve 日本語\r\n" * 25_000)  # 1 M code points
     path = tmp_path / "big.txt"
@@ -313,7 +313,7 @@ def test_inspect_page_arguments_are_checked(capsys):
 @pytest.mark.parametrize("algorithm", ["bpe", "sentencepiece"])
 def test_a_corpus_over_the_training_budget_is_refused_before_reading(tmp_path, capsys, corpus, monkeypatch,
                                                                        algorithm):
-    from tokexplorer.commands import training
+    from tokexplorer.cli.commands import training
     from tokexplorer.core import budgets
 
     read = []

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 from tokexplorer.core import registry
 
 from ..conftest import BUILTINS

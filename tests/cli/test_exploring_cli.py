@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 from tokexplorer.core.registry import get_builtin
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 
 
 def run(capsys, *argv):

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tokexplorer.cli import main
-from tokexplorer.core.languages import read_parallel_texts, tokens_per_language
+from tokexplorer.cli.main import main
+from tokexplorer.core.analysis.languages import read_parallel_texts, tokens_per_language
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.sweep import split_held_out, sweep
+from tokexplorer.core.analysis.sweep import split_held_out, sweep
 
 ROOT = Path(__file__).resolve().parents[2]
 

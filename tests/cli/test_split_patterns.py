@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tokexplorer.cli import main
-from tokexplorer.core import bpe_training
+from tokexplorer.cli.main import main
+from tokexplorer.core.training import bpe as bpe_training
 from tokexplorer.core.registry import load_tokenizer
 
 SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
@@ -207,7 +207,7 @@ def test_a_pattern_that_skips_text_warns_and_encode_shows_it_dropped(tmp_path, c
 def test_sentencepiece_summary_counts_a_sample_of_a_big_corpus(tmp_path, capsys, corpora, monkeypatch):
     """Encoding a whole big corpus for the summary would take as long as training: a bounded
     prefix is counted, and said to be a sample."""
-    from tokexplorer.core import sentencepiece_training
+    from tokexplorer.core.training import sentencepiece as sentencepiece_training
 
     monkeypatch.setattr(sentencepiece_training, "SAMPLE_BYTES", 3_000)
     corpus = tmp_path / "swift.txt"
@@ -228,7 +228,7 @@ def test_sentencepiece_summary_counts_a_sample_of_a_big_corpus(tmp_path, capsys,
 
 
 def test_sentencepiece_ctrl_c_during_the_summary_says_the_model_is_saved(tmp_path, capsys, monkeypatch):
-    from tokexplorer.core import sentencepiece_training
+    from tokexplorer.core.training import sentencepiece as sentencepiece_training
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -251,7 +251,7 @@ def test_train_imports_only_what_it_needs(tmp_path):
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat with the hat; " * 200, "utf-8")
-    code = ("import sys; from tokexplorer.cli import main; "
+    code = ("import sys; from tokexplorer.cli.main import main; "
             f"code = main(['train', {str(corpus)!r}, '--vocab-size', '300', '-o', {str(tmp_path / 'm')!r}]); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'tiktoken', 'PySide6', "
             "'multiprocessing') or m == 'tokexplorer.core.registry'))")

@@ -8,10 +8,10 @@ import collections
 
 import pytest
 
-from tokexplorer.core.languages import read_parallel_texts, tokens_per_language, udhr_folder
+from tokexplorer.core.analysis.languages import read_parallel_texts, tokens_per_language, udhr_folder
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.sweep import (
+from tokexplorer.core.analysis.sweep import (
     CompressionCurve,
     compression_curve,
     parse_vocab_sizes,
@@ -19,7 +19,7 @@ from tokexplorer.core.sweep import (
     sweep,
 )
 from tokexplorer.core.tables import csv_text
-from tokexplorer.core.token_lengths import histogram_table, length_histogram, length_histograms
+from tokexplorer.core.analysis.token_lengths import histogram_table, length_histogram, length_histograms
 from tokexplorer.core.tokenizer import TokexplorerError
 
 from .. import reference_bpe as ref
@@ -55,8 +55,8 @@ def test_curve_grows_one_merge_at_a_time():
 
 @pytest.mark.parametrize("name", ["gpt2", "cl100k_base", "trained"])
 def test_counting_in_pieces_gives_the_whole_texts_count(corpora, monkeypatch, name):
-    from tokexplorer.core import sweep as sweep_module
-    from tokexplorer.core.bpe_training import train
+    from tokexplorer.core.analysis import sweep as sweep_module
+    from tokexplorer.core.training.bpe import train
 
     text = "".join((corpora / rel).read_text("utf-8")[:20_000] for rel in [
         "en/tinyshakespeare.txt", "multilingual/zh_hans_lunyu.txt", "code/pokemon.json"]) + "<|endoftext|>"

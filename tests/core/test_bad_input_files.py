@@ -11,10 +11,10 @@ import subprocess
 
 import pytest
 
-from tokexplorer.core import textfile
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.minbpe_files import save_gpt2, save_minbpe
-from tokexplorer.core.textfile import write_atomic, write_set
+from tokexplorer.core.files import textfile
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.files.minbpe import save_gpt2, save_minbpe
+from tokexplorer.core.files.textfile import write_atomic, write_set
 from tokexplorer.core.tokenizer import TokexplorerError
 
 
@@ -138,7 +138,7 @@ def test_a_really_full_disk_keeps_the_old_set(tiny_tmpfs):
     ({b"a": 0, b"b": 1}, {"<x>": 1 << 40}, "special token '<x>' has id 1,099,511,627,776, far beyond"),
 ])
 def test_tiktoken_ranks_that_its_core_would_panic_on_are_refused(ranks, specials, message):
-    from tokexplorer.core.tiktoken_backend import check_ranks
+    from tokexplorer.core.backends.tiktoken_family import check_ranks
     from tokexplorer.core.tokenizer import TokexplorerError
 
     with pytest.raises(TokexplorerError, match=re.escape(f"x.tiktoken: {message}")):
@@ -147,7 +147,7 @@ def test_tiktoken_ranks_that_its_core_would_panic_on_are_refused(ranks, specials
 
 
 def test_a_split_pattern_tiktoken_refuses_is_a_clear_error_as_it_loads():
-    from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 
     ranks = {bytes([b]): b for b in range(256)}
     with pytest.raises(TokexplorerError, match="bad.tiktoken: tiktoken cannot use this tokenizer"):
@@ -155,7 +155,7 @@ def test_a_split_pattern_tiktoken_refuses_is_a_clear_error_as_it_loads():
 
 
 def test_a_file_tokenizers_refuses_is_a_clear_error(tmp_path):
-    from tokexplorer.core.tokenizers_backend import load_tokenizer_json
+    from tokexplorer.core.backends.hf_tokenizers import load_tokenizer_json
 
     path = tmp_path / "tokenizer.json"
     path.write_text('{"version": "1.0", "added_tokens": [], "normalizer": null, "pre_tokenizer": null,'

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import train
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import train
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
 

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import (
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import (
     assign_special_ids,
     check_vocab_size,
     chunk_bytes,
@@ -82,7 +82,7 @@ def test_counting_chunks_does_not_hold_the_texts_chunk_list(corpora, monkeypatch
     """The chunks of a text take about 15 times its size as a list; counting keeps a piece's."""
     import tracemalloc
 
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     monkeypatch.setattr(bpe_training, "COUNT_PIECE_MAX", 1 << 17)
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8") * 2  # 2.2 MB, 500k chunks
@@ -151,7 +151,7 @@ def test_bad_input_is_one_clear_error(call, message):
 
 
 def test_pathological_pattern_is_time_boxed(monkeypatch):
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     monkeypatch.setattr(bpe_training, "SPLIT_TIMEOUT_FLOOR", 0.5)
     with pytest.raises(TokexplorerError, match="catastrophic backtracking"):
@@ -195,7 +195,7 @@ def test_counting_chunks_piece_by_piece_equals_the_whole(corpora, name):
 def test_counting_in_threads_keeps_counts_and_first_occurrence_order(corpora, monkeypatch, threads):
     from collections import Counter
 
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
     from tokexplorer.core.patterns import compile_pattern
 
     text = "".join((corpora / rel).read_text("utf-8")[:60_000] for rel in [
@@ -211,7 +211,7 @@ def test_counting_in_threads_keeps_counts_and_first_occurrence_order(corpora, mo
        extra=st.integers(1, 40), pattern=st.sampled_from([None, GPT4_SPLIT_PATTERN]))
 def test_vectorised_merges_equal_the_reference(text, extra, pattern):
     """Every merge of two different tokens through the numpy path, whatever its size."""
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     if not text:
         return
@@ -224,7 +224,7 @@ def test_vectorised_merges_equal_the_reference(text, extra, pattern):
 
 
 def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     monkeypatch.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")
     monkeypatch.setattr(bpe_training, "VECTOR_MERGE_MIN", 1)
@@ -237,7 +237,7 @@ def test_vectorised_merges_on_a_corpus(corpora, monkeypatch):
 @pytest.mark.parametrize("pattern", [None, GPT4_SPLIT_PATTERN])
 def test_small_and_large_streams_start_from_the_same_state(corpora, pattern):
     """A small stream starts in plain Python, a large one with numpy: the same state either way."""
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text("utf-8")[:20_000]
     chunks = {text: 1} if pattern is None else count_chunks(text, pattern)
@@ -271,7 +271,7 @@ def test_merged_occurrences_shorten_the_text_as_the_reference(text, extra, patte
 
 
 def test_merged_occurrences_on_a_corpus_with_the_vectorised_path(corpora, monkeypatch):
-    from tokexplorer.core import bpe_training
+    from tokexplorer.core.training import bpe as bpe_training
 
     monkeypatch.setenv(bpe_training.PURE_PYTHON_VARIABLE, "1")
     monkeypatch.setattr(bpe_training, "NUMPY_STREAM_MIN", 0)

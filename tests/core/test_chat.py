@@ -9,7 +9,7 @@ import json
 import pytest
 import tiktoken
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 from tokexplorer.core.chat import (CHATML_TEMPLATE, Message, TemplateError, count_chat, parse_messages,
                                    render)
 from tokexplorer.core.registry import get_builtin

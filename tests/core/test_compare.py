@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tokexplorer.core.compare import (
+from tokexplorer.core.analysis.compare import (
     boundary_marks, byte_offset, cheapest, compare_counts, covered_span, covering, locate_parts,
     part_counts, summary,
 )
-from tokexplorer.core.quirks import quirk, sample_text
+from tokexplorer.core.analysis.quirks import quirk, sample_text
 from tokexplorer.core.registry import get_builtin
 
 from ..conftest import BUILTINS

@@ -1,4 +1,4 @@
-"""The compiled merge loop (tokexplorer/core/_merge.c) learns exactly the Python loop's merges.
+"""The compiled merge loop (tokexplorer/core/training/_merge.c) learns exactly the Python loop's merges.
 
 The Python loop is the reference here (itself checked against minbpe's plain algorithm in
 test_bpe_training.py, which runs the compiled loop when it is built): both run on the same inputs,
@@ -16,15 +16,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokexplorer.core import bpe_training
-from tokexplorer.core.bpe_training import (PURE_PYTHON_VARIABLE, count_chunks, iter_train, iter_train_chunks,
+from tokexplorer.core.training import bpe as bpe_training
+from tokexplorer.core.training.bpe import (PURE_PYTHON_VARIABLE, count_chunks, iter_train, iter_train_chunks,
                                            merge_loop)
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
 
 if os.environ.get("TOKEXPLORER_REQUIRE_COMPILED"):
-    from tokexplorer.core import _merge
+    from tokexplorer.core.training import _merge
 else:
-    _merge = pytest.importorskip("tokexplorer.core._merge", reason="the compiled merge loop is not built")
+    _merge = pytest.importorskip("tokexplorer.core.training._merge", reason="the compiled merge loop is not built")
 
 
 def both(monkeypatch, train, *args, **kwargs) -> tuple[list, list]:
@@ -134,7 +134,7 @@ def test_an_abandoned_run_frees_its_state():
 
 OUT_OF_MEMORY = """
 import resource
-from tokexplorer.core._merge import Merger
+from tokexplorer.core.training._merge import Merger
 
 def limit(headroom):
     with open("/proc/self/statm") as f:

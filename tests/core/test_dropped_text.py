@@ -9,8 +9,8 @@ import pytest
 import regex
 from hypothesis import given, strategies as st
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import train
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import train
 from tokexplorer.core.encoding import TokenFlag
 
 from .. import reference_bpe

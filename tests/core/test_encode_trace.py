@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from tokexplorer.core.bpe_training import train
-from tokexplorer.core.encode_trace import MAX_TRACE_BYTES, Part, chunk_at, trace_at, trace_bytes, trace_pieces
+from tokexplorer.core.training.bpe import train
+from tokexplorer.core.analysis.encode_trace import MAX_TRACE_BYTES, Part, chunk_at, trace_at, trace_bytes, trace_pieces
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
+from tokexplorer.core.training.sentencepiece import llama2_options, train_sentencepiece
 from tokexplorer.core.tokenizer import TokexplorerError
 
 

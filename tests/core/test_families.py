@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.merge_tree import merge_tree
+from tokexplorer.core.analysis.merge_tree import merge_tree
 from tokexplorer.core.registry import get_builtin, load_tokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
 
@@ -416,7 +416,8 @@ def test_gguf_deepseek_v3_split_reproduces_deepseek(corpora, tmp_path):
 def test_gguf_tekken_and_qwen2_splits_are_the_vocabularies_own():
     import json
 
-    from tokexplorer.core import gguf_backend, registry
+    from tokexplorer.core import registry
+    from tokexplorer.core.backends import gguf_model as gguf_backend
 
     tekken = json.loads(package_file("mistral_common", "data/tekken_240911.json").read_text("utf-8"))
     assert gguf_backend.PRE_PATTERNS["tekken"] == [tekken["config"]["pattern"]]

@@ -14,10 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import train
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import train
 from tokexplorer.core.encoding import Encoding
-from tokexplorer.core.incremental import (
+from tokexplorer.core.incremental.encoder import (
     LOCAL_PATTERNS,
     MINBPE_GPT2_PATTERN,
     MINBPE_GPT4_PATTERN,
@@ -26,7 +26,7 @@ from tokexplorer.core.incremental import (
 )
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN, split
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError, clean_text
 
 # Pieces that exercise the split patterns' alternatives and their lookahead: whitespace runs
@@ -337,7 +337,7 @@ def test_a_huge_text_is_split_in_pieces_as_a_whole(builtin, corpora, tricky_stri
 def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkeypatch):
     """A long text's chunks are found in a second thread while the library encodes: the state
     (ids, chunks) and the next edit are those of the split done after the encode."""
-    from tokexplorer.core import incremental
+    from tokexplorer.core.incremental import encoder as incremental
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000] + "<|endoftext|> 12345 é\r\n"
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 10 ** 9)
@@ -360,7 +360,7 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     once where the chunks are asked for, and from then on they are found the slow way."""
     import threading
 
-    from tokexplorer.core import incremental
+    from tokexplorer.core.incremental import encoder as incremental
 
     tok = get_builtin("cl100k_base")
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
@@ -401,7 +401,7 @@ def test_chunks_that_do_not_tile_the_text_mean_whole_encodes(monkeypatch):
     split: correct, not fast."""
     import regex
 
-    from tokexplorer.core import incremental
+    from tokexplorer.core.incremental import encoder as incremental
 
     tok = get_builtin("gpt2")
     text = "hello world, again " * 100
@@ -421,7 +421,7 @@ def test_views_asking_for_chunks_at_once_all_wait_for_the_one_split(corpora, mon
     split runs both get the split's arrays: neither splits the text again."""
     import threading
 
-    from tokexplorer.core import incremental
+    from tokexplorer.core.incremental import encoder as incremental
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
@@ -446,7 +446,7 @@ def test_a_split_nothing_wants_stops(corpora, monkeypatch):
     import gc
     import threading
 
-    from tokexplorer.core import incremental
+    from tokexplorer.core.incremental import encoder as incremental
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)

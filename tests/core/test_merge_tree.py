@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from tokexplorer.core.bpe_training import train
-from tokexplorer.core.merge_tree import MergeNode, merge_tree, tree_from_ranks
+from tokexplorer.core.training.bpe import train
+from tokexplorer.core.analysis.merge_tree import MergeNode, merge_tree, tree_from_ranks
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
-from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+from tokexplorer.core.training.sentencepiece import llama2_options, train_sentencepiece
+from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 
 
@@ -107,7 +107,7 @@ def test_gpt2_hello_tree_golden():
 
 
 def test_tree_layout_places_leaves_in_byte_order():
-    from tokexplorer.core.merge_tree import tree_layout
+    from tokexplorer.core.analysis.merge_tree import tree_layout
 
     placed = tree_layout(merge_tree(get_builtin("gpt2"), 278))  # "ing" = ("i" + "n") + "g"
     assert [(p.node.text, p.x, p.y) for p in placed] == [

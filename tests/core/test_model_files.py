@@ -6,9 +6,9 @@ import os
 
 import pytest
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import train
-from tokexplorer.core.minbpe_files import (
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import train
+from tokexplorer.core.files.minbpe import (
     model_text,
     parse_minbpe_model,
     save_gpt2,
@@ -17,7 +17,7 @@ from tokexplorer.core.minbpe_files import (
     vocab_text,
 )
 from tokexplorer.core.registry import load_tokenizer
-from tokexplorer.core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
+from tokexplorer.core.training.sentencepiece import llama2_options, save_sentencepiece, train_sentencepiece
 from tokexplorer.core.tokenizer import TokexplorerError
 
 SAMPLE = "Hello world! Hello there, hello 123 — ünïcödé 👋\n\tTabs and  spaces.\n" * 30

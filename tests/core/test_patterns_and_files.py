@@ -12,7 +12,7 @@ from tokexplorer.core import patterns
 from tokexplorer.core.encoding import uncovered
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.patterns import resolve_pattern, split, split_texts
-from tokexplorer.core.textfile import NotUtf8Error, decode_text, read_text_file, write_atomic
+from tokexplorer.core.files.textfile import NotUtf8Error, decode_text, read_text_file, write_atomic
 from tokexplorer.core.tokenizer import TokexplorerError
 
 # The GPT-4 pattern as printed in the lecture and in minbpe (before tiktoken's possessive form).
@@ -118,7 +118,7 @@ def test_a_long_texts_ids_are_tiktokens_kept_as_one_array(name, corpora):
     """From ENCODE_PIECE characters on, the ids come as an array (no Python int per id for the
     allocator to keep arenas for): the same ids as tiktoken's own encode."""
     from tokexplorer.core.encoding import TokenIds
-    from tokexplorer.core.tiktoken_backend import ENCODE_PIECE
+    from tokexplorer.core.backends.tiktoken_family import ENCODE_PIECE
 
     text = (corpora / "en" / "tinyshakespeare.txt").read_text("utf-8")[: ENCODE_PIECE + 1000] + "<|endoftext|>"
     tok = get_builtin(name)

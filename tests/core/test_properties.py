@@ -29,13 +29,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tokexplorer.core.bpe_training import iter_train, train
+from tokexplorer.core.training.bpe import iter_train, train
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.incremental import IncrementalEncoder
-from tokexplorer.core.minbpe_files import save_gpt2, save_minbpe, save_tiktoken
+from tokexplorer.core.incremental.encoder import IncrementalEncoder
+from tokexplorer.core.files.minbpe import save_gpt2, save_minbpe, save_tiktoken
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
 from tokexplorer.core.registry import get_builtin, load_tokenizer
-from tokexplorer.core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
+from tokexplorer.core.training.sentencepiece import llama2_options, save_sentencepiece, train_sentencepiece
 from tokexplorer.core.tokenizer import TokexplorerError, clean_text, special_spans
 
 from .. import reference_bpe as ref

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tokexplorer.cli import main
-from tokexplorer.core.quirks import QUIRKS, quirk
+from tokexplorer.cli.main import main
+from tokexplorer.core.analysis.quirks import QUIRKS, quirk
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
 

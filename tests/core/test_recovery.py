@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tokexplorer.core import recovery
-from tokexplorer.core.recovery import Recovered, Session
+from tokexplorer.core.files import recovery
+from tokexplorer.core.files.recovery import Recovered, Session
 from tokexplorer.core.tokenizer import TokexplorerError
 
 TEXT = "line one\r\nemoji 👋🏽 𝕏 𠀀\r\n\ttab\u2028sep\u00a0nbsp\r\n"

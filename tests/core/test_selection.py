@@ -9,9 +9,9 @@ import random
 import pytest
 
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.quirks import quirk
+from tokexplorer.core.analysis.quirks import quirk
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.selection import caret_range, inspect_selection, selection_counts
+from tokexplorer.core.analysis.selection import caret_range, inspect_selection, selection_counts
 
 TRICKY = "hi 👋 there, e\u0301 🇺🇳 한국어 똠 👨\u200d👩\u200d👧 क्षत्रिय \u202eevil\u202c 𝕏\u00a0x  \n\tend "
 
@@ -161,7 +161,7 @@ def test_caret_at_the_end_takes_the_last_token():
 
 
 def test_byte_offsets_match_encoding_the_prefix(builtin, tricky_strings):
-    from tokexplorer.core.selection import byte_offset, utf8_offset
+    from tokexplorer.core.analysis.selection import byte_offset, utf8_offset
 
     text = TRICKY + "".join(t for _, t in tricky_strings[:60])
     enc = builtin.encode(text, allowed_special="none")
@@ -169,7 +169,7 @@ def test_byte_offsets_match_encoding_the_prefix(builtin, tricky_strings):
 
 
 def test_a_long_run_of_cut_characters_falls_back_to_the_slow_way():
-    from tokexplorer.core.selection import byte_offset, utf8_offset
+    from tokexplorer.core.analysis.selection import byte_offset, utf8_offset
 
     text = "ab " + "🇺🇳" * 200  # GPT-2 cuts every flag: every token after the space is partial
     enc = get_builtin("gpt2").encode(text)

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from tokexplorer.core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, train_sentencepiece
+from tokexplorer.core.training.sentencepiece import LLAMA2_OPTIONS, llama2_options, train_sentencepiece
 from tokexplorer.core.tokenizer import TokexplorerError
 
 TOY = ("SentencePiece is an unsupervised text tokenizer and detokenizer mainly for Neural Network-based "
@@ -65,8 +65,8 @@ def test_bad_input(text, options, message):
 
 
 def test_count_sample_is_bounded_and_counts_whole_lines_piece_by_piece(corpora, monkeypatch):
-    from tokexplorer.core import sentencepiece_training
-    from tokexplorer.core.sentencepiece_training import count_sample
+    from tokexplorer.core.training import sentencepiece as sentencepiece_training
+    from tokexplorer.core.training.sentencepiece import count_sample
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:40_000]
     tok = train_sentencepiece(text, llama2_options(400))

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from tokexplorer.cli import main
+from tokexplorer.cli.main import main
 from tokexplorer.core import patterns
 from tokexplorer.core.patterns import NAMED_PATTERNS, split
 from tokexplorer.core.registry import get_builtin

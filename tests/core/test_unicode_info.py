@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tokexplorer.core.unicode_info import graphemes, inspect_text, kinds_of, normal_forms, script_of
+from tokexplorer.core.analysis.unicode_info import graphemes, inspect_text, kinds_of, normal_forms, script_of
 
 
 def _parse_break_test(line: str) -> tuple[str, list[tuple[int, int]]]:

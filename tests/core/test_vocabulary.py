@@ -7,7 +7,7 @@ import pytest
 
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.tokenizer import TokexplorerError
-from tokexplorer.core.vocabulary import Kind, Vocabulary, parse_hex
+from tokexplorer.core.analysis.vocabulary import Kind, Vocabulary, parse_hex
 
 
 @pytest.fixture(scope="module")
@@ -49,7 +49,7 @@ def test_search_by_text_hex_and_id(o200k):
 
 
 def test_matches_inside_one_token_only():
-    from tokexplorer.core.tiktoken_backend import TiktokenTokenizer
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 
     # "xa" + "aa": the joined bytes "xaaa" hold "aa" at 1 (across two tokens) and at 2 (inside "aa").
     vocab = Vocabulary.of(TiktokenTokenizer.from_ranks("toy", {b"x": 0, b"a": 1, b"xa": 2, b"aa": 3}, r"\S+"))
@@ -103,8 +103,8 @@ def slow_next(ids: list[int], token_id: int, after: int) -> int | None:
 def test_find_in_text_finds_the_next_occurrence(o200k, monkeypatch, block):
     """"Find in text": each id's count and next occurrence (wrapping round) as a plain reading of
     the ids gives them, for ids that occur once, often, or never, searched a block at a time."""
-    from tokexplorer.core import vocabulary
-    from tokexplorer.core.vocabulary import Occurrences, next_occurrence
+    from tokexplorer.core.analysis import vocabulary
+    from tokexplorer.core.analysis.vocabulary import Occurrences, next_occurrence
 
     monkeypatch.setattr(vocabulary, "SEARCH_BLOCK", block)
     tok, vocab = o200k

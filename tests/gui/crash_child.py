@@ -1,5 +1,5 @@
 """A real tokexplorer process for tests/gui/test_autosave_crash.py: `python -m tokexplorer ARGS`
-as it is (tokexplorer.cli.main), with one hook once the window is shown, reporting JSON lines on
+as it is (tokexplorer.cli.main.main), with one hook once the window is shown, reporting JSON lines on
 stdout.
 
     python crash_child.py type TEXT_FILE ARGS...  type TEXT_FILE's text (UTF-8) at the end of the
@@ -20,8 +20,9 @@ from pathlib import Path
 def main(mode: str, args: list[str]) -> int:
     from PySide6.QtGui import QTextCursor
 
-    from tokexplorer import cli
-    from tokexplorer.gui import app, dialogs, main_window
+    from tokexplorer.cli import main as cli
+    from tokexplorer.gui import app, main_window
+    from tokexplorer.gui.widgets import dialogs
 
     sys.path.insert(0, str(Path(__file__).parent))
     from helpers import type_text

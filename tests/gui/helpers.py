@@ -129,7 +129,7 @@ def tokenized_of(name: str, text: str, policy: str = "refuse"):
     spliced by the window's, in this process (no server process)."""
     from tokexplorer.core.positions import utf16_len
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.document_tokens import DocumentTokens
+    from tokexplorer.server.document_tokens import DocumentTokens
     from tokexplorer.server import protocol as p
     from tokexplorer.server.documents import Document
 
@@ -169,7 +169,7 @@ class ServerInThread:
 
 def server_in_thread(monkeypatch) -> None:
     """Windows made after this call use a server of their own, in a thread of the test's process."""
-    from tokexplorer.gui import server_link
+    from tokexplorer.gui.services import server_link
     from tokexplorer.server.client import ServerProcess
 
     class Threaded(ServerProcess):

@@ -7,7 +7,7 @@ import multiprocessing
 import sys
 import time
 
-from tokexplorer.gui.training_child import TrainingRequest, main
+from tokexplorer.core.training.runner import TrainingRequest, main
 
 if __name__ == "__main__":
     ctx = multiprocessing.get_context("spawn")

@@ -24,8 +24,8 @@ def test_about_lists_versions_sources_and_licences(window):
 def test_info_dialogs_show_their_text_whole(qtbot, window):
     from PySide6.QtWidgets import QTextBrowser
 
-    from tokexplorer.gui.about import about_html
-    from tokexplorer.gui.dialogs import info_dialog
+    from tokexplorer.gui.widgets.about import about_html
+    from tokexplorer.gui.widgets.dialogs import info_dialog
 
     window.shortcuts_action.trigger()
     shortcuts = window.dialogs.asked[-1][1]

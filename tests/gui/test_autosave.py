@@ -10,10 +10,10 @@ import base64
 
 import pytest
 
-from tokexplorer.core import recovery
+from tokexplorer.core.files import recovery
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.textfile import read_text_file
-from tokexplorer.gui.autosave import ENV_DEBOUNCE
+from tokexplorer.core.files.textfile import read_text_file
+from tokexplorer.gui.services.autosave import ENV_DEBOUNCE
 
 from .helpers import FakeDialogs, type_text, wait_settled
 
@@ -206,7 +206,7 @@ def add_in_memory(qtbot, state, tok) -> str:
 
 
 def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtbot, tmp_path, isolated_settings):
-    from tokexplorer.core.bpe_training import train
+    from tokexplorer.core.training.bpe import train
 
     tok = train(EXPECTED * 20, 300, pattern="gpt4", special_tokens=["<|end|>"], name="my bpe")
     first, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
@@ -237,7 +237,7 @@ def test_a_tokenizer_trained_in_memory_comes_back_with_the_text(make_window, qtb
 
 
 def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, isolated_settings, monkeypatch):
-    import tokexplorer.gui.autosave as autosave
+    import tokexplorer.gui.services.autosave as autosave
 
     monkeypatch.setattr(autosave, "in_temp_folder", lambda path: False)  # as a file in the user's folders
     tok_file = tmp_path / "mine.tiktoken"
@@ -251,7 +251,7 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
 
 
 def test_typing_that_never_pauses_is_still_saved(make_window, qtbot, tmp_path, isolated_settings, monkeypatch):
-    import tokexplorer.gui.autosave as autosave
+    import tokexplorer.gui.services.autosave as autosave
 
     window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
     window.autosave._timer.setInterval(24 * 3600 * 1000)  # a pause that never comes

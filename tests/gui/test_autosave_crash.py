@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tokexplorer.core import recovery
+from tokexplorer.core.files import recovery
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.tokenizer import TokexplorerError
 

@@ -74,7 +74,7 @@ def test_a_panic_in_the_server_is_an_error_and_the_server_lives_on(qtbot, make_w
 
 
 def test_a_panic_in_a_job_reaches_its_error_handler(qtbot):
-    from tokexplorer.gui.worker import run_job
+    from tokexplorer.gui.services.worker import run_job
 
     panic, errors = native_panic(), []
     run_job(lambda progress: (_ for _ in ()).throw(panic), on_result=lambda v: None, on_error=errors.append)
@@ -198,7 +198,7 @@ def crash_handler():
     """The application's handler in place of pytest-qt's for one test, then pytest-qt's again."""
     import threading
 
-    from tokexplorer.gui import crash
+    from tokexplorer.gui.services import crash
 
     hooks = sys.excepthook, threading.excepthook
     crash.install()
@@ -235,7 +235,7 @@ def test_an_error_in_a_slot_is_shown_logged_and_survived(qtbot, window, crash_ha
 
 
 def test_an_error_in_a_worker_is_shown_and_logged(qtbot, window, crash_handler, isolated_settings):
-    from tokexplorer.gui.worker import run_job
+    from tokexplorer.gui.services.worker import run_job
 
     def broken_job(progress):
         raise KeyError("a bug in a worker")
@@ -279,7 +279,7 @@ def test_saving_keeps_the_mode_and_writes_through_a_symlink(qtbot, window, tmp_p
 
 
 def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, monkeypatch):
-    from tokexplorer.core import textfile
+    from tokexplorer.core.files import textfile
 
     target = tmp_path / "t.txt"
     target.write_text("kept", "utf-8")
@@ -296,7 +296,7 @@ def test_the_details_box(monkeypatch, qtbot):
     method: it was defined, unreachable, inside info_dialog."""
     from PySide6.QtWidgets import QMessageBox, QWidget
 
-    from tokexplorer.gui.dialogs import Dialogs
+    from tokexplorer.gui.widgets.dialogs import Dialogs
 
     shown = []
     monkeypatch.setattr(QMessageBox, "exec", lambda box: shown.append((box.text(), box.detailedText())) or 0)
@@ -349,7 +349,7 @@ def test_a_text_that_cannot_be_read_is_said_and_the_open_text_stays(qtbot, windo
     ("surrogate", None),
 ])
 def test_a_strange_text_opens_with_the_command_lines_counts(qtbot, window, tmp_path, case, shown):
-    from tokexplorer.cli import main as cli_main
+    from tokexplorer.cli.main import main as cli_main
 
     path = _bad_text(tmp_path, case)
     if case == "utf16":  # the decoding dialog names what it looks like; the user takes that

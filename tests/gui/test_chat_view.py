@@ -13,7 +13,7 @@ from PySide6.QtWidgets import QApplication
 from tokexplorer.core.chat import Message, count_chat
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.panels.chat import ChatView
-from tokexplorer.gui.server_link import ServerLink
+from tokexplorer.gui.services.server_link import ServerLink
 from tokexplorer.gui.state import AppState
 
 CONVERSATION = [Message("system", "Be brief."), Message("user", "안녕! 👋🏽 2+2?"),

@@ -13,7 +13,7 @@ from PySide6.QtGui import QColor, QPalette
 
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.token_colours import N_COLOURS, colour_indices, drawn_colour
-from tokexplorer.gui.colours import SCHEMES, TokenPalette, application_palette
+from tokexplorer.gui.widgets.colours import SCHEMES, TokenPalette, application_palette
 
 from .helpers import wait_settled
 from .test_shaping import CORPORA

@@ -13,13 +13,13 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtTest import QTest
 from PySide6.QtWidgets import QApplication
 
-from tokexplorer.core.compare import boundary_marks, cheapest, compare_counts, covering, summary
-from tokexplorer.core.quirks import quirk, sample_text
+from tokexplorer.core.analysis.compare import boundary_marks, cheapest, compare_counts, covering, summary
+from tokexplorer.core.analysis.quirks import quirk, sample_text
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.selection import selection_counts
+from tokexplorer.core.analysis.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
-from tokexplorer.gui.fitting_label import plain
-from tokexplorer.gui.editor import LOAD_SLICE
+from tokexplorer.gui.widgets.fitting_label import plain
+from tokexplorer.gui.editor.view import LOAD_SLICE
 from tokexplorer.core.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding

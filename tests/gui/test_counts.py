@@ -14,7 +14,7 @@ import pytest
 from PySide6.QtGui import QTextCursor
 
 from tokexplorer.core.registry import builtin_names, get_builtin
-from tokexplorer.core.textfile import read_text_file
+from tokexplorer.core.files.textfile import read_text_file
 
 from .helpers import wait_settled
 from .test_shaping import CORPORA

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import tokexplorer
-from tokexplorer.commands import encoding as encoding_command
+from tokexplorer.cli.commands import encoding as encoding_command
 from tokexplorer.core.registry import DEFAULT_TOKENIZER
 from tokexplorer.gui import settings as keys
 from tokexplorer.gui.state import AppState

@@ -3,9 +3,9 @@ struck through, and every token painted over its own text."""
 
 from __future__ import annotations
 
-from tokexplorer.core.bpe_training import train
-from tokexplorer.core.minbpe_files import save_minbpe
-from tokexplorer.gui.tokenized import DROPPED
+from tokexplorer.core.training.bpe import train
+from tokexplorer.core.files.minbpe import save_minbpe
+from tokexplorer.server.tokenized import DROPPED
 
 from .helpers import wait_settled
 

@@ -18,11 +18,11 @@ from tokexplorer.bench import gui as bench_gui
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.token_colours import colour_indices
-from tokexplorer.gui.colours import CLUSTER_SPLIT
-from tokexplorer.gui.editor import describe_token
+from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT
+from tokexplorer.gui.editor.view import describe_token
 from tokexplorer.core.positions import cluster_bounds16, editor_text, to_utf16
-from tokexplorer.gui.tokenized import REFUSED
-from tokexplorer.gui.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
+from tokexplorer.server.tokenized import REFUSED
+from tokexplorer.gui.services.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
 
 from .helpers import drift_next_request, tokenized_of, tokenizer_for, type_text, wait_settled
 
@@ -678,7 +678,7 @@ def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
 
 
 def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
-    from tokexplorer.core.quirks import quirk
+    from tokexplorer.core.analysis.quirks import quirk
 
     type_text(window.editor, "draft")
     window.dialogs.unsaved_answer = "cancel"
@@ -701,7 +701,7 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
     """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
     from PySide6.QtGui import QTextDocument
 
-    from tokexplorer.gui.editor import TokenEditor
+    from tokexplorer.gui.editor.view import TokenEditor
     from tokexplorer.gui.state import AppState
 
     state = AppState()
@@ -729,7 +729,7 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
     start-up load) gets the whole text with its whole length, so the worker's copy is in step:
     no "out of step" resend, and the tokens are the full text's once the load ends."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor import LOAD_SLICE
+    from tokexplorer.gui.editor.view import LOAD_SLICE
 
     text = "".join(f"line {i}: naïve 👋 text\r\n" for i in range(3 * LOAD_SLICE // 20))
     assert len(text) > 2 * LOAD_SLICE
@@ -750,7 +750,7 @@ def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, 
     text in), and the load's end asks nothing more: the text is tokenized whole once, and the next
     keystroke is an edit of the server's copy."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor import LOAD_SLICE
+    from tokexplorer.gui.editor.view import LOAD_SLICE
 
     text = "".join(f"line {i}: naïve 👋 text\n" for i in range(4 * LOAD_SLICE // 20))
     path = tmp_path / "big.txt"
@@ -783,7 +783,7 @@ def test_a_big_text_opened_while_another_goes_in_shows_its_own_tokens(qtbot, win
     """A second text opened while the first still goes in (each tokenized as it loads) ends with
     the second's tokens, the first's request answered or dropped on the way."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor import LOAD_SLICE
+    from tokexplorer.gui.editor.view import LOAD_SLICE
 
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     first.write_text("".join(f"first {i} naïve\n" for i in range(LOAD_SLICE // 2)), encoding="utf-8")
@@ -837,7 +837,7 @@ def test_no_background_job_outlives_the_window(qtbot, window):
 
     from PySide6.QtCore import QThreadPool
 
-    from tokexplorer.gui.worker import run_job
+    from tokexplorer.gui.services.worker import run_job
 
     started, finished = threading.Event(), threading.Event()
 

@@ -8,8 +8,8 @@ from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.selection import selection_counts
-from tokexplorer.gui.editor import WRAP_ANYWHERE_LINE
+from tokexplorer.core.analysis.selection import selection_counts
+from tokexplorer.gui.editor.view import WRAP_ANYWHERE_LINE
 from tokexplorer.core.positions import SOFT_LINE
 
 from .helpers import wait_settled
@@ -183,7 +183,7 @@ COPY_AND_EXIT = """
 import sys
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QApplication
-from tokexplorer.gui.editor import TokenEditor
+from tokexplorer.gui.editor.view import TokenEditor
 from tokexplorer.core.positions import editor_text
 from tokexplorer.gui.state import AppState
 app = QApplication([])

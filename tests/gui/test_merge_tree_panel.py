@@ -74,7 +74,7 @@ def test_sentencepiece_tree_and_a_tokenizer_without_one(qtbot, window, tmp_path)
     leaves = [n.node for n in panel.items if n.node.is_leaf]
     assert [n.text for n in leaves] == [" ", "h", "e", "l", "l"]  # characters, not bytes
     assert panel.items[0].node.rank == round(-sp.score(hell))
-    from tokexplorer.core.sentencepiece_training import llama2_options, save_sentencepiece, train_sentencepiece
+    from tokexplorer.core.training.sentencepiece import llama2_options, save_sentencepiece, train_sentencepiece
 
     unigram = train_sentencepiece("hello world\nhello there\n" * 50,
                                   llama2_options(12, "unigram", byte_fallback=False))

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from PySide6.QtCore import QPointF, Qt
 
-from tokexplorer.core.languages import read_parallel_texts, tokens_per_language
+from tokexplorer.core.analysis.languages import read_parallel_texts, tokens_per_language
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.sweep import CompressionCurve, split_held_out, sweep
+from tokexplorer.core.analysis.sweep import CompressionCurve, split_held_out, sweep
 from tokexplorer.core.tables import csv_text
-from tokexplorer.core.token_lengths import length_histogram
+from tokexplorer.core.analysis.token_lengths import length_histogram
 
 from .helpers import wait_settled
 
@@ -124,7 +124,7 @@ def test_sweep_trains_in_a_child_process_that_cancel_and_closing_end(qtbot, wind
     ends it, and so does closing the window, once the user says so (the window asks first)."""
     from PySide6.QtCore import QThreadPool
 
-    from tokexplorer.core.bpe_training import PURE_PYTHON_VARIABLE
+    from tokexplorer.core.training.bpe import PURE_PYTHON_VARIABLE
 
     # The Python merge loop (inherited by the child) keeps the run going long enough to be ended
     # half-way; the compiled one might finish before the test looks at the child.

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QApplication
 
-from tokexplorer.core.quirks import quirk
+from tokexplorer.core.analysis.quirks import quirk
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.selection import selection_counts
+from tokexplorer.core.analysis.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.core.positions import utf16_len
-from tokexplorer.gui.selection import code_point_at16
+from tokexplorer.gui.editor.selection import code_point_at16
 
 from .helpers import wait_settled
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from tokexplorer.gui import server_link
+from tokexplorer.gui.services import server_link
 
 from .helpers import tokenizer_for, type_text, wait_settled
 

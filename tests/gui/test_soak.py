@@ -15,7 +15,7 @@ import subprocess
 import sys
 import weakref
 
-from tokexplorer.gui.worker import run_job
+from tokexplorer.gui.services.worker import run_job
 
 GROWTH_BUDGET_MB = 50
 # The C heap in use after the short run, warm start to end: ~0.1 MB measured. The end includes a
@@ -46,7 +46,7 @@ def test_a_finished_job_keeps_nothing_alive(qtbot):
 def test_editing_soak_keeps_memory_and_threads_flat(tmp_path, corpora):
     edits = int(os.environ.get("TOKEXPLORER_SOAK_EDITS", "20"))
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TOKEXPLORER_SETTINGS_DIR=str(tmp_path))
-    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.soak", str(edits),
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.bench.soak", str(edits),
                            str(corpora / "en" / "tinyshakespeare.txt")],
                           capture_output=True, text=True, env=env, timeout=1800)
     assert proc.returncode == 0, proc.stderr[-2000:]

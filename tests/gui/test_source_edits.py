@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from PySide6.QtGui import QTextCursor
 
-from tokexplorer.gui.editor import TokenEditor
+from tokexplorer.gui.editor.view import TokenEditor
 from tokexplorer.core.positions import TextMirror, editor_text, to_utf16
 from tokexplorer.gui.state import AppState
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6.QtWidgets import QPushButton
 
-from tokexplorer.gui import text_budget
-from tokexplorer.gui.text_budget import TextTooBig, check_size, read_sample
+from tokexplorer.core.files import text_budget
+from tokexplorer.core.files.text_budget import TextTooBig, check_size, read_sample
 
 LINE = "naïve café 👋 line {}\n"
 
@@ -44,7 +44,7 @@ def test_a_sample_is_the_beginning_cut_after_a_line(tmp_path, encoding):
 
 
 def test_a_sample_that_is_not_utf8_asks_for_its_encoding(tmp_path):
-    from tokexplorer.core.textfile import NotUtf8Error
+    from tokexplorer.core.files.textfile import NotUtf8Error
 
     path = tmp_path / "latin.txt"
     path.write_bytes("café\n".encode("latin-1") * 1000)

@@ -71,7 +71,7 @@ def test_a_long_chunk_is_traced_a_page_at_a_time(qtbot, window):
     """A 6,000-letter word is one o200k_base chunk (the old 2 KB limit refused it): traced in a
     worker, its merges listed, its sequence shown a page at a time; one over 64 KB is refused
     with the bound named."""
-    from tokexplorer.core.encode_trace import MAX_TRACE_BYTES
+    from tokexplorer.core.analysis.encode_trace import MAX_TRACE_BYTES
     from tokexplorer.gui.panels.trace import PAGE_PARTS
 
     window.state.set_tokenizer("o200k_base")

@@ -14,11 +14,11 @@ import pytest
 from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
-from tokexplorer.core.bpe_tokenizer import BPETokenizer
-from tokexplorer.core.bpe_training import PURE_PYTHON_VARIABLE, iter_train, train
+from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.training.bpe import PURE_PYTHON_VARIABLE, iter_train, train
 from tokexplorer.core.patterns import NAMED_PATTERNS
 from tokexplorer.core.registry import load_tokenizer
-from tokexplorer.core.sentencepiece_training import llama2_options, train_sentencepiece
+from tokexplorer.core.training.sentencepiece import llama2_options, train_sentencepiece
 from tokexplorer.server.protocol import EncodeIds
 
 from .helpers import wait_settled
@@ -270,7 +270,7 @@ def test_files_dropped_on_the_panel_join_the_corpus(qtbot, window, small_corpus,
 
 
 def test_the_training_child_imports_no_qt():
-    code = ("import sys, tokexplorer.gui.training_child, tokexplorer.core.bpe_training;"
+    code = ("import sys, tokexplorer.core.training.runner, tokexplorer.core.training.bpe;"
             "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -412,7 +412,7 @@ def real_dialogs(monkeypatch, qtbot, button: str):
     buttons without their "&")."""
     from PySide6.QtWidgets import QMessageBox, QWidget
 
-    from tokexplorer.gui.dialogs import Dialogs
+    from tokexplorer.gui.widgets.dialogs import Dialogs
 
     shown = []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QTextCursor
 
-from tokexplorer.gui.editor import PROBE_WALK
+from tokexplorer.gui.editor.view import PROBE_WALK
 
 from .helpers import drift_next_request, type_text, wait_settled
 

@@ -12,7 +12,7 @@ from tokexplorer.core.positions import editor_prefix, utf16_len
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
-from tokexplorer.gui.document_tokens import DocumentTokens, OutOfStep
+from tokexplorer.server.document_tokens import DocumentTokens, OutOfStep
 from tokexplorer.server import protocol as p
 from tokexplorer.server.columns import REFUSED, TokenColumns, splice
 from tokexplorer.server.documents import Document

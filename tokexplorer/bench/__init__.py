@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Callable
 
-from ..core.tokenizer import TokexplorerError
+from tokexplorer.core.tokenizer import TokexplorerError
 
 
 def corpora_dir() -> Path:

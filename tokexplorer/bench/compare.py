@@ -5,7 +5,7 @@ the first N); keys are typed into the last pane at a human pace, each timed in e
 key event to the first paint that shows that keystroke's tokens (and the boundary marks), while a
 5 ms timer measures how late the UI event loop runs. `--repeat` runs, each in a fresh window;
 the table gives each pane's median and p95 as the median over runs with their range. The window is
-driven by `tokexplorer.gui.compare_bench` (Qt lives only in tokexplorer.gui).
+driven by `tokexplorer.gui.bench.compare` (Qt lives only in tokexplorer.gui).
 
 Targets (issue 8, the editor's budgets): p95 keystroke-to-highlight under 50 ms in every pane, no
 stall over 50 ms.
@@ -18,9 +18,9 @@ import statistics
 import sys
 import tempfile
 
-from ..core.registry import builtin_names
-from . import corpus_path
-from .gui import _percentile
+from tokexplorer.core.registry import builtin_names
+from tokexplorer.bench import corpus_path
+from tokexplorer.bench.gui import _percentile
 
 
 def _spread(values: list[float]) -> str:
@@ -40,7 +40,7 @@ def run(args) -> dict:
     names = builtin_names()[:n_panes]
     n_keys = getattr(args, "gui_keys", 60)
 
-    from ..gui.compare_bench import measure_compare_typing
+    from tokexplorer.gui.bench.compare import measure_compare_typing
 
     runs = [measure_compare_typing(path, n_keys, names) for _ in range(max(1, getattr(args, "repeat", 3)))]
     rows = []

@@ -12,8 +12,8 @@ import subprocess
 import sys
 import time
 
-from ..core.registry import builtin_names, get_builtin
-from . import best_time, corpus_path
+from tokexplorer.core.registry import builtin_names, get_builtin
+from tokexplorer.bench import best_time, corpus_path
 
 
 def _cold_start(name: str) -> float:

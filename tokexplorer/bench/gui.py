@@ -6,12 +6,12 @@ human pace, each timed from the key event to the first paint that shows that key
 while a 5 ms timer measures how late the UI event loop runs (the longest stall). Also the time
 from launching `tokexplorer` to a visible window, in a fresh process; with --huge-mb N, the time
 to open an N MB text (the corpus repeated) and the longest stall meanwhile. The window is driven by
-`tokexplorer.gui.typing_bench` (Qt lives only in tokexplorer.gui); this module makes the table.
+`tokexplorer.gui.bench.typing` (Qt lives only in tokexplorer.gui); this module makes the table.
 
 Targets (issue 30): p95 keystroke-to-highlight under 16 ms, typing stall under 33 ms, a first
 switch's stall under 50 ms and a switch back's under 30 ms, window up within 1.5 s; a 50 MB text
 opens within 1.5x a plain editor plus tiktoken, both processes' peaks added. A note gives what
-autosave costs on the same text (`tokexplorer.gui.autosave_bench`).
+autosave costs on the same text (`tokexplorer.gui.bench.autosave`).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..core.tokenizer import TokexplorerError
-from . import corpus_path
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.bench import corpus_path
 
 
 def _percentile(values: list[float], q: float) -> float:
@@ -50,7 +50,7 @@ def launch_times(settings_dir: str, repeat: int) -> list[float]:
 
 
 def run(args) -> list[dict]:
-    from ..gui.text_budget import WINDOW_TEXT_LIMIT_MB
+    from tokexplorer.core.files.text_budget import WINDOW_TEXT_LIMIT_MB
 
     if getattr(args, "huge_mb", 0) > WINDOW_TEXT_LIMIT_MB:  # the window would refuse it
         raise TokexplorerError(f"--huge-mb {args.huge_mb}: the window opens texts of up to "
@@ -63,8 +63,8 @@ def run(args) -> list[dict]:
     n_keys = getattr(args, "gui_keys", 60)
     launches = launch_times(settings_dir, getattr(args, "repeat", 3))
 
-    from ..gui.autosave_bench import note as autosave_note
-    from ..gui.typing_bench import STALL_TICK_MS, measure_typing
+    from tokexplorer.gui.bench.autosave import note as autosave_note
+    from tokexplorer.gui.bench.typing import STALL_TICK_MS, measure_typing
 
     report = measure_typing(path, n_keys)
     selections = _measure_selections(path, max(3, n_keys // 2))
@@ -90,7 +90,7 @@ def run(args) -> list[dict]:
                       "both: their sum, beside the baseline's one process",
                       "targets (issue 30): time ratio within 1.5, both peaks added within 1.5x the baseline's"],
         }]
-    from ..gui.training_bench import measure_training
+    from tokexplorer.gui.bench.training import measure_training
 
     trained = measure_training(path, getattr(args, "train_vocab", 32768))
     rows = []
@@ -144,7 +144,7 @@ def _ratio(a: float | None, b: float) -> str:
 
 def _child(kind: str, path: Path) -> dict:
     """Run typing_bench's `app` or `plain` measurement in a fresh process (its own peak memory)."""
-    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.typing_bench", kind, str(path), HUGE_TOKENIZER],
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.bench.typing", kind, str(path), HUGE_TOKENIZER],
                           capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:
         raise RuntimeError(f"the {kind} measurement failed: {proc.stderr.strip()[-300:]}")
@@ -165,7 +165,7 @@ def _repeated(path: Path, size: int, folder: str) -> Path:
 def _measure_selections(path: Path, clicks: int) -> list[str]:
     """Notes on the inspector following `clicks` clicks into tokens, and a select-all, per
     tokenizer (issue 8: within 50 ms)."""
-    from ..gui.selection_bench import measure_selection
+    from tokexplorer.gui.bench.selection import measure_selection
 
     notes = []
     for r in measure_selection(path, clicks):

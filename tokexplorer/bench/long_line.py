@@ -1,7 +1,7 @@
 """`tokexplorer bench --long-line N[,N...]`: a text of one line of N characters without break points (one
 long word, minified data) in the real window: the time to open it coloured, the longest stall of
 the UI loop meanwhile, then per typed key the time to its tokens on screen and the longest stall
-while typing. Each run in a fresh process (`tokexplorer.gui.long_line_bench`); medians over
+while typing. Each run in a fresh process (`tokexplorer.gui.bench.long_line`); medians over
 --repeat runs, with their range.
 
 Issue 13 measured before the fix: 200 KB stalled 3.1 s on open and cost 1.5 s a key; a million
@@ -20,13 +20,13 @@ import subprocess
 import sys
 import tempfile
 
-from ..core.tokenizer import TokexplorerError
+from tokexplorer.core.tokenizer import TokexplorerError
 
 KEYS = 20
 
 
 def _run_once(n: int, kind: str, env: dict) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.long_line_bench", str(n), str(KEYS), kind],
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.bench.long_line", str(n), str(KEYS), kind],
                           capture_output=True, text=True, env=env, timeout=3600)
     if proc.returncode != 0:
         raise TokexplorerError(f"the long-line benchmark failed: {proc.stderr.strip()[-300:]}")

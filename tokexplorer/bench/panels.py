@@ -1,5 +1,5 @@
 """`tokexplorer bench --panels`: selecting a token on a book (1 MB tinyshakespeare) until the merge
-tree, the encode trace and the vocabulary are up to date and painted (tokexplorer.gui.panels_bench
+tree, the encode trace and the vocabulary are up to date and painted (tokexplorer.gui.bench.panels
 drives the window). Target (issue 8): every open panel within 50 ms.
 """
 
@@ -10,8 +10,8 @@ import statistics
 import sys
 import tempfile
 
-from . import corpus_path
-from .gui import _percentile
+from tokexplorer.bench import corpus_path
+from tokexplorer.bench.gui import _percentile
 
 TOKENIZERS = ["gpt2", "o200k_base", "llama-sp"]
 
@@ -21,7 +21,7 @@ def run(args) -> dict:
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-bench-")
     path = corpus_path(args, "en/tinyshakespeare.txt")
-    from ..gui.panels_bench import measure_selection
+    from tokexplorer.gui.bench.panels import measure_selection
 
     n = 10 * max(1, getattr(args, "repeat", 3))
     platform, chars, runs = measure_selection(path, n, TOKENIZERS)

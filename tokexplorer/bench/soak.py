@@ -1,6 +1,6 @@
 """`tokexplorer bench --soak N`: N random edits (insert, delete, paste, undo) with tokenizer switches
 on a 1 MB text in a real window, run in a fresh process so its memory is the window's alone
-(`tokexplorer.gui.soak` drives it). Reports the RSS of the window and of its tokenizing server
+(`tokexplorer.gui.bench.soak` drives it). Reports the RSS of the window and of its tokenizing server
 after warm-up and at the end, their growth together, the thread count before and after, the C heap in use and free-but-kept (a leak grows the first, the
 allocator's retention the second), and whether the tokens shown equal a fresh encode. A run of
 more than 500 edits prints a progress line on stderr every 500.
@@ -19,8 +19,8 @@ import subprocess
 import sys
 import tempfile
 
-from ..core.tokenizer import TokexplorerError
-from . import corpus_path
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.bench import corpus_path
 
 GROWTH_BUDGET_MB = 50
 
@@ -30,7 +30,7 @@ def run(args) -> dict:
     env = dict(os.environ, TOKEXPLORER_SETTINGS_DIR=tempfile.mkdtemp(prefix="tokexplorer-soak-"))
     if sys.platform.startswith("linux") and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
         env.setdefault("QT_QPA_PLATFORM", "offscreen")
-    proc = subprocess.Popen([sys.executable, "-m", "tokexplorer.gui.soak", str(args.soak), str(path)],
+    proc = subprocess.Popen([sys.executable, "-m", "tokexplorer.gui.bench.soak", str(args.soak), str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     # Its progress lines go on to our stderr as they come (a long run takes half an hour); the rest
     # (Qt's chatter) is kept for the error message only.
@@ -65,4 +65,4 @@ def run(args) -> dict:
                       "window: the window's process; server: its tokenizing server's; each read after a "
                       "collection and a trim. The heap figures are the window's: in use grows with a leak, "
                       "free but kept is glibc's retention; RSS after a trim is noisy by tens of MB "
-                      "(see tokexplorer/gui/soak.py)"]}
+                      "(see tokexplorer/gui/bench/soak.py)"]}

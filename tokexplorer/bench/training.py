@@ -26,7 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import corpora_dir
+from tokexplorer.bench import corpora_dir
 
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "reference_bpe.py"
 HF_SCRIPT = Path(__file__).with_name("hf_train.py")
@@ -62,7 +62,7 @@ def _work(kind: str, corpus: str, vocab_size: int, pattern: str | None) -> dict:
     """Run one measurement in this process: {"seconds", "vocab_size"}."""
     text = _read(corpus)
     if kind == "ours":
-        from ..core.bpe_training import iter_train
+        from tokexplorer.core.training.bpe import iter_train
 
         t0 = time.perf_counter()
         n = sum(1 for _ in iter_train(text, vocab_size, pattern=pattern))
@@ -119,7 +119,7 @@ def _spread(values: list[float]) -> str:
 
 def whole_process_case(files: list[Path], vocab_size: int, repeat: int, have_hf: bool) -> dict:
     """`tokexplorer train` and the tokenizers script, alternating, each `repeat` times."""
-    from ..core.patterns import GPT4_SPLIT_PATTERN
+    from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 
     out = Path(tempfile.mkdtemp(prefix="tokexplorer-bench-train-"))
     ours_cmd = [sys.executable, "-m", "tokexplorer", "train", *map(str, files), "--vocab-size",
@@ -173,7 +173,7 @@ def run(args) -> dict:
         ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, "gpt4", 32),
         ("Basic, vocab 4096", "en/tinyshakespeare.txt", 4096, None, 4),
     ]:
-        from ..core.patterns import GPT4_SPLIT_PATTERN
+        from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 
         regex = GPT4_SPLIT_PATTERN if pattern else None
         ours = [_measure("ours", corpus, vocab_size, regex) for _ in range(repeat)]

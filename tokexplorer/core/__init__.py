@@ -18,7 +18,7 @@ _EXPORTS = {
     "O200K_SPLIT_PATTERN": "patterns", "resolve_pattern": "patterns", "split": "patterns",
     "builtin_names": "registry", "get_builtin": "registry", "load_tokenizer": "registry",
     "DisallowedSpecialError": "tokenizer", "Tokenizer": "tokenizer", "TokexplorerError": "tokenizer",
-    "inspect_text": "unicode_info",
+    "inspect_text": "analysis.unicode_info",
 }
 
 __all__ = list(_EXPORTS)

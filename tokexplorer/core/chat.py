@@ -28,8 +28,8 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from .encoding import Encoding
-from .tokenizer import Tokenizer, TokexplorerError
+from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
 ROLES = ("system", "user", "assistant", "tool")
 MAX_STEPS = 1_000_000  # loop iterations a template may take, all loops together
@@ -266,7 +266,7 @@ def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | Non
     """Render the conversation in `format` (a name in FORMATS, "template" for the tokenizer's own
     chat_template, or None for the tokenizer's default) and count its tokens per message.
 
-    >>> from .registry import get_builtin
+    >>> from tokexplorer.core.registry import get_builtin
     >>> c = count_chat(get_builtin("cl100k_base"), [Message("user", "Hello!")])
     >>> c.text, c.total, [p.tokens for p in c.parts]
     ('<|im_start|>user\\nHello!<|im_end|>\\n<|im_start|>assistant\\n', 10, [7, 3])

@@ -15,7 +15,7 @@ import itertools
 
 import regex
 
-from .tokenizer import TokexplorerError
+from tokexplorer.core.tokenizer import TokexplorerError
 
 GPT2_SPLIT_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""

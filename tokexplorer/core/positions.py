@@ -32,9 +32,9 @@ from typing import Callable
 import numpy as np
 import regex
 
-from .encoding import SCAN_BLOCK
-from .tokenizer import clean_text
-from .unicode_info import graphemes
+from tokexplorer.core.encoding import SCAN_BLOCK
+from tokexplorer.core.tokenizer import clean_text
+from tokexplorer.core.analysis.unicode_info import graphemes
 
 
 def astral_prefix(text: str) -> np.ndarray:

@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from .patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
-from .tokenizer import Tokenizer, TokexplorerError
+from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
 
 @dataclass(frozen=True)
@@ -126,7 +126,7 @@ ENDOFPROMPT = "<|endofprompt|>"
 
 
 def _gpt2() -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_gpt2_files
 
     ranks, _ = parse_gpt2_files(GPT2_ENCODER.read(), GPT2_VOCAB_BPE.read(), source="gpt2")
     return TiktokenTokenizer.from_ranks(
@@ -136,7 +136,7 @@ def _gpt2() -> Tokenizer:
 
 
 def _cl100k() -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
                 ENDOFPROMPT: 100276}
@@ -147,7 +147,7 @@ def _cl100k() -> Tokenizer:
 
 
 def _o200k() -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     return TiktokenTokenizer.from_ranks(
         "o200k_base", parse_tiktoken_bpe(O200K.read()), O200K_SPLIT_PATTERN,
@@ -157,7 +157,7 @@ def _o200k() -> Tokenizer:
 
 
 def _llama_sp() -> Tokenizer:
-    from .sentencepiece_backend import SentencePieceTokenizer
+    from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
 
     return SentencePieceTokenizer(
         LLAMA_SP.read(), name="llama-sp",
@@ -166,7 +166,7 @@ def _llama_sp() -> Tokenizer:
 
 
 def _deepseek_v4() -> Tokenizer:
-    from .tokenizers_backend import TokenizersTokenizer  # imported on use: it loads `tokenizers`
+    from tokexplorer.core.backends.hf_tokenizers import TokenizersTokenizer  # imported on use: it loads `tokenizers`
 
     info = BUILTINS["deepseek-v4"]
     return TokenizersTokenizer(
@@ -190,7 +190,7 @@ QWEN3_6_SPECIALS = [
 
 
 def _qwen(name: str, data: DataFile, pattern: str, specials: list[str], first: int) -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     info = BUILTINS[name]
     return TiktokenTokenizer.from_ranks(
@@ -235,7 +235,7 @@ def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, di
 
 
 def _tekken() -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 
     info = BUILTINS["tekken"]
     ranks, pattern, specials = parse_tekken(TEKKEN.read(), source=TEKKEN.path)
@@ -346,8 +346,8 @@ def load_tokenizer(name_or_path: str | os.PathLike) -> Tokenizer:
 
 def load_tokenizer_file(path: Path) -> Tokenizer:
     """Read a tokenizer file; the format is recognised from the content, not the name."""
-    from .sentencepiece_backend import SentencePieceTokenizer
-    from .tiktoken_backend import TiktokenTokenizer, parse_tiktoken_bpe
+    from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     if path.is_dir():
         raise TokexplorerError(f"{path} is a folder; give a tokenizer file")
@@ -361,7 +361,7 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     if head.startswith(b"GGUF"):
         # subtle: a model file is gigabytes of tensors; only its metadata is read (mapped, not
         # loaded), so it is never read whole here.
-        from .gguf_backend import load_gguf  # imported on use: it loads `gguf`
+        from tokexplorer.core.backends.gguf_model import load_gguf  # imported on use: it loads `gguf`
 
         return load_gguf(path)
     try:
@@ -397,9 +397,9 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
 def _load_json(path: Path, data: bytes) -> Tokenizer:
     """A JSON tokenizer file: Hugging Face's tokenizer.json (an object with "model"), a tekken
     file (with "config" and "vocab"), or GPT-2's encoder.json (token -> id)."""
-    from .tiktoken_backend import TiktokenTokenizer
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 
-    from .tokenizers_backend import looks_like_tokenizer_json, load_tokenizer_json
+    from tokexplorer.core.backends.hf_tokenizers import looks_like_tokenizer_json, load_tokenizer_json
 
     try:
         spec = json.loads(data)
@@ -425,7 +425,7 @@ def _looks_like_tiktoken(head: bytes) -> bool:
 
 
 def _load_gpt2_pair(path: Path, encoder_json: bytes) -> Tokenizer:
-    from .tiktoken_backend import TiktokenTokenizer, parse_gpt2_files
+    from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_gpt2_files
 
     vocab = path.with_name("vocab.bpe")
     if not vocab.exists():
@@ -440,7 +440,7 @@ def _load_gpt2_pair(path: Path, encoder_json: bytes) -> Tokenizer:
 
 
 def _load_minbpe(path: Path, data: bytes) -> Tokenizer:
-    from .minbpe_files import load_minbpe_model  # imported on use: it pulls in the BPE family
+    from tokexplorer.core.files.minbpe import load_minbpe_model  # imported on use: it pulls in the BPE family
 
     return load_minbpe_model(path, data)
 

@@ -15,16 +15,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterator
 
-from .budgets import max_mb_for, whole_text_over_budget, whole_text_peak_gb
-from .encoding import Encoding
-from .patterns import NAMED_PATTERNS, piece_spans, split
-from .tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
+from tokexplorer.core.budgets import max_mb_for, whole_text_over_budget, whole_text_peak_gb
+from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.patterns import NAMED_PATTERNS, piece_spans, split
+from tokexplorer.core.tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
 
 
 def streams(tok: Tokenizer) -> bool:
     """Whether `tok` gives the same tokens piece by piece as on the whole text.
 
-    >>> from .registry import get_builtin
+    >>> from tokexplorer.core.registry import get_builtin
     >>> streams(get_builtin("cl100k_base")), streams(get_builtin("llama-sp"))
     (True, False)
     """
@@ -63,7 +63,7 @@ def encode_pieces(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial 
     DisallowedSpecialError for the whole text, with its position in the whole text, before
     yielding anything.
 
-    >>> from .registry import get_builtin
+    >>> from tokexplorer.core.registry import get_builtin
     >>> [p.encoding.ids for p in encode_pieces(get_builtin("gpt2"), "hello world")]
     [[31373, 995]]
     """
@@ -100,7 +100,7 @@ def count(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial | None =
           limit_mb: float | None = None) -> dict[str, float]:
     """`Encoding.stats` of the whole text, computed a piece at a time.
 
-    >>> from .registry import get_builtin
+    >>> from tokexplorer.core.registry import get_builtin
     >>> count(get_builtin("gpt2"), "hello world")["tokens"]
     2
     """

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, AbstractSet, Iterable, Literal, Protocol, Unio
 import regex
 
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
-    from .encoding import Encoding
+    from tokexplorer.core.encoding import Encoding
 
 # Special-token ids may leave a gap above the vocabulary (cl100k's <|endofprompt|> does), but not a
 # huge one: per-id tables (byte lengths, shared ints) are as long as the largest id.

@@ -130,9 +130,9 @@ def run_gui(argv: list[str]) -> int:
     from PySide6.QtCore import QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
-    from ..core.tokenizer import TokexplorerError
-    from . import crash
-    from .main_window import MainWindow
+    from tokexplorer.core.tokenizer import TokexplorerError
+    from tokexplorer.gui.services import crash
+    from tokexplorer.gui.main_window import MainWindow
 
     qInstallMessageHandler(_qt_message)
     crash.install()
@@ -275,7 +275,7 @@ def app_icon():
     """The window icon at every size the package carries (resources/icons)."""
     from PySide6.QtGui import QIcon
 
-    from ..core.resources import resource_path
+    from tokexplorer.core.resources import resource_path
 
     icon = QIcon()
     for size in ICON_SIZES:
@@ -289,7 +289,7 @@ def _qt_message(mode, context, message: str) -> None:
 
 
 def _add_tokenizer_file(window, path: str) -> str:
-    from ..core.tokenizer import TokexplorerError
+    from tokexplorer.core.tokenizer import TokexplorerError
 
     if not Path(path).is_file():
         raise TokexplorerError(f"unknown tokenizer {path!r}: not a built-in "
@@ -316,7 +316,7 @@ def select_code_points(window, start: int, end: int) -> bool:
     UTF-16 positions; False, with a message, when the text is shorter."""
     from PySide6.QtGui import QTextCursor
 
-    from .selection import utf16_at
+    from tokexplorer.gui.editor.selection import utf16_at
 
     result = window.state.result
     length = len(result.encoding.text) if result is not None else 0

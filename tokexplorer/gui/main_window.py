@@ -17,38 +17,39 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QVBoxLayout, QWidget)
 
-from ..core.quirks import QUIRKS
-from ..core.registry import BUILTINS
-from ..core.tokenizer import DisallowedSpecialError
-from . import crash, settings as keys
-from .about import about_html
-from .autosave import Autosave
-from .banner import Banner
-from .chunks import ChunkView
-from .colours import application_palette
-from .dialogs import Dialogs, display_name
-from .documents import Documents
-from .editor import TokenEditor
-from .find_bar import FindBar
-from .legend import Legend, token_colours_menu
-from .panels.chat import ChatView
-from .panels.compare import CompareView
-from .panels.inspector import InspectorPanel
-from .panels.merge_tree import MergeTreePanel
-from .panels.plots import PlotsPanel
-from .panels.selection_counts import SelectionCountsLabel
-from .panels.status_counts import BusyLabel, CountsLabel
-from .panels.trace import TracePanel
-from .panels.vocab import VocabPanel
-from .repaint_pacer import RepaintPacer
-from .selection import SelectionTracker
-from .state import AppState
-from .panels.training import TrainingPanel
-from .token_ids import TokenTable
-from .training_service import SweepService, TrainingService
-from .server_link import ServerLink
-from .worker import POLICIES, TokenizeService
-from .window_settings import WindowSettings
+from tokexplorer.core.analysis.quirks import QUIRKS
+from tokexplorer.core.registry import BUILTINS
+from tokexplorer.core.tokenizer import DisallowedSpecialError
+from tokexplorer.gui import settings as keys
+from tokexplorer.gui.services import crash
+from tokexplorer.gui.widgets.about import about_html
+from tokexplorer.gui.services.autosave import Autosave
+from tokexplorer.gui.editor.banner import Banner
+from tokexplorer.gui.panels.chunks import ChunkView
+from tokexplorer.gui.widgets.colours import application_palette
+from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
+from tokexplorer.gui.services.documents import Documents
+from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.editor.find_bar import FindBar
+from tokexplorer.gui.panels.legend import Legend, token_colours_menu
+from tokexplorer.gui.panels.chat import ChatView
+from tokexplorer.gui.panels.compare import CompareView
+from tokexplorer.gui.panels.inspector import InspectorPanel
+from tokexplorer.gui.panels.merge_tree import MergeTreePanel
+from tokexplorer.gui.panels.plots import PlotsPanel
+from tokexplorer.gui.panels.selection_counts import SelectionCountsLabel
+from tokexplorer.gui.panels.status_counts import BusyLabel, CountsLabel
+from tokexplorer.gui.panels.trace import TracePanel
+from tokexplorer.gui.panels.vocab import VocabPanel
+from tokexplorer.gui.editor.repaint_pacer import RepaintPacer
+from tokexplorer.gui.editor.selection import SelectionTracker
+from tokexplorer.gui.state import AppState
+from tokexplorer.gui.panels.training import TrainingPanel
+from tokexplorer.gui.panels.token_ids import TokenTable
+from tokexplorer.gui.services.training import SweepService, TrainingService
+from tokexplorer.gui.services.server_link import ServerLink
+from tokexplorer.gui.services.worker import POLICIES, TokenizeService
+from tokexplorer.gui.window_settings import WindowSettings
 
 SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),

@@ -12,15 +12,15 @@ from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QObject, Signal
 
-from ..core.registry import DEFAULT_TOKENIZER
-from ..core.tokenizer import DisallowedSpecialError
-from ..server.protocol import AddTrained, Describe, OpenTokenizerFile, TokenizerInfo
-from .catalog import TokenizerCatalog
-from .colours import DEFAULT_SCHEME, SCHEMES
-from .tokenized import Tokenized
+from tokexplorer.core.registry import DEFAULT_TOKENIZER
+from tokexplorer.core.tokenizer import DisallowedSpecialError
+from tokexplorer.server.protocol import AddTrained, Describe, OpenTokenizerFile, TokenizerInfo
+from tokexplorer.server.catalog import TokenizerCatalog
+from tokexplorer.gui.widgets.colours import DEFAULT_SCHEME, SCHEMES
+from tokexplorer.server.tokenized import Tokenized
 
 if TYPE_CHECKING:
-    from .server_link import ServerLink
+    from tokexplorer.gui.services.server_link import ServerLink
 
 
 MIN_FONT_SIZE, MAX_FONT_SIZE = 6, 72  # points: zooming stops here

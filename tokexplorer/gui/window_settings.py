@@ -10,8 +10,8 @@ from __future__ import annotations
 from PySide6.QtCore import QByteArray, Qt
 from PySide6.QtWidgets import QApplication
 
-from . import settings as keys
-from .worker import POLICIES
+from tokexplorer.gui import settings as keys
+from tokexplorer.gui.services.worker import POLICIES
 
 
 def system_dark() -> bool:

@@ -12,8 +12,8 @@ import queue
 import threading
 from typing import Callable
 
-from . import protocol as p
-from .columns import ColumnFrames, columns_from_frames
+from tokexplorer.server import protocol as p
+from tokexplorer.server.columns import ColumnFrames, columns_from_frames
 
 
 class ServerProcess:
@@ -103,6 +103,6 @@ class ServerProcess:
 def _serve(conn) -> None:
     """The server process's entry point. subtle: the server's modules (and the tokenizer libraries
     they load) are imported here, in the child: the window imports only this module."""
-    from .process import serve
+    from tokexplorer.server.process import serve
 
     serve(conn)

@@ -14,14 +14,14 @@ import time
 
 import numpy as np
 
-from ..core.encoding import Encoding
-from ..core.incremental import IncrementalEncoder
-from ..core.positions import TextMirror, code_points, editor_positions
-from ..core.streaming import whole_text_refusal
-from ..core.token_colours import colour_indices, update_colours
-from ..core.tokenizer import Tokenizer, TokexplorerError, special_spans
-from .columns import POSITION, REFUSED, TokenColumns, shared, splice_column
-from .protocol import Failed, OutOfStep, Tokenize, TokensChanged
+from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.incremental.encoder import IncrementalEncoder
+from tokexplorer.core.positions import TextMirror, code_points, editor_positions
+from tokexplorer.core.streaming import whole_text_refusal
+from tokexplorer.core.token_colours import colour_indices, update_colours
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError, special_spans
+from tokexplorer.server.columns import POSITION, REFUSED, TokenColumns, shared, splice_column
+from tokexplorer.server.protocol import Failed, OutOfStep, Tokenize, TokensChanged
 
 # The special-token policies the window offers -> allowed_special for the core.
 POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
@@ -337,7 +337,7 @@ class Document:
 
 def user_error(exc: BaseException) -> TokexplorerError | None:
     """The error a user should see for an exception raised while tokenizing, or None for a bug."""
-    from ..core.tokenizer import native_errors, native_panic
+    from tokexplorer.core.tokenizer import native_errors, native_panic
 
     if isinstance(exc, TokexplorerError):
         return exc

@@ -13,12 +13,12 @@ import sys
 from functools import singledispatch
 from typing import TYPE_CHECKING, Callable
 
-from ..core.tokenizer import TokexplorerError
-from . import protocol as p
-from .tokenizers import info_of
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.server import protocol as p
+from tokexplorer.server.tokenizers import info_of
 
 if TYPE_CHECKING:
-    from .process import Server
+    from tokexplorer.server.process import Server
 
 Report = Callable[[int, int], None]
 
@@ -48,7 +48,7 @@ def _(request: p.AddTrained, server, progress):
 
 @handle.register
 def _(request: p.SaveTokenizer, server, progress):
-    from ..core.training_files import save_trained
+    from tokexplorer.core.files.trained import save_trained
 
     return tuple(str(path) for path in save_trained(server.tokenizers.get(request.tokenizer), request.path,
                                                     request.format))
@@ -78,7 +78,7 @@ def _(request: p.ChunksOf, server, progress):
 
 @handle.register
 def _(request: p.TraceAt, server, progress):
-    from ..core.encode_trace import chunk_at, trace_at
+    from tokexplorer.core.analysis.encode_trace import chunk_at, trace_at
 
     document = _document_encoding(server, request.doc, request.generation)
     if document is None:
@@ -94,35 +94,35 @@ def _(request: p.TraceAt, server, progress):
 
 @handle.register
 def _(request: p.LengthHistograms, server, progress):
-    from ..core.token_lengths import length_histograms
+    from tokexplorer.core.analysis.token_lengths import length_histograms
 
     return length_histograms(request.text, [server.tokenizers.get(n) for n in request.tokenizers])
 
 
 @handle.register
 def _(request: p.DecodeIds, server, progress):
-    from ..core.id_lookup import decode_ids
+    from tokexplorer.core.analysis.id_lookup import decode_ids
 
     return decode_ids(server.tokenizers.get(request.tokenizer), request.text)
 
 
 @handle.register
 def _(request: p.MergeTreeOf, server, progress):
-    from ..core.merge_tree import merge_tree
+    from tokexplorer.core.analysis.merge_tree import merge_tree
 
     return merge_tree(server.tokenizers.get(request.tokenizer), request.token_id)
 
 
 @handle.register
 def _(request: p.VocabularyOf, server, progress):
-    from ..core.vocabulary import Vocabulary
+    from tokexplorer.core.analysis.vocabulary import Vocabulary
 
     return Vocabulary.of(server.tokenizers.get(request.tokenizer))
 
 
 @handle.register
 def _(request: p.CountChat, server, progress):
-    from ..core.chat import count_chat
+    from tokexplorer.core.chat import count_chat
 
     count = count_chat(server.tokenizers.get(request.tokenizer), list(request.messages), format=request.format,
                        add_generation_prompt=request.add_generation_prompt)
@@ -131,7 +131,7 @@ def _(request: p.CountChat, server, progress):
 
 @handle.register
 def _(request: p.LanguageReportOf, server, progress):
-    from ..core.languages import read_parallel_texts, tokens_per_language
+    from tokexplorer.core.analysis.languages import read_parallel_texts, tokens_per_language
 
     toks = [server.tokenizers.get(n) for n in request.tokenizers]
     report = tokens_per_language(read_parallel_texts(), toks, progress=progress)
@@ -140,8 +140,8 @@ def _(request: p.LanguageReportOf, server, progress):
 
 @handle.register
 def _(request: p.ReferencePoints, server, progress):
-    from ..core.sweep import reference_points, split_held_out
-    from ..core.textfile import read_text_file
+    from tokexplorer.core.analysis.sweep import reference_points, split_held_out
+    from tokexplorer.core.files.textfile import read_text_file
 
     text = read_text_file(request.path) if request.path is not None else request.text or ""
     if request.held_out:
@@ -190,7 +190,7 @@ def _settle() -> None:
 def portable(encoding):
     """An Encoding that can cross to the window: its ids and bytes as lists, its spans and flags
     computed, and no reference to the tokenizer (whose chunk finder it may hold)."""
-    from ..core.encoding import Encoding
+    from tokexplorer.core.encoding import Encoding
 
     chunks = encoding.chunk_arrays()
     return Encoding.from_parts(

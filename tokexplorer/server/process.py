@@ -21,12 +21,12 @@ import traceback
 from concurrent.futures import ThreadPoolExecutor
 from multiprocessing.connection import Connection
 
-from ..core.tokenizer import DisallowedSpecialError
-from . import protocol as p
-from .columns import BULK_TOKENS, frames_of
-from .documents import Document, user_error
-from .handlers import handle
-from .tokenizers import Tokenizers
+from tokexplorer.core.tokenizer import DisallowedSpecialError
+from tokexplorer.server import protocol as p
+from tokexplorer.server.columns import BULK_TOKENS, frames_of
+from tokexplorer.server.documents import Document, user_error
+from tokexplorer.server.handlers import handle
+from tokexplorer.server.tokenizers import Tokenizers
 
 QUERY_THREADS = 2
 

@@ -24,7 +24,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .columns import TokenColumns
+from tokexplorer.server.columns import TokenColumns
 
 # --- the envelope ------------------------------------------------------------------------
 

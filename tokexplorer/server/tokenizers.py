@@ -8,9 +8,9 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from ..core import registry
-from ..core.tokenizer import Tokenizer, TokexplorerError
-from .protocol import AddTrained, OpenTokenizerFile, TokenizerInfo, TrainedBpe, TrainedSentencePiece
+from tokexplorer.core import registry
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
+from tokexplorer.server.protocol import AddTrained, OpenTokenizerFile, TokenizerInfo, TrainedBpe, TrainedSentencePiece
 
 
 def info_of(name: str, tok: Tokenizer) -> TokenizerInfo:
@@ -26,11 +26,11 @@ def info_of(name: str, tok: Tokenizer) -> TokenizerInfo:
 def build_trained(name: str, trained: TrainedBpe | TrainedSentencePiece) -> Tokenizer:
     """The tokenizer of a training run's result."""
     if isinstance(trained, TrainedBpe):
-        from ..core.bpe_tokenizer import BPETokenizer
+        from tokexplorer.core.backends.trained_bpe import BPETokenizer
 
         return BPETokenizer(dict(trained.merges), trained.pattern, dict(trained.special_tokens), name=name,
                             source="trained here", description=trained.description)
-    from ..core.sentencepiece_backend import SentencePieceTokenizer
+    from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
 
     return SentencePieceTokenizer(trained.model, name=name, source="trained here", description=trained.description)
 

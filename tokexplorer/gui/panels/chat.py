@@ -19,13 +19,13 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, 
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget)
 
-from ...core.chat import FORMATS, ROLES, ChatCount, Message
-from ...core.encoding import TokenFlag
-from ...core.token_colours import colour_indices
-from ..colours import TokenPalette
-from ...core.positions import astral_prefix
-from ...server.protocol import CountChat
-from ..state import AppState
+from tokexplorer.core.chat import FORMATS, ROLES, ChatCount, Message
+from tokexplorer.core.encoding import TokenFlag
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.core.positions import astral_prefix
+from tokexplorer.server.protocol import CountChat
+from tokexplorer.gui.state import AppState
 
 STARTER = [Message("system", "You are a helpful assistant."),
            Message("user", "How many r's are in “strawberry”?")]

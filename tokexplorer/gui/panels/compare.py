@@ -28,17 +28,17 @@ from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
 from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
                                QVBoxLayout, QWidget)
 
-from ...core.compare import Counts, boundary_marks, cheapest, compare_counts, covered_span, part_counts, summary
-from ...core.quirks import Quirk
-from ...core.registry import BUILTINS, builtin_names
-from ...core.selection import selection_counts
-from ..editor import TokenEditor
-from ..fitting_label import FittingLabel
-from ...core.positions import Edit, astral_prefix, editor_prefix, utf16_len
-from ..selection import code_point_at16, selection_forms, utf16_at
-from ..state import AppState
-from ..tokenized import Tokenized
-from ..worker import TokenizeService
+from tokexplorer.core.analysis.compare import Counts, boundary_marks, cheapest, compare_counts, covered_span, part_counts, summary
+from tokexplorer.core.analysis.quirks import Quirk
+from tokexplorer.core.registry import BUILTINS, builtin_names
+from tokexplorer.core.analysis.selection import selection_counts
+from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.widgets.fitting_label import FittingLabel
+from tokexplorer.core.positions import Edit, astral_prefix, editor_prefix, utf16_len
+from tokexplorer.gui.editor.selection import code_point_at16, selection_forms, utf16_at
+from tokexplorer.gui.state import AppState
+from tokexplorer.server.tokenized import Tokenized
+from tokexplorer.gui.services.worker import TokenizeService
 
 MAX_PANES = 4
 ALL = (-1, -1)  # every position

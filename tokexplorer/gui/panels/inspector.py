@@ -36,15 +36,15 @@ from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, Q
                                QPushButton, QScrollArea, QSplitter, QToolTip, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
-from ...core.encoding import TokenFlag
-from ...core.id_lookup import DecodedIds
-from ...core.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
-from ...core.unicode_info import script_of, token_label
-from ...server.protocol import DecodeIds
-from ..colours import TokenPalette
-from ..state import AppState
-from ..tokenized import Tokenized
-from ..worker import run_job
+from tokexplorer.core.encoding import TokenFlag
+from tokexplorer.core.analysis.id_lookup import DecodedIds
+from tokexplorer.core.analysis.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
+from tokexplorer.core.analysis.unicode_info import script_of, token_label
+from tokexplorer.server.protocol import DecodeIds
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.state import AppState
+from tokexplorer.server.tokenized import Tokenized
+from tokexplorer.gui.services.worker import run_job
 
 COLUMNS = ["glyph", "code point", "name", "cat", "script", "UTF-8", "UTF-16", "UTF-32", "tokens"]
 SHOWN_IDS = 32  # tokens listed under a decoded list of ids

@@ -22,12 +22,12 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem,
                                QGraphicsView, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget)
 
-from ...core.merge_tree import MergeNode, PlacedNode, tree_layout
-from ...core.token_colours import colour_indices
-from ..colours import TokenPalette
-from ..state import AppState
-from ...core.unicode_info import token_label
-from ...server.protocol import MergeTreeOf
+from tokexplorer.core.analysis.merge_tree import MergeNode, PlacedNode, tree_layout
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.state import AppState
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.server.protocol import MergeTreeOf
 
 GAP = 10.0  # pixels between neighbouring leaf boxes
 LEVEL = 54.0  # pixels from one level's top to the next

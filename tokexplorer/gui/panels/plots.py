@@ -27,19 +27,19 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeade
                                QLineEdit, QListView, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
-from ...core.languages import LanguageReport
-from ...core.sweep import CompressionCurve, parse_vocab_sizes
-from ...core.tables import csv_text
-from ...core.textfile import write_atomic
-from ...core.token_lengths import LengthHistogram, length_histogram
-from ...core.registry import REFERENCE_TOKENIZERS
-from ...core.tokenizer import TokexplorerError
-from ...server.protocol import LanguageReportOf, LengthHistograms, ReferencePoints
-from ..plots import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
-from ..state import AppState
-from ..training_child import SweepRequest
-from ..training_service import SweepService
-from ..worker import run_job
+from tokexplorer.core.analysis.languages import LanguageReport
+from tokexplorer.core.analysis.sweep import CompressionCurve, parse_vocab_sizes
+from tokexplorer.core.tables import csv_text
+from tokexplorer.core.files.textfile import write_atomic
+from tokexplorer.core.analysis.token_lengths import LengthHistogram, length_histogram
+from tokexplorer.core.registry import REFERENCE_TOKENIZERS
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.server.protocol import LanguageReportOf, LengthHistograms, ReferencePoints
+from tokexplorer.gui.widgets.figures import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
+from tokexplorer.gui.state import AppState
+from tokexplorer.core.training.runner import SweepRequest
+from tokexplorer.gui.services.training import SweepService
+from tokexplorer.gui.services.worker import run_job
 
 PNG_FILTER = "PNG image (*.png)"
 CSV_FILTER = "CSV table (*.csv)"

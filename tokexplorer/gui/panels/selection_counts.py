@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from PySide6.QtCore import QTimer
 
-from ...core.selection import selection_counts
-from ..fitting_label import FittingLabel
-from ..selection import selection_forms
-from ..state import AppState
+from tokexplorer.core.analysis.selection import selection_counts
+from tokexplorer.gui.widgets.fitting_label import FittingLabel
+from tokexplorer.gui.editor.selection import selection_forms
+from tokexplorer.gui.state import AppState
 
 
 class SelectionCountsLabel(FittingLabel):

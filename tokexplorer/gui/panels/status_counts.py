@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QLabel
 
-from ..fitting_label import FittingLabel
-from ..state import AppState
+from tokexplorer.gui.widgets.fitting_label import FittingLabel
+from tokexplorer.gui.state import AppState
 
 
 class CountsLabel(FittingLabel):

@@ -21,12 +21,12 @@ from PySide6.QtCore import QAbstractListModel, QModelIndex, QSize, Qt
 from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListView, QSlider, QSplitter, QToolButton, QVBoxLayout,
                                QWidget)
 
-from ...core.encode_trace import EncodeTrace, Part
-from ...core.token_colours import colour_indices
-from ..colours import TokenPalette
-from ..state import AppState
-from ...core.unicode_info import token_label
-from ...server.protocol import TraceAnswer, TraceAt
+from tokexplorer.core.analysis.encode_trace import EncodeTrace, Part
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.state import AppState
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.server.protocol import TraceAnswer, TraceAt
 
 PAGE_PARTS = 240  # parts of the sequence drawn at once (a long chunk's page around the new part)
 SHOWN_CHUNK_BYTES = 120  # of a long chunk, the title shows the start

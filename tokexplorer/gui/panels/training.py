@@ -30,19 +30,19 @@ from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QForm
                                QSplitter, QTableView, QTableWidget, QTableWidgetItem, QVBoxLayout,
                                QWidget)
 
-from ...core.bpe_training import MergeRecord, check_pattern, check_vocab_size, preview_chunks
-from ...core.budgets import max_mb_for, training_over_budget
-from ...core.patterns import NAMED_PATTERNS
-from ...core.sentencepiece_training import LLAMA2_OPTIONS, llama2_options, parse_option
-from ...core.sweep import CompressionCurve
-from ...core.tokenizer import TokexplorerError
-from ...core.training_files import save_formats
-from ...core.unicode_info import token_label
-from ...server.protocol import SaveTokenizer
-from ..state import AppState
-from ..training_child import TrainingRequest
-from ..training_service import TrainingResult, TrainingService, while_alive
-from ..worker import run_job
+from tokexplorer.core.training.bpe import MergeRecord, check_pattern, check_vocab_size, preview_chunks
+from tokexplorer.core.budgets import max_mb_for, training_over_budget
+from tokexplorer.core.patterns import NAMED_PATTERNS
+from tokexplorer.core.training.sentencepiece import LLAMA2_OPTIONS, llama2_options, parse_option
+from tokexplorer.core.analysis.sweep import CompressionCurve
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.files.trained import save_formats
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.server.protocol import SaveTokenizer
+from tokexplorer.gui.state import AppState
+from tokexplorer.core.training.runner import TrainingRequest
+from tokexplorer.gui.services.training import TrainingResult, TrainingService, while_alive
+from tokexplorer.gui.services.worker import run_job
 
 PREVIEW_CHARS = 2000  # of the corpus, shown and split by the pattern preview
 PREVIEW_LIMIT = 200  # chunks the preview splits off at most

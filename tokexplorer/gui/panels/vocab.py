@@ -21,14 +21,14 @@ from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget)
 
-from ...core.tokenizer import TokexplorerError
-from ...core.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
-from ...core.token_colours import colour_indices
-from ..colours import TokenPalette
-from ..state import AppState
-from ...core.unicode_info import token_label
-from ...server.protocol import VocabularyOf
-from ..worker import run_job
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.analysis.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
+from tokexplorer.core.token_colours import colour_indices
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.state import AppState
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.server.protocol import VocabularyOf
+from tokexplorer.gui.services.worker import run_job
 
 COLUMNS = ["id", "token", "bytes", "length", "count", "kind"]
 SORT_KEY = {0: "id", 3: "length", 4: "count"}  # column -> Vocabulary.order key

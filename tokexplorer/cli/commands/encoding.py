@@ -1,0 +1,288 @@
+"""`tokexplorer encode | decode | split | compare`: text to tokens and back."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+
+import numpy as np
+
+from tokexplorer.cli.arguments import (
+    add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, read_text_argument,
+)
+from tokexplorer.cli.output import print_json, print_table, print_table_stream
+from tokexplorer.core.analysis import id_lookup
+from tokexplorer.core.analysis.compare import cheapest, counts_from_stats, summary
+from tokexplorer.core.encoding import Token, TokenFlag
+from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
+from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
+from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
+from tokexplorer.core.streaming import Totals, count, encode_pieces, split_pieces
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.analysis.unicode_info import token_label
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("encode", help="text to token ids, with bytes and spans",
+                       description="Encode text; print each token's id, bytes, text and span.")
+    _add_tokenizer_argument(p)
+    add_text_arguments(p)
+    add_special_argument(p)
+    add_tokenizer_extension_argument(p)
+    p.add_argument("--ids-only", action="store_true", help="print only the ids, space-separated")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_max_mb_argument(p)
+    p.set_defaults(handler=run_encode)
+
+    p = sub.add_parser("decode", help="token ids to text", description="Decode token ids to text.")
+    _add_tokenizer_argument(p)
+    p.add_argument("ids", nargs="*", help="token ids (spaces or commas); '-' or none reads stdin")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_decode)
+
+    p = sub.add_parser("split", help="the regex pre-split into chunks",
+                       description="Split text into chunks as a BPE pre-tokenizer does.")
+    p.add_argument("--pattern", "-p", default="gpt4",
+                   help="gpt2, gpt4, o200k, a tokenizer's name or file (its own pattern), or a regex "
+                   "(default gpt4)")
+    add_text_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_split)
+
+    p = sub.add_parser("compare", help="token counts per tokenizer for the same text",
+                       description="Tokens, bytes/token and chars/token per tokenizer.")
+    p.add_argument("-t", "--tokenizer", action="append", dest="tokenizers", metavar="NAME",
+                   help="a built-in name or a tokenizer file; repeat (default: all built-ins)")
+    add_text_arguments(p)
+    add_special_argument(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    _add_max_mb_argument(p)
+    p.set_defaults(handler=run_compare)
+
+
+def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", "--tokenizer", default=DEFAULT_TOKENIZER, metavar="NAME",
+                   help=f"{', '.join(builtin_names())} or a tokenizer file (default {DEFAULT_TOKENIZER})")
+
+
+def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-mb", type=float, metavar="N",
+        help="memory budget: texts of any size stream in pieces through tokenizers with the GPT-2, "
+        "GPT-4 or o200k split (about 150 MB beside twice the file's size); others encode whole, and "
+        f"refuse a text of over N million characters (default {WHOLE_TEXT_DEFAULTS}: about "
+        f"{WHOLE_TEXT_PEAK_MB / 1000:g} GB at the peak)")
+
+
+_SHOWN_FLAGS = (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL, TokenFlag.NORMALIZED)
+# Flag bits -> their names, for every combination (enum arithmetic per token is slow on a book).
+_FLAG_NAMES = {bits: [f.name.lower() for f in _SHOWN_FLAGS if bits & f] for bits in range(1 << len(_SHOWN_FLAGS))}
+
+
+def flag_names(flags: TokenFlag) -> list[str]:
+    """['special', 'byte_fallback', 'partial', 'normalized'] as they apply.
+
+    >>> flag_names(TokenFlag.SPECIAL | TokenFlag.PARTIAL)
+    ['special', 'partial']
+    """
+    return list(_FLAG_NAMES[int(flags) & ((1 << len(_SHOWN_FLAGS)) - 1)])
+
+
+def token_json(t: Token) -> dict:
+    return {"index": t.index, "id": t.id, "bytes": t.bytes.hex(), "text": t.text,
+            "start": t.start, "end": t.end, "flags": flag_names(t.flags)}
+
+
+def run_encode(args: argparse.Namespace) -> int:
+    tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
+    text = read_text_argument(args)
+    pieces = encode_pieces(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
+    totals = Totals()
+    if args.json:
+        _write_encoding_json(tok.name, pieces, totals)
+    elif args.ids_only:
+        sep = ""
+        for piece in pieces:
+            ids = piece.encoding.ids
+            if ids:
+                sys.stdout.write(sep + " ".join(map(str, ids)))
+                sep = " "
+            totals.add(piece.encoding)
+        sys.stdout.write("\n")
+    else:
+        def batches():
+            """The table's rows, TABLE_BATCH at a time (a piece's rows at once took 500 MB)."""
+            base = 0
+            for piece in pieces:
+                off, enc = piece.offset, piece.encoding
+                # Text the split pattern did not match has no token: a row of its own, before the
+                # first token that starts at or after it.
+                dropped, k = enc.dropped, 0
+                rows: list[list[object]] = []
+                for t in enc:
+                    while k < len(dropped) and dropped[k][0] <= t.start:
+                        rows.append(_dropped_row(enc, off, *dropped[k]))
+                        k += 1
+                    rows.append([base + t.index, t.id, t.bytes.hex(" "), token_label(t.bytes),
+                                 f"{off + t.start}:{off + t.end}", ",".join(flag_names(t.flags))])
+                    if len(rows) >= TABLE_BATCH:
+                        yield rows
+                        rows = []
+                rows += [_dropped_row(enc, off, s, e) for s, e in dropped[k:]]
+                if rows:
+                    yield rows
+                base += len(enc)
+                totals.add(enc)
+
+        print_table_stream(["#", "id", "bytes", "text", "span", "flags"], batches(), right={0, 1})
+        _print_stats(tok.name, totals.stats())
+    return 0
+
+
+TABLE_BATCH = 10_000  # rows of the encode and split tables formatted and written at a time
+
+
+def _dropped_row(enc, offset: int, start: int, end: int) -> list[object]:
+    data = enc.text[start:end].encode("utf-8", "surrogatepass")
+    return ["", "-", data.hex(" "), token_label(data), f"{offset + start}:{offset + end}", "dropped"]
+
+
+def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
+    """{"tokenizer", "tokens", "ids", "dropped", "stats"}, written a piece at a time."""
+    out = sys.stdout
+    out.write('{\n "tokenizer": ' + json.dumps(name) + ',\n "tokens": [')
+    base, sep, ids, dropped = 0, "\n  ", [], []
+    for piece in pieces:
+        for t in piece.encoding:
+            row = token_json(t._replace(index=base + t.index, start=piece.offset + t.start,
+                                        end=piece.offset + t.end))
+            out.write(sep + json.dumps(row, ensure_ascii=False))
+            sep = ",\n  "
+        ids.append(piece.encoding.id_array.astype(np.int32))
+        dropped += [{"start": piece.offset + s, "end": piece.offset + e, "text": piece.encoding.text[s:e]}
+                    for s, e in piece.encoding.dropped]
+        base += len(piece.encoding)
+        totals.add(piece.encoding)
+    out.write('\n ],\n "ids": [')
+    sep = ""
+    for part in ids:
+        if len(part):
+            out.write(sep + ", ".join(map(str, part.tolist())))
+            sep = ", "
+    # Text the split pattern did not match, so no token covers (the ids skip it, as minbpe's do).
+    out.write('],\n "dropped": ' + json.dumps(dropped, ensure_ascii=False))
+    out.write(',\n "stats": ' + json.dumps(totals.stats()) + "\n}\n")
+
+
+def _print_stats(name: str, s: dict) -> None:
+    print(f"{name}: {s['tokens']} tokens, {s['chars']} characters, {s['bytes']} bytes, "
+          f"{s['bytes_per_token']:.2f} bytes/token, {s['chars_per_token']:.2f} chars/token",
+          file=sys.stderr)
+
+
+def parse_ids(values: list[str]) -> list[int]:
+    """Ids from arguments or stdin, separated by spaces, commas or brackets (none: an empty list).
+
+    >>> parse_ids(["[1,", "2]", "3"])
+    [1, 2, 3]
+    """
+    if not values or values == ["-"]:
+        values = [sys.stdin.read()]
+    text = " ".join(values)
+    return id_lookup.parse_ids(text) if text.strip(" \t\n,[]") else []
+
+
+def run_decode(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    ids = parse_ids(args.ids)
+    data = tok.decode_bytes(ids)
+    text = data.decode("utf-8", errors="replace")
+    if args.json:
+        print_json({"tokenizer": tok.name, "ids": ids, "text": text, "bytes": data.hex(),
+                    "valid_utf8": _is_utf8(data)})
+    else:
+        sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+        if not _is_utf8(data):
+            print("tokexplorer: note: the bytes are not valid UTF-8; invalid bytes shown as U+FFFD",
+                  file=sys.stderr)
+    return 0
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+        return True
+    except UnicodeDecodeError:
+        return False
+
+
+PATTERN_NAME = re.compile(r"[\w.-]+")  # what a name looks like; a regex of only such characters is not useful
+
+
+def split_pattern_argument(value: str) -> str:
+    """--pattern: a named pattern, a tokenizer's own pattern, or a regex; an unknown name is refused
+    rather than used as a regex that matches nothing."""
+    if value.lower() in NAMED_PATTERNS:
+        return resolve_pattern(value)
+    if value in builtin_names() or os.path.isfile(value):
+        tok = load_tokenizer(value)
+        pattern = getattr(tok, "split_pattern", None)
+        if not pattern:
+            raise TokexplorerError(f"{tok.name} has no regex split pattern (it is a {tok.family} tokenizer)")
+        return pattern
+    if PATTERN_NAME.fullmatch(value):
+        raise TokexplorerError(
+            f"unknown pattern {value!r}: use {', '.join(NAMED_PATTERNS)}, a tokenizer "
+            f"({', '.join(builtin_names())} or a file), or a regex")
+    return resolve_pattern(value)
+
+
+def run_split(args: argparse.Namespace) -> int:
+    pattern = split_pattern_argument(args.pattern)
+    text = read_text_argument(args)
+    found = 0
+    if args.json:
+        out, sep = sys.stdout, "\n  "
+        out.write('{\n "pattern": ' + json.dumps(pattern) + ',\n "chunks": [')
+        for spans in split_pieces(text, pattern):
+            for a, b in spans:
+                out.write(sep + json.dumps({"text": text[a:b], "start": a, "end": b}, ensure_ascii=False))
+                sep = ",\n  "
+            found += len(spans)
+        out.write("\n ]\n}\n")
+    else:
+        def batches():
+            nonlocal found
+            for spans in split_pieces(text, pattern):
+                for k in range(0, len(spans), TABLE_BATCH):
+                    yield [[found + k + i, token_label(text[a:b].encode("utf-8", "surrogatepass")), f"{a}:{b}"]
+                           for i, (a, b) in enumerate(spans[k:k + TABLE_BATCH])]
+                found += len(spans)
+
+        print_table_stream(["#", "chunk", "span"], batches(), right={0})
+    if text and not found:
+        print("tokexplorer: note: the pattern matched nothing in the text", file=sys.stderr)
+    return 0
+
+
+def run_compare(args: argparse.Namespace) -> int:
+    names = args.tokenizers or builtin_names()
+    text = read_text_argument(args)
+    tokenizers = [load_tokenizer(name) for name in names]
+    counts = counts_from_stats([t.name for t in tokenizers], [
+        count(t, text, allowed_special=allowed_special(args), limit_mb=args.max_mb) for t in tokenizers])
+    if args.json:
+        print_json({"chars": len(text), "cheapest": [counts[i].name for i in cheapest(counts)],
+                    "results": [{"tokenizer": c.name, "n_vocab": t.n_vocab, "tokens": c.tokens,
+                                 "chars": c.chars, "bytes": c.bytes, "bytes_per_token": c.bytes_per_token,
+                                 "chars_per_token": c.chars_per_token, "delta": c.delta,
+                                 "delta_pct": c.delta_pct} for c, t in zip(counts, tokenizers)]})
+    else:
+        print_table(["tokenizer", "vocab", "tokens", "vs first", "bytes/token", "chars/token"],
+                    [[c.name, t.n_vocab, c.tokens, c.delta_label(), f"{c.bytes_per_token:.2f}",
+                      f"{c.chars_per_token:.2f}"] for c, t in zip(counts, tokenizers)], right={1, 2, 3, 4, 5})
+        print(summary(counts))
+    return 0

@@ -1,0 +1,145 @@
+"""`tokexplorer vocab | trace`: the vocabulary browser's and the encode trace's twins.
+
+`vocab` lists the tokens of a tokenizer that match a search (text, hex bytes or id), a filter and a
+sort, with their count in a text when one is given; `trace` prints, for each chunk of a text, the
+merges that encoded it (the core's reference trace) and checks its final ids against the encoder's.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tokexplorer.cli.arguments import add_text_arguments, read_text_argument
+from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.core.analysis.encode_trace import chunk_at, trace_at
+from tokexplorer.core.registry import builtin_names, load_tokenizer
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.core.analysis.vocabulary import FILTERS, SORT_KEYS, Kind, Vocabulary
+
+DEFAULT_LIMIT = 50
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("vocab", help="search a tokenizer's vocabulary by text, hex bytes or id",
+                       description="List the tokens of a vocabulary that match a search, with their "
+                       "id, bytes, length and kind (special, byte fallback, not UTF-8 on its own).")
+    _add_tokenizer_argument(p)
+    what = p.add_mutually_exclusive_group()
+    what.add_argument("--search", metavar="TEXT", help="tokens containing this text (␣ or a space for spaces)")
+    what.add_argument("--hex", metavar="HEX", help="tokens containing these bytes, e.g. 'e2 80 99'")
+    what.add_argument("--id", metavar="N[,N...]", help="these token ids")
+    p.add_argument("--match-case", action="store_true", help="--search tells upper from lower case")
+    p.add_argument("--filter", choices=list(FILTERS), default="all", help="which tokens (default all)")
+    p.add_argument("--sort", choices=list(SORT_KEYS), default="id",
+                   help="order by id (the rank, for BPE), byte length or count in --count-in")
+    p.add_argument("--reverse", action="store_true", help="largest first")
+    p.add_argument("--count-in", metavar="FILE", help="count each token in this UTF-8 text file")
+    p.add_argument("--limit", type=int, default=DEFAULT_LIMIT, metavar="N",
+                   help=f"print at most N tokens (default {DEFAULT_LIMIT}; 0 for all)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_vocab)
+
+    p = sub.add_parser("trace", help="the BPE merges that encoded each chunk of a text",
+                       description="For each chunk of the text (the regex pre-split, or a SentencePiece "
+                       "word), the merges in the order BPE applied them, and whether the final ids "
+                       "equal the tokenizer's own.")
+    _add_tokenizer_argument(p)
+    add_text_arguments(p)
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_trace)
+
+
+def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
+                   help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
+
+
+def _kinds(kind: int) -> list[str]:
+    return [name for bit, name in ((Kind.SPECIAL, "special"), (Kind.BYTE_FALLBACK, "byte_fallback"),
+                                   (Kind.NOT_UTF8, "not_utf8")) if kind & bit]
+
+
+def run_vocab(args: argparse.Namespace) -> int:
+    from tokexplorer.core.files.textfile import read_text_file
+
+    if args.limit < 0:
+        raise TokexplorerError("--limit must be 0 (all) or more")
+    tok = load_tokenizer(args.tokenizer)
+    vocab = Vocabulary.of(tok)
+    if args.hex is not None:
+        ids = vocab.search(args.hex, by="hex")
+    elif args.id is not None:
+        ids = vocab.search(args.id, by="id")
+    else:
+        ids = vocab.search(args.search or "", match_case=args.match_case)
+    if args.filter != "all":
+        ids = ids[(vocab.kinds[ids] & FILTERS[args.filter][0]) != 0]
+    counts = None
+    if args.count_in:
+        counts = vocab.counts(tok.encode(read_text_file(args.count_in), allowed_special="none"))
+    elif args.sort == "count":
+        raise TokexplorerError("--sort count needs --count-in FILE, the text to count tokens in")
+    ids = vocab.order(ids, args.sort, counts=counts, descending=args.reverse)
+    total = len(ids)
+    if args.limit:
+        ids = ids[: args.limit]
+    rows = []
+    for i in ids.tolist():
+        data = vocab.token_bytes(i)
+        row = {"id": i, "bytes": data.hex(), "text": data.decode("utf-8", "replace"), "length": len(data),
+               "kinds": _kinds(int(vocab.kinds[i]))}
+        if counts is not None:
+            row["count"] = int(counts[i])
+        if vocab.scores is not None:
+            row["score"] = float(vocab.scores[i])
+        rows.append(row)
+    if args.json:
+        print_json({"tokenizer": tok.name, "matches": total, "tokens": rows})
+        return 0
+    headers = ["id", "text", "bytes", "length"] + (["count"] if counts is not None else []) + ["kind"]
+    table = [[r["id"], token_label(bytes.fromhex(r["bytes"])),
+              " ".join(r["bytes"][k:k + 2] for k in range(0, len(r["bytes"]), 2)), r["length"]]
+             + ([r["count"]] if counts is not None else []) + [", ".join(r["kinds"])] for r in rows]
+    print_table(headers, table, right={0, 3, 4} if counts is not None else {0, 3})
+    shown = f"{len(rows)} of {total:,}" if len(rows) < total else f"{total:,}"
+    print(f"{shown} matching tokens of {tok.name} ({len(vocab.ids()):,} tokens)")
+    return 0
+
+
+def run_trace(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    text = read_text_argument(args)
+    encoding = tok.encode(text, allowed_special="none")
+    traces, i = [], 0  # (trace or the reason there is none, chunk text, the encoder's ids)
+    while i < len(encoding):
+        first, stop = chunk_at(tok, encoding, i)
+        try:
+            trace = trace_at(tok, encoding, i)
+        except TokexplorerError as exc:
+            trace = str(exc)
+        chunk = encoding.text[int(encoding.starts[first]):int(encoding.ends[stop - 1])]
+        traces.append((trace, chunk, encoding.ids[first:stop]))
+        i = stop
+    agree = all(isinstance(t, str) or t.final == own for t, _, own in traces)
+    if args.json:
+        print_json({"tokenizer": tok.name, "chunks": [
+            {"chunk": chunk, "ids": own, "not_traced": t} if isinstance(t, str)
+            else dict(t.to_dict(), agrees=t.final == own) for t, chunk, own in traces]})
+        return 0 if agree else 1
+    for trace, chunk, own in traces:
+        if isinstance(trace, str):
+            print(f"chunk {token_label(chunk.encode('utf-8', 'surrogatepass'))}: not traced: {trace}")
+            continue
+        label = token_label(trace.chunk)
+        print(f"chunk {label} ({len(trace.chunk)} bytes): {len(trace.steps)} merge{'s' * (len(trace.steps) != 1)}")
+        parts = list(trace.initial)
+        for k, s in enumerate(trace.steps, 1):
+            parts[s.position : s.position + 2] = [s.left._replace(id=s.new_id, bytes=s.left.bytes + s.right.bytes)]
+            pair = f"{token_label(s.left.bytes)} + {token_label(s.right.bytes)}"
+            print(f"  {k:3}. {pair} -> {s.new_id} (rank {s.rank}): {[p.id for p in parts]}")
+        if trace.fallback:
+            print(f"  byte fallback: {', '.join(trace.fallback)}")
+        ok = trace.final == own
+        print(f"  final {trace.final}" + ("" if ok else f" but {tok.name} gave {own}"))
+    return 0 if agree else 1

@@ -1,0 +1,116 @@
+"""`tokexplorer report languages | lengths`: tokens per language on parallel text, and token-length
+histograms of a text, per tokenizer (with `--plot PATH.png`, see `plotting`).
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from tokexplorer.cli.arguments import add_text_arguments, read_text_argument
+from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.core.registry import REFERENCE_TOKENIZERS
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.cli.commands.plotting import add_plot_arguments
+from tokexplorer.cli.commands.plotting import check_plot_path
+from tokexplorer.cli.commands.plotting import write_plot
+
+DEFAULT_TOKENIZERS = list(REFERENCE_TOKENIZERS)
+SORT_KEYS = ["ratio", "language", "script", "bytes", "file"]
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("report", help="reports over many texts: tokens per language",
+                       description="Reports that count many texts at once.")
+    reports = p.add_subparsers(dest="report", metavar="REPORT", required=True)
+    q = reports.add_parser(
+        "languages", help="tokens per language on parallel text, relative to English",
+        description="Encode the same document (the Universal Declaration of Human Rights in 56 "
+        "languages, installed with tokexplorer) with each tokenizer and compare every language's "
+        "token count with English's: the 'non-English tax'.")
+    q.add_argument("-t", "--tokenizer", action="append", metavar="NAME",
+                   help="a built-in name or a tokenizer file (repeat; default: "
+                   + ", ".join(DEFAULT_TOKENIZERS) + ")")
+    q.add_argument("--texts", metavar="DIR",
+                   help="a folder of parallel texts instead, one KEY.txt per language (with an eng.txt)")
+    q.add_argument("--reference", default="eng", metavar="KEY",
+                   help="the language the ratios divide by (default eng)")
+    q.add_argument("--sort", choices=SORT_KEYS, default="ratio",
+                   help="row order: ratio (the first tokenizer's, largest first; default), language, "
+                   "script, bytes or file")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    add_plot_arguments(q)
+    q.set_defaults(handler=run_languages)
+
+
+    q = reports.add_parser(
+        "lengths", help="token-length histogram (bytes per token) of a text, per tokenizer",
+        description="How many of a text's tokens cover 1, 2, 3... bytes of it, per tokenizer.")
+    q.add_argument("-t", "--tokenizer", action="append", metavar="NAME",
+                   help="a built-in name or a tokenizer file (repeat; default: "
+                   + ", ".join(DEFAULT_TOKENIZERS) + ")")
+    add_text_arguments(q)
+    q.add_argument("--json", action="store_true", help="print JSON")
+    add_plot_arguments(q)
+    q.set_defaults(handler=run_lengths)
+
+
+def sorted_rows(report, sort: str):
+    rows = list(report.rows)
+    if sort == "ratio":
+        return sorted(rows, key=lambda r: (-r.ratios[0], r.language))
+    if sort == "language":
+        return sorted(rows, key=lambda r: r.language.casefold())
+    if sort == "script":
+        return sorted(rows, key=lambda r: (r.script, r.language.casefold()))
+    if sort == "bytes":
+        return sorted(rows, key=lambda r: -r.bytes)
+    return rows
+
+
+def run_languages(args: argparse.Namespace) -> int:
+    from tokexplorer.core.analysis.languages import LanguageReport, read_parallel_texts, tokens_per_language
+    from tokexplorer.core.registry import load_tokenizer
+
+    check_plot_path(args.plot)
+    names = args.tokenizer or DEFAULT_TOKENIZERS
+    tokenizers = [load_tokenizer(name) for name in dict.fromkeys(names)]
+    texts = read_parallel_texts(args.texts)
+    report = tokens_per_language(texts, tokenizers, reference=args.reference)
+    rows = sorted_rows(report, args.sort)
+    shown = LanguageReport(report.tokenizers, report.reference, tuple(rows))
+    if args.json:
+        print_json(shown.to_dict())
+    else:
+        headers = ["language", "script", "chars", "bytes"]
+        for name in report.tokenizers:
+            headers += [name, "×" + report.reference]
+        print_table(headers, [[r.language, r.script, r.chars, r.bytes]
+                              + [c for n, q in zip(r.tokens, r.ratios) for c in (n, f"{q:.2f}")] for r in rows],
+                    right=set(range(2, len(headers))))
+    if args.plot:
+        write_plot(shown, args.plot, dark=args.dark)
+    return 0
+
+
+def run_lengths(args: argparse.Namespace) -> int:
+    from tokexplorer.core.registry import load_tokenizer
+    from tokexplorer.core.analysis.token_lengths import histogram_table, length_histograms
+
+    check_plot_path(args.plot)
+    text = read_text_argument(args)
+    if not text:
+        raise TokexplorerError("the text is empty; give some text to count")
+    tokenizers = [load_tokenizer(name) for name in dict.fromkeys(args.tokenizer or DEFAULT_TOKENIZERS)]
+    hists = length_histograms(text, tokenizers)
+    if args.json:
+        print_json({"bytes": len(text.encode("utf-8")), "tokenizers": [
+            {"tokenizer": h.tokenizer, "tokens": h.tokens, "bytes_per_token": round(h.mean, 4),
+             "counts": list(h.counts)} for h in hists]})
+    else:
+        table = histogram_table(hists)
+        rows = table[1:] + [["tokens"] + [h.tokens for h in hists],
+                            ["bytes/token"] + [f"{h.mean:.2f}" for h in hists]]
+        print_table(["bytes"] + table[0][1:], rows, right=set(range(len(table[0]))))
+    if args.plot:
+        write_plot(hists, args.plot, dark=args.dark)
+    return 0

@@ -1,0 +1,535 @@
+"""`tokexplorer train | merges | sweep`: train a tokenizer, show merge trees, vocab size vs length."""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import sys
+import threading
+import time
+
+from tokexplorer.cli.arguments import parse_token_id
+from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
+                            training_over_budget, training_peak_gb)
+from tokexplorer.core.tokenizer import TokexplorerError
+
+
+def add_parsers(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "train", help="train a BPE or SentencePiece tokenizer on your text",
+        description="Train byte-level BPE (minbpe's merges, exactly) or SentencePiece on corpus "
+        "files and write PREFIX.model + PREFIX.vocab (with the other files asked for, all together "
+        "or none). Ctrl-C stops training and keeps the merges learned so far (in PREFIX-partial.* "
+        "when a model is already at PREFIX: a complete model is not replaced by a partial one).")
+    p.add_argument("corpus", nargs="+", metavar="CORPUS", help="UTF-8 text files, concatenated")
+    p.add_argument("--vocab-size", type=int, required=True, metavar="N",
+                   help="vocabulary size, special tokens included")
+    p.add_argument("--algorithm", choices=["bpe", "sentencepiece"], default="bpe")
+    _add_pattern_argument(p)
+    p.add_argument("--special", action="append", default=[], metavar="TOKEN[=ID]",
+                   help="a special token (repeat); BPE gives it the next free id unless =ID")
+    p.add_argument("--model-type", choices=["bpe", "unigram"], default="bpe",
+                   help="SentencePiece model type (default bpe)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a SentencePiece option of the Llama 2 preset, e.g. byte_fallback=false")
+    p.add_argument("--show-options", action="store_true",
+                   help="print the SentencePiece options that would be used, and stop")
+    p.add_argument("--tiktoken", action="store_true", help="BPE: also write PREFIX.tiktoken")
+    p.add_argument("--gpt2", action="store_true",
+                   help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
+    p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
+    p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
+    p.add_argument("--max-mb", type=float, metavar="N",
+                   help="memory budget: refuse corpora of over N MB (default "
+                   f"{TRAIN_LIMIT_MB['bpe']} for BPE, which peaks near {_peak('bpe')}; "
+                   f"{TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, {_peak('sentencepiece')})")
+    p.add_argument("--json", action="store_true", help="print a JSON summary")
+    p.set_defaults(handler=run_train)
+
+    p = sub.add_parser("merges", help="the merge tree behind a token",
+                       description="Show how BPE built a token, merge by merge, down to bytes.")
+    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
+                   help="a built-in name or a tokenizer file (default cl100k_base)")
+    p.add_argument("--token", required=True, metavar="ID|TEXT",
+                   help="a token id, or text (each of its tokens is shown)")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_merges)
+
+    p = sub.add_parser("sweep", help="sequence length vs vocab size",
+                       description="Train BPE once up to the largest vocab size; every smaller size "
+                       "is a prefix of the same merges. Report the evaluation text's token count, "
+                       "and the built-in tokenizers' counts of the same text.")
+    p.add_argument("corpus", metavar="CORPUS", help="UTF-8 text file to train on")
+    p.add_argument("--vocab-sizes", required=True, metavar="N,N,...",
+                   help="comma-separated vocab sizes, e.g. 256,512,1024")
+    p.add_argument("--eval", metavar="FILE", help="text to count tokens of (default: the corpus)")
+    p.add_argument("--held-out", type=float, metavar="FRACTION",
+                   help="train on the corpus but its last FRACTION (e.g. 0.1) and count that part")
+    p.add_argument("-t", "--tokenizer", action="append", metavar="NAME",
+                   help="a reference tokenizer, built-in or file (repeat; default: the four built-ins; "
+                   "'-t none' for none)")
+    _add_pattern_argument(p)
+    p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
+    p.add_argument("--max-mb", type=float, metavar="N",
+                   help=f"memory budget: refuse a corpus of over N MB (default {TRAIN_LIMIT_MB['bpe']}: "
+                   f"training peaks near {_peak('bpe')}); the BPE sizes and the "
+                   "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
+                   f"(SentencePiece, tokenizer.json) whole: they refuse one of over N million "
+                   f"characters (default {WHOLE_TEXT_DEFAULTS})")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    from tokexplorer.cli.commands.plotting import add_plot_arguments
+
+    add_plot_arguments(p)
+    p.add_argument("--plot-merges", metavar="PATH.png",
+                   help="also draw the training run's bytes per token after each merge into a PNG")
+    p.set_defaults(handler=run_sweep)
+
+
+def _peak(algorithm: str) -> str:
+    base, per_mb = TRAIN_PEAK_MB[algorithm]
+    return f"{base} MB + {per_mb}x the corpus"
+
+
+def _add_pattern_argument(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--pattern", "-p", default="gpt4",
+                   help="BPE split pattern: gpt4, gpt2, o200k, none (Basic: bytes only) or a regex")
+
+
+def _pattern(value: str) -> str | None:
+    from tokexplorer.core.patterns import resolve_pattern
+
+    return None if value.lower() == "none" else resolve_pattern(value)
+
+
+class _Progress:
+    """Progress on stderr: a rewritten line on a terminal, a line per 10% otherwise."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.tty:
+            now = time.monotonic()
+            if now - self.last > 0.1 or done == total:
+                self.last = now
+                print(f"\r{self.what}: {done}/{total}", end="\n" if done == total else "",
+                      file=sys.stderr, flush=True)
+        elif total and done * 10 // total > self.shown:
+            self.shown = done * 10 // total
+            print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
+
+
+def _preload(with_numpy: bool) -> None:
+    """Import what training and saving need (run in a thread while the corpus is read and split);
+    numpy only for the Python merge loop on a corpus large enough to train with it (see
+    bpe_training.NUMPY_STREAM_MIN): the compiled loop needs none."""
+    if with_numpy:
+        import numpy  # noqa: F401
+
+    import tokexplorer.core.backends.trained_bpe  # noqa: F401
+    import tokexplorer.core.files.minbpe  # noqa: F401
+
+
+def _check_output(prefix: str) -> None:
+    """Refuse an output prefix that names a folder, or whose folder is missing or not writable,
+    before any time is spent training."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    if prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
+        example = Path(prefix) / "mymodel"
+        raise TokexplorerError(f"-o {prefix} is a folder; -o takes a file prefix, e.g. -o {example} "
+                               f"(writes {example}.model and {example}.vocab)")
+    folder = Path(prefix).parent
+    if not folder.is_dir():
+        raise TokexplorerError(f"the folder of -o {prefix} does not exist ({folder}); create it first")
+    try:  # subtle: os.access says yes to root on a read-only file system such as /sys
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as exc:
+        raise TokexplorerError(f"cannot write into {folder} ({exc.strerror or exc}); choose another -o") from None
+
+
+def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, str | None]:
+    """Write one output's files together; returns (paths written, the prefix used).
+
+    An interrupted run does not replace a complete model already at PREFIX: what it learned goes
+    to PREFIX-partial instead.
+    """
+    import os
+    from pathlib import Path
+
+    from tokexplorer.core.files.minbpe import write_files
+
+    if interrupted and any(p.exists() for p in files):
+        partial = f"{prefix}-partial"
+        files = {Path(partial + os.fspath(p)[len(prefix):]): data for p, data in files.items()}
+        write_files(files)
+        return list(files), partial
+    write_files(files)
+    return list(files), None
+
+
+def _file_bytes(paths: list[str]) -> int:
+    """The files' total size, before reading them (0 for one that cannot be read: reading says why)."""
+    import os
+
+    total = 0
+    for p in paths:
+        try:
+            total += os.path.getsize(p)
+        except OSError:
+            pass
+    return total
+
+
+def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -> None:
+    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it)."""
+    size = _file_bytes(paths)
+    why = training_over_budget(algorithm, size, max_mb)
+    if why is not None:
+        limit = int(TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb)
+        raise TokexplorerError(
+            f"{why}; train on a part (e.g. the first {limit} MB: head -c {limit}M CORPUS > part.txt), "
+            f"or pass --max-mb {max_mb_for(size)} to go on "
+            f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
+
+
+def _read_corpora(paths: list[str], encoding: str | None) -> str:
+    from tokexplorer.core.files.textfile import read_text_file
+
+    return "".join(read_text_file(p, encoding=encoding) for p in paths)
+
+
+def _parse_specials(items: list[str]) -> dict[str, int | None]:
+    specials: dict[str, int | None] = {}
+    for item in items:
+        token, token_id = parse_token_id(item, "--special")
+        if token in specials:
+            raise TokexplorerError(f"special token {token!r} is given twice")
+        specials[token] = token_id
+    return specials
+
+
+def _special_ids(specials: dict[str, int | None], first_free: int) -> dict[str, int]:
+    """Ids for --special: the given ones, checked; the others the next free ones in order."""
+    from tokexplorer.core.training.bpe import assign_special_ids
+
+    return assign_special_ids({token: first_free + i if given is None else given
+                               for i, (token, given) in enumerate(specials.items())}, first_free)
+
+
+def _parse_options(items: list[str]) -> dict[str, object]:
+    """--option KEY=VALUE: true/false, integers and numbers become such, the rest stays text.
+
+    >>> _parse_options(["byte_fallback=false", "vocab_size=300", "character_coverage=0.995"])
+    {'byte_fallback': False, 'vocab_size': 300, 'character_coverage': 0.995}
+    """
+    options: dict[str, object] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise TokexplorerError(f"--option {item!r}: write KEY=VALUE, e.g. byte_fallback=false")
+        parsed: object = value
+        if value.lower() in ("true", "false"):
+            parsed = value.lower() == "true"
+        else:
+            for kind in (int, float):
+                try:
+                    parsed = kind(value)
+                    break
+                except ValueError:
+                    pass
+        options[key] = parsed
+    return options
+
+
+def run_train(args: argparse.Namespace) -> int:
+    from tokexplorer.core.training.bpe import MAX_VOCAB_SIZE
+
+    if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
+        raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
+    _check_corpus_size(args.corpus, args.algorithm, args.max_mb)
+    if args.algorithm == "sentencepiece":
+        return _train_sentencepiece(args)
+    if args.option or args.show_options or args.model_type != "bpe":
+        raise TokexplorerError("--option, --show-options and --model-type are for --algorithm sentencepiece")
+    if not args.output:
+        raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
+    _check_output(args.output)
+    # Training makes millions of containers and no reference cycles: the cyclic collector would
+    # only scan them again and again (15% of the time). This process ends after training.
+    gc.disable()
+    from tokexplorer.core.training.bpe import (NUMPY_STREAM_MIN, check_vocab_size, chunk_bytes, count_chunks, iter_train,
+                                     iter_train_chunks, merge_loop)
+
+    pattern = _pattern(args.pattern)
+    specials = _parse_specials(args.special)
+    total = check_vocab_size(args.vocab_size, len(specials))
+    # subtle: the tokenizer and its files' code (and numpy for the Python merge loop on a large
+    # corpus: the distinct chunks of a regex split are a small part of it) take a while to import
+    # and are needed only after the corpus is read and split; the split releases the interpreter
+    # lock, so import them in a thread meanwhile (the user waits for the whole process).
+    big = (merge_loop() != "compiled"
+           and _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN))
+    preload = threading.Thread(target=_preload, args=(big,), daemon=True)
+    preload.start()
+    text = _read_corpora(args.corpus, args.encoding)
+    n_bytes = len(text.encode("utf-8"))
+    started = time.perf_counter()
+    chunks = count_chunks(text, pattern) if pattern is not None and text else None
+    kept = n_bytes if chunks is None else chunk_bytes(chunks)  # what the pattern matches
+    if kept < n_bytes:
+        print(f"tokexplorer: warning: the pattern leaves out {n_bytes - kept:,} of the corpus's {n_bytes:,} "
+              "bytes (text it does not match): they are not trained on, and encoding drops such text "
+              "(minbpe does too)", file=sys.stderr)
+    preload.join()
+    from tokexplorer.core.backends.trained_bpe import BPETokenizer
+    from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, model_text, tiktoken_file
+
+    # Check what can be checked before spending time on merges.
+    model_text(BPETokenizer({}, pattern, _special_ids(specials, 256 + total)))
+    merges: dict[tuple[int, int], int] = {}
+    merged = 0  # occurrences merged: each shortens the corpus by one token
+    progress = _Progress("merges")
+    interrupted = False
+    steps = (iter_train(text, args.vocab_size, pattern=None, n_special=len(specials)) if chunks is None
+             else iter_train_chunks(chunks, args.vocab_size, n_special=len(specials)))
+    del text, chunks
+    try:
+        for step in steps:
+            merges[step.pair] = step.new_id
+            merged += step.merged
+            progress(step.step, step.total)
+    except KeyboardInterrupt:
+        interrupted = True
+    seconds = time.perf_counter() - started
+    tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
+    files = minbpe_files(tok, args.output)
+    if args.tiktoken:
+        files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
+    if args.gpt2:
+        files.update(gpt2_files(tok, f"{args.output}-gpt2"))
+    written, moved = _write_outputs(files, args.output, interrupted)
+    tokens = kept - merged
+    summary = {
+        "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
+        "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
+        "special_tokens": tok.special_tokens, "seconds": round(seconds, 3), "merge_loop": merge_loop(),
+        "corpus_bytes": n_bytes, "dropped_bytes": n_bytes - kept, "corpus_tokens": tokens,
+        "compression": round(kept / tokens, 4) if tokens else None,
+        "stopped": "interrupted" if interrupted else "no pair left" if len(merges) < total else None,
+        "files": [str(p) for p in written],
+    }
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"learned {len(merges)} merges in {seconds:.2f} s (merge loop: {merge_loop()}): "
+              f"vocab size {tok.n_vocab}")
+        if interrupted:
+            where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
+                     if moved else "")
+            print(f"interrupted: kept the {len(merges)} merges learned so far{where}")
+        elif len(merges) < total:
+            print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
+                  f"(asked for {args.vocab_size})")
+        left_out = f" ({n_bytes - kept} more left out by the pattern)" if kept < n_bytes else ""
+        print(f"corpus: {kept} bytes{left_out} -> {tokens} tokens, compression ratio "
+              f"{kept / max(tokens, 1):.2f}X")
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 130 if interrupted else 0
+
+
+def _interruptible(work):
+    """work() in a daemon thread, waited for in short steps, so that Ctrl-C stops the command at once.
+
+    subtle: SentencePiece trains in one C++ call that releases the interpreter lock but returns
+    only when it is done, and Python runs its Ctrl-C handler in the main thread only; a main
+    thread blocked in that call would let a 200 MB training run on for minutes. Here the main
+    thread waits a tenth of a second at a time, and on Ctrl-C the process exits without the
+    abandoned thread.
+    """
+    box: dict = {}
+
+    def run() -> None:
+        try:
+            box["value"] = work()
+        except BaseException as exc:  # raised again in the main thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="tokexplorer-sentencepiece", daemon=True)
+    thread.start()
+    while thread.is_alive():
+        thread.join(0.1)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _train_sentencepiece(args: argparse.Namespace) -> int:
+    from tokexplorer.core.training.sentencepiece import (count_sample, llama2_options, sentencepiece_files,
+                                               train_sentencepiece)
+
+    overrides = _parse_options(args.option)
+    for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
+        if key in overrides:
+            raise TokexplorerError(f"--option {key}=…: set it with {flag} instead")
+    options = llama2_options(args.vocab_size, args.model_type, **overrides)
+    specials = _parse_specials(args.special)
+    if any(i is not None for i in specials.values()):
+        raise TokexplorerError("SentencePiece assigns special-token ids itself; give --special TOKEN without =ID")
+    if specials:
+        options["user_defined_symbols"] = list(specials)
+    if args.show_options:
+        print_json(options)
+        return 0
+    if not args.output:
+        raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
+    _check_output(args.output)
+    text = _read_corpora(args.corpus, args.encoding)
+    started = time.perf_counter()
+    print("sentencepiece: reading sentences, then training (no progress inside the library)",
+          file=sys.stderr)
+    try:
+        tok = _interruptible(lambda: train_sentencepiece(text, options, name=args.output,
+                                                         progress=_Progress("sentences")))
+    except KeyboardInterrupt:
+        print("interrupted while SentencePiece trained: nothing was written", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        # subtle: a normal exit would finalise the interpreter under the library's running call,
+        # which then touches Python state and aborts the process (SIGABRT).
+        os._exit(130)
+    seconds = time.perf_counter() - started
+    files = sentencepiece_files(tok, args.output)
+    try:
+        written, _ = _write_outputs(files, args.output, False)
+        # The summary counts a sample: the whole corpus would take as long to encode as to train.
+        counted, tokens = count_sample(tok, text)
+    except KeyboardInterrupt:
+        if not _saved(files):
+            raise  # before the files were in place: the old ones are kept, nothing new was written
+        print("interrupted while counting the summary; the model is complete and saved: "
+              + ", ".join(map(str, files)), file=sys.stderr)
+        return 130
+    n_bytes = len(text.encode("utf-8"))
+    whole = counted == n_bytes
+    summary = {"algorithm": "sentencepiece", "model_type": args.model_type, "vocab_size": tok.n_vocab,
+               "seconds": round(seconds, 3), "corpus_bytes": n_bytes,
+               "counted_bytes": counted, "counted_tokens": tokens,  # the sample the summary counts
+               "corpus_tokens": tokens if whole else None,
+               "options": options, "files": [str(p) for p in written]}
+    if args.json:
+        print_json(summary)
+    else:
+        print(f"trained SentencePiece {args.model_type} in {seconds:.2f} s: vocab size {tok.n_vocab}")
+        rate = f"{counted / max(tokens, 1):.2f} bytes/token"
+        print(f"corpus: {n_bytes} bytes -> {tokens} tokens, {rate}" if whole else
+              f"corpus: {n_bytes} bytes; its first {counted} bytes (a sample) -> {tokens} tokens, {rate}")
+        print("wrote " + ", ".join(str(p) for p in written))
+    return 0
+
+
+def _saved(files: dict) -> bool:
+    """Whether every file of an output set is in place with the content meant for it."""
+    try:
+        return all(path.read_bytes() == data for path, data in files.items())
+    except OSError:
+        return False
+
+
+def render_tree(node) -> list[str]:
+    """A merge tree as text lines, children indented below their token.
+
+    >>> from tokexplorer.core.analysis.merge_tree import MergeNode
+    >>> render_tree(MergeNode(256, b"hi", MergeNode(104, b"h"), MergeNode(105, b"i")))
+    ['256 hi', '├─ 104 h', '└─ 105 i']
+    """
+    from tokexplorer.core.analysis.unicode_info import token_label
+
+    def label(n) -> str:
+        return f"{'-' if n.id is None else n.id} {token_label(n.bytes)}"
+
+    lines = [label(node)]
+
+    def walk(n, prefix: str) -> None:
+        for child, last in ((n.left, False), (n.right, True)):
+            lines.append(prefix + ("└─ " if last else "├─ ") + label(child))
+            if not child.is_leaf:
+                walk(child, prefix + ("   " if last else "│  "))
+
+    if not node.is_leaf:
+        walk(node, "")
+    return lines
+
+
+def run_merges(args: argparse.Namespace) -> int:
+    from tokexplorer.core.analysis.merge_tree import merge_tree
+    from tokexplorer.core.registry import load_tokenizer
+
+    tok = load_tokenizer(args.tokenizer)
+    if args.token.isdigit():
+        ids = [int(args.token)]
+    else:
+        ids = tok.encode(args.token, allowed_special="none").ids
+        if not ids:
+            raise TokexplorerError("--token is empty; give a token id or some text")
+    trees = [merge_tree(tok, i) for i in ids]
+    if args.json:
+        print_json({"tokenizer": tok.name, "trees": [t.to_dict() for t in trees]})
+    else:
+        for t in trees:
+            print("\n".join(render_tree(t)))
+    return 0
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from tokexplorer.core.registry import load_tokenizer
+    from tokexplorer.core.streaming import check_size
+    from tokexplorer.core.analysis.sweep import parse_vocab_sizes, split_held_out, sweep
+    from tokexplorer.cli.commands.plotting import check_plot_path
+    from tokexplorer.cli.commands.plotting import write_plot
+    from tokexplorer.cli.commands.reports import DEFAULT_TOKENIZERS
+
+    sizes = parse_vocab_sizes(args.vocab_sizes)
+    check_plot_path(args.plot)
+    check_plot_path(args.plot_merges)
+    if args.eval and args.held_out is not None:
+        raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
+    pattern = _pattern(args.pattern)
+    _check_corpus_size([args.corpus], "bpe", args.max_mb)
+    names = args.tokenizer or DEFAULT_TOKENIZERS
+    references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
+    text = _read_corpora([args.corpus], args.encoding)
+    evaluation, source = None, "the corpus"
+    if args.eval:
+        evaluation, source = _read_corpora([args.eval], args.encoding), Path(args.eval).name
+    elif args.held_out is not None:
+        text, evaluation = split_held_out(text, args.held_out)
+        source = f"held-out {args.held_out:.0%}"
+    for tok in references:  # before training: those that count the evaluation text whole
+        check_size(tok, text if evaluation is None else evaluation, args.max_mb)
+    result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
+                   references=references, progress=_Progress("merges"))
+    if args.json:
+        print_json(result.to_dict())
+    else:
+        n_bytes = result.eval_bytes
+        print(f"tokens of {source} ({n_bytes:,} bytes) after training on {result.train_bytes:,} bytes")
+        rows = [["BPE", p.vocab_size, p.tokens, f"{p.bytes_per_token(n_bytes):.2f}",
+                 "" if p.reached else f"no pair left at {256 + result.merges_learned}"] for p in result.points]
+        rows += [[r.name, r.n_vocab, r.tokens, f"{n_bytes / max(r.tokens, 1):.2f}", "ready-made"]
+                 for r in result.references]
+        print_table(["tokenizer", "vocab size", "tokens", "bytes/token", "note"], rows, right={1, 2, 3})
+    if args.plot:
+        write_plot(result, args.plot, dark=args.dark)
+    if args.plot_merges:
+        write_plot(result.curve, args.plot_merges, dark=args.dark)
+    return 0

@@ -1,0 +1,122 @@
+"""The `tokexplorer` command: no arguments opens the main window; sub-commands use the core.
+
+Human tables by default, JSON with `--json`; text comes from an argument, `--file PATH` or `-`
+(stdin). Bad input exits 1 with one line on stderr and no traceback; usage errors exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from tokexplorer.core.tokenizer import TokexplorerError, native_panic
+
+# Sub-command name -> module in tokexplorer.cli.commands that defines add_parser(subparsers) and run(args).
+COMMANDS = {
+    "list": "listing",
+    "encode": "encoding",
+    "decode": "encoding",
+    "split": "encoding",
+    "compare": "encoding",
+    "inspect": "inspecting",
+    "quirks": "quirks",
+    "bench": "benchmarks",
+    "train": "training",
+    "merges": "training",
+    "sweep": "training",
+    "chat": "chatting",
+    "vocab": "exploring",
+    "trace": "exploring",
+    "report": "reports",
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The parser of every sub-command, or only of `command`'s module (start-up stays short: a
+    module imports what its commands need)."""
+    from tokexplorer.cli import commands
+
+    from tokexplorer import __version__
+
+    epilog = None
+    if command not in COMMANDS:  # the top-level help only: the window's parser costs an import
+        from tokexplorer.gui.app import window_parser
+
+        epilog = window_options_help(window_parser())
+    parser = argparse.ArgumentParser(
+        prog="tokexplorer",
+        usage="tokexplorer [WINDOW OPTIONS] | tokexplorer COMMAND ...",
+        description="Explore how LLM tokenizers turn text into tokens. "
+        "With no command, opens the main window.",
+        epilog=epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"tokexplorer {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", prog="tokexplorer")
+    modules = [COMMANDS[command]] if command in COMMANDS else COMMANDS.values()
+    for module in dict.fromkeys(modules):
+        commands.load(module).add_parsers(sub)
+    return parser
+
+
+def window_options_help(window: argparse.ArgumentParser) -> str:
+    """The window's own options, as the epilog of the command's help."""
+    body = window.format_help().split("options:", 1)[-1]
+    lines = [line for line in body.splitlines() if line.strip() and "-h, --help" not in line]
+    return "window options (without a COMMAND):\n" + "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
+    try:  # subtle: Ctrl-C while the libraries import (a second or two) is an interrupt too
+        if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
+            return _run_gui(argv)
+        parser = build_parser(argv[0])
+        args = parser.parse_args(argv)
+        handler: Callable[[argparse.Namespace], int] = args.handler
+        return handler(args) or 0
+    except TokexplorerError as exc:
+        print(f"tokexplorer: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("tokexplorer: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+    except BaseException as exc:
+        if _interrupted_import(exc):
+            print("tokexplorer: interrupted", file=sys.stderr)
+            return 130
+        if not native_panic(exc):
+            raise
+        print(f"tokexplorer: error: a tokenizer library failed inside its native core: {exc}",
+              file=sys.stderr)
+        return 1
+
+
+def _interrupted_import(exc: BaseException) -> bool:
+    """Whether an ImportError comes from a Ctrl-C during the import (numpy turns one into this)."""
+    seen = exc
+    while isinstance(exc, ImportError) and seen is not None:
+        if isinstance(seen, KeyboardInterrupt):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _run_gui(argv: list[str]) -> int:
+    """Start the window."""
+    try:
+        from tokexplorer.gui.app import run_gui
+    except ImportError as exc:
+        print(f"tokexplorer: the desktop app cannot start: {exc}", file=sys.stderr)
+        return 2
+    return run_gui(argv)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

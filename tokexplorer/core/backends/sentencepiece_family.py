@@ -1,0 +1,216 @@
+"""SentencePiece models as Tokenizers: the Llama-style built-in and any `.model` file.
+
+Encoding runs in sentencepiece's own C++ core. This adapter hides its double API and `out_type`,
+turns pieces into bytes ('▁' is a space, '<0xNN>' is one byte), and finds each token's place in
+the text: from the piece lengths when the model keeps the text as it is (identity normalisation, as
+Llama's), otherwise from sentencepiece's own offsets.
+
+It does not train (see the training module).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import numpy as np
+import sentencepiece as spm
+
+from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
+from tokexplorer.core.tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+
+_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
+
+
+class SentencePieceTokenizer:
+    """A SentencePiece model behind the Tokenizer protocol."""
+
+    family = "sentencepiece"
+    split_pattern = None
+
+    @property
+    def has_merges(self) -> bool:
+        """BPE models are built by merges (their scores give the order); unigram models are not."""
+        return self.options.get("model_type") == "bpe"
+
+    def __init__(self, model_proto: bytes, *, name: str, source: str = "", description: str = ""):
+        self.name = name
+        self.source = source
+        self.description = description
+        self.model_proto = model_proto
+        sp = spm.SentencePieceProcessor()
+        try:
+            sp.LoadFromSerializedProto(model_proto)
+        except (RuntimeError, OSError, TypeError):
+            raise TokexplorerError(
+                f"{source or name}: not a SentencePiece model (it may be truncated or corrupt)"
+            ) from None
+        self._sp = sp
+        self._lock = threading.Lock()  # sentencepiece's processor is not documented thread-safe
+        n = sp.get_piece_size()
+        self._pieces = [sp.id_to_piece(i) for i in range(n)]
+        self._is_byte = np.zeros(n, dtype=bool)
+        self._token_bytes: list[bytes] = []
+        specials: dict[str, int] = {}
+        for i, piece in enumerate(self._pieces):
+            if sp.is_byte(i):
+                self._is_byte[i] = True
+                self._token_bytes.append(bytes([int(_BYTE_PIECE.fullmatch(piece).group(1), 16)]))
+            elif sp.is_control(i) or sp.is_unknown(i):
+                specials[piece] = i
+                self._token_bytes.append(piece.encode("utf-8"))
+            else:
+                self._token_bytes.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
+        self._table = TokenByteTable(self._token_bytes)  # to check that tokens spell a text
+        self._lengths = self._table.lengths
+        self._special_tokens = specials
+        self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
+        self.options = _model_options(model_proto)
+
+    # --- the protocol -------------------------------------------------------------------
+
+    @property
+    def n_vocab(self) -> int:
+        return len(self._pieces)
+
+    @property
+    def special_tokens(self) -> dict[str, int]:
+        return dict(self._special_tokens)
+
+    @property
+    def pieces(self) -> list[str]:
+        """Every piece, by id, as sentencepiece spells it."""
+        return list(self._pieces)
+
+    def score(self, token_id: int) -> float:
+        """The piece's score (log probability for unigram, minus merge order for BPE)."""
+        self._check_ids([token_id])
+        return self._sp.get_score(token_id)
+
+    def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
+        """Ids only, at sentencepiece's speed."""
+        text = clean_text(text)
+        allowed = resolve_special(self._special_tokens, allowed_special, text)
+        ids: list[int] = []
+        for part, special_id in self._segments(text, allowed):
+            ids.extend(self._sp.encode(part) if special_id is None else [special_id])
+        return ids
+
+    def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        text = clean_text(text)
+        allowed = resolve_special(self._special_tokens, allowed_special, text)
+        ids: list[np.ndarray] = []
+        starts: list[np.ndarray] = []
+        ends: list[np.ndarray] = []
+        offset = 0  # in UTF-8 bytes of the whole text
+        for part, special_id in self._segments(text, allowed):
+            n_part = len(part.encode("utf-8"))
+            if special_id is not None:
+                ids.append(np.array([special_id], dtype=np.int64))
+                starts.append(np.array([offset], dtype=np.int64))
+                ends.append(np.array([offset + n_part], dtype=np.int64))
+            else:
+                part_ids, part_starts, part_ends = self._encode_part(part)
+                ids.append(part_ids)
+                starts.append(part_starts + offset)
+                ends.append(part_ends + offset)
+            offset += n_part
+        ids_arr = np.concatenate(ids) if ids else np.zeros(0, dtype=np.int64)
+        token_ids = TokenIds(ids_arr)
+        return Encoding(
+            text,
+            token_ids,
+            LazyTokenBytes(token_ids, self._bytes_of),
+            np.concatenate(starts) if starts else np.zeros(0, dtype=np.int64),
+            np.concatenate(ends) if ends else np.zeros(0, dtype=np.int64),
+            np.isin(ids_arr, self._special_ids) if allowed else None,
+            self._is_byte[ids_arr] if len(ids_arr) else None,
+        )
+
+    def decode_bytes(self, ids: list[int]) -> bytes:
+        """Concatenated token bytes, minus the dummy-prefix space that encoding added.
+
+        Control tokens (<s>, </s>) decode to nothing, as in sentencepiece.
+        """
+        self._check_ids(ids)
+        out = b"".join(
+            b"" if (i in self._special_tokens.values() and i != self._sp.unk_id()) else self._token_bytes[i]
+            for i in ids
+        )
+        if self.options.get("add_dummy_prefix", True) and out.startswith(b" "):
+            out = out[1:]
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        """Text of the ids; byte pieces that do not form UTF-8 become U+FFFD."""
+        return self.decode_bytes(ids).decode("utf-8", errors="replace")
+
+    def token_bytes(self, token_id: int) -> bytes:
+        self._check_ids([token_id])
+        return self._token_bytes[token_id]
+
+    # --- helpers ------------------------------------------------------------------------
+
+    def _segments(self, text: str, allowed: set[str]):
+        """Split the text around allowed special tokens: (part, None) or (token, id)."""
+        if not allowed or not text:
+            if text:
+                yield text, None
+            return
+        special_re = re.compile("|".join(re.escape(t) for t in sorted(allowed, key=len, reverse=True)))
+        pos = 0
+        for m in special_re.finditer(text):
+            if m.start() > pos:
+                yield text[pos : m.start()], None
+            yield m.group(), self._special_tokens[m.group()]
+            pos = m.end()
+        if pos < len(text):
+            yield text[pos:], None
+
+    def _encode_part(self, part: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Ids and UTF-8 byte spans of one special-free part of the text, as int64 arrays.
+
+        subtle: the check that the tokens spell the text works on arrays (`TokenByteTable.spells`):
+        looking up and joining a book's 300,000 token bytes took 30 ms in one call.
+        """
+        with self._lock:
+            listed = self._sp.encode(part)
+        ids = np.array(listed, dtype=np.int64)
+        lead = b" " if self.options.get("add_dummy_prefix", True) else b""  # the dummy prefix's bytes
+        if len(ids) and self._table.spells(ids, part.encode("utf-8"), lead):
+            lengths = self._lengths[ids]
+            ends = np.cumsum(lengths) - len(lead)
+            return ids, np.clip(ends - lengths, 0, None), np.clip(ends, 0, None)
+        # The model changed the text (normalisation, unknown pieces): ask for its offsets.
+        with self._lock:
+            proto = self._sp.encode(part, out_type="proto")
+        starts = np.array([p.begin for p in proto.pieces], dtype=np.int64)
+        ends = np.array([p.end for p in proto.pieces], dtype=np.int64)
+        return np.array([p.id for p in proto.pieces], dtype=np.int64), starts, ends
+
+    def _bytes_of(self, ids: list[int]) -> list[bytes]:
+        return list(map(self._token_bytes.__getitem__, ids))
+
+    def _check_ids(self, ids: list[int]) -> None:
+        n = len(self._pieces)
+        for i in ids:
+            if not 0 <= i < n:
+                raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")
+
+
+def _model_options(model_proto: bytes) -> dict[str, object]:
+    """Trainer and normaliser options of a model (byte_fallback, add_dummy_prefix, ...)."""
+    from sentencepiece import sentencepiece_model_pb2
+
+    m = sentencepiece_model_pb2.ModelProto()
+    m.ParseFromString(model_proto)
+    options: dict[str, object] = {}
+    for spec in (m.trainer_spec, m.normalizer_spec):
+        for fd, value in spec.ListFields():
+            if fd.name in ("precompiled_charsmap",):
+                continue
+            options[fd.name] = value
+    options.setdefault("add_dummy_prefix", m.normalizer_spec.add_dummy_prefix)
+    options["model_type"] = {1: "unigram", 2: "bpe", 3: "word", 4: "char"}.get(m.trainer_spec.model_type, "unigram")
+    return options

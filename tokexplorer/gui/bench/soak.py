@@ -1,0 +1,315 @@
+"""The editing soak: random edits with tokenizer switches on a book-length text, measuring whether
+memory and threads stay flat and the tokens stay right (equal to the tokenizing server's fresh
+encode of the final text, `EncodeIds`); `tokexplorer bench --soak N`, and a test with a short budget.
+
+A real main window (offscreen when there is no display) opens the text, with the chunk view
+showing; a warm-up fills the caches that are meant to stay: Qt lays out every line once (as
+reading the text through does), then edits and one switch through every tokenizer; then N edits
+(insert, delete, paste, undo), switching tokenizer every `switch_every` edits and letting the
+window settle now and then, as a user pausing would; then one more switch through every tokenizer,
+so both readings are taken in the same state. Deletions take back what insertions add, so the text
+stays near its first length. It does not judge the numbers: the caller (the test, the benchmark
+table) does.
+
+What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPlainTextEdit given
+the same edits, November 2026):
+
+- RSS is read after settling, with freed memory handed back to the system (glibc's malloc_trim),
+  so what remains is what is held: after each tokenizer of a switch through all of them, and the
+  median of those readings kept (warm-up and end alike), since one reading strays by tens of MB.
+- The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks`, every arena) is what the program
+  holds; the heap's free part (`fordblks`) is memory freed but kept by the allocator
+  (fragmentation, retention), not a leak. A leak shows as growth of the heap in use.
+- subtle: Qt keeps each line's layout once it has been laid out (QPlainTextDocumentLayout; about
+  2.7 KB per line, freed only with the line), whether the line was shown or only measured to
+  place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
+  line that retention (bounded by the text: ~95 MB for the 35,000 lines of the 1 MB text) would
+  read as growth for the first few thousand edits. A plain QPlainTextEdit does the same.
+- subtle: Python's own small-object allocator keeps its 1 MiB arenas while any object in them
+  lives, so RSS can grow beyond the heap in use (+92 to +127 MB over 10,000 edits when the window
+  tokenized in process, heap in use +26 to +34 MB). Tokenizing now runs in the server, whose RSS
+  is read beside the window's, after a collection and a trim too (`Ping(settle=True)`).
+- The window's RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
+  readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
+  little; a leak shows in the heap in use first.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import os
+import random
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+SETTLE_EVERY = 10  # edits between pauses in which the window catches up
+SWITCH_EVERY = 50  # edits between tokenizer switches
+REPORT_EVERY = 500  # edits between the progress lines of `main`
+SNIPPETS = ["the ", "e", "\n", "Hello, world! ", "    indented()\n", "naïve café ", "日本語", "👋🏽 ", "12345 ",
+            "<|endoftext|>", "\t", "'s", "don't "]
+
+
+class _MallInfo2(ctypes.Structure):
+    """glibc's `struct mallinfo2` (glibc 2.33+): totals over every arena, in bytes."""
+
+    _fields_ = [(name, ctypes.c_size_t) for name in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
+                 "fordblks", "keepcost")]
+
+
+def _libc():
+    try:
+        return ctypes.CDLL("libc.so.6")
+    except OSError:  # not glibc (another OS, musl): the figures that need it are left out
+        return None
+
+
+def rss_mb() -> float:
+    """Resident memory of this process in MB (Linux), after handing freed memory back."""
+    gc.collect()
+    libc = _libc()
+    if libc is not None and hasattr(libc, "malloc_trim"):
+        libc.malloc_trim(0)
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def heap_mb() -> tuple[float, float] | None:
+    """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
+
+    Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects live
+    in Python's own arenas, outside (unless PYTHONMALLOC=malloc puts them on the C heap).
+    """
+    libc = _libc()
+    if libc is None or not hasattr(libc, "mallinfo2"):
+        return None
+    libc.mallinfo2.restype = _MallInfo2
+    info = libc.mallinfo2()
+    return info.uordblks / 1e6, info.fordblks / 1e6
+
+
+# Threads that come and go by design: a thread pool's (capped by its pool, ended after 30 s idle;
+# one more runs while jobs overlap, as they do on a loaded machine). A leak is any other thread.
+TRANSIENT_THREADS = ("Thread (pooled)",)
+
+
+def thread_count() -> int:
+    """Threads of this process, Qt's included (not only Python's), except `TRANSIENT_THREADS`."""
+    names = []
+    for task in os.listdir("/proc/self/task") if os.path.isdir("/proc/self/task") else ():
+        try:
+            with open(f"/proc/self/task/{task}/comm", encoding="utf-8", errors="replace") as f:
+                names.append(f.read().strip())
+        except OSError:  # it ended meanwhile
+            continue
+    if not names:
+        return threading.active_count()
+    return sum(not name.startswith(TRANSIENT_THREADS) for name in names)
+
+
+def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH_EVERY,
+             timeout_s: float = 120.0, report_every: int = 0) -> dict:
+    """Run the soak in this process (it needs a QApplication; one is made if there is none).
+
+    `report_every`: print a line on stderr every that many edits (RSS, heap in use), so a long run
+    shows its course, and its figures so far if it is stopped.
+    """
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    if not os.environ.get("TOKEXPLORER_SETTINGS_DIR"):
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-soak-")
+    import numpy as np
+    from PySide6.QtWidgets import QApplication
+
+    from tokexplorer.gui.app import HeadlessDialogs, settled
+    from tokexplorer.gui.main_window import MainWindow
+    from tokexplorer.core.positions import editor_text
+    from tokexplorer.server.protocol import EncodeIds, Ping
+
+    app = QApplication.instance() or QApplication(["tokexplorer-soak"])
+    window = MainWindow(dialogs=HeadlessDialogs())
+    window.state.set_policy("none")  # the snippets spell <|endoftext|>
+    window.show()
+    window.chunk_dock.raise_()  # the chunk view computes only while visible
+    names = window.state.catalog.names()
+    rng = random.Random(seed)
+
+    def settle() -> None:
+        deadline = time.monotonic() + timeout_s
+        while not settled(window):
+            if time.monotonic() > deadline:
+                raise TimeoutError("the window did not settle")
+            app.processEvents()
+            time.sleep(0.002)
+
+    def boundary(position: int) -> int:
+        """The position, moved off the middle of a surrogate pair.
+
+        subtle: a user's cursor never stops between the two halves of an emoji, but a random
+        position can, and an edit there leaves lone surrogates that Qt keeps and Python cannot see.
+        """
+        doc = window.editor.document()
+        low = doc.characterAt(position)
+        return position - 1 if len(low) == 1 and 0xDC00 <= ord(low) <= 0xDFFF else position
+
+    def edit() -> None:
+        editor = window.editor
+        n = editor.document().characterCount() - 1
+        cursor = editor.textCursor()
+        kind = rng.choice(["insert", "insert", "delete", "paste", "undo"])
+        if kind == "undo":
+            editor.undo()
+            return
+        at = boundary(rng.randrange(n + 1))
+        cursor.setPosition(at)
+        if kind == "delete":
+            # Deletions take back what insertions and pastes add, so the text stays near its first
+            # length (a few hundred characters over): growth then measures memory held, not a
+            # longer text (+0.75% per 400 edits otherwise, some 90 MB of tokens over 10,000).
+            longest = 40 + max(0, n - length16)
+            cursor.setPosition(boundary(min(n, at + rng.randrange(1, longest))), cursor.MoveMode.KeepAnchor)
+            cursor.removeSelectedText()
+            return
+        editor.setTextCursor(cursor)
+        snippet = "".join(rng.choice(SNIPPETS) for _ in range(rng.randrange(1, 6)))
+        if kind == "paste":
+            QApplication.clipboard().setText(snippet * rng.randrange(1, 20))
+            editor.paste()
+        else:
+            cursor.insertText(snippet)
+        app.processEvents()
+
+    def session(count: int, start: int, report: int = 0) -> int:
+        for i in range(count):
+            edit()
+            if (i + 1) % SETTLE_EVERY == 0:
+                settle()
+            if (i + 1) % switch_every == 0:
+                start += 1
+                window.state.set_tokenizer(names[start % len(names)])
+                settle()
+            if report and (i + 1) % report == 0:
+                settle()
+                print(f"soak: {i + 1} edits, {reading()}", file=sys.stderr, flush=True)
+        settle()
+        return start
+
+    def lay_out_every_line() -> None:
+        """What reading the text through does: Qt lays out (and keeps) every line's layout."""
+        doc = window.editor.document()
+        layout, block = doc.documentLayout(), doc.begin()
+        while block.isValid():
+            layout.blockBoundingRect(block)
+            block = block.next()
+
+    started = time.perf_counter()
+    window.editor.load_text(editor_text(text))
+    settle()
+    length16 = window.editor.document().characterCount() - 1
+    lay_out_every_line()
+
+    def server_rss_mb() -> float:
+        """The tokenizing server's resident memory, read as the window's is (after a collection
+        and a trim); 0 where the system does not tell."""
+        facts = []
+        window.state.server.ask(Ping(settle=True), facts.append, facts.append)
+        deadline = time.monotonic() + timeout_s
+        while not facts and time.monotonic() < deadline:
+            app.processEvents()
+            time.sleep(0.002)
+        return facts[0].rss_mb or 0.0 if facts and not isinstance(facts[0], str) else 0.0
+
+    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> tuple[float, float] | None:
+        """Switch through every tokenizer (ending on the last: the same state for each reading);
+        if `read`, the medians of the window's and the server's RSS readings after each."""
+        readings, server = [], []
+        for name in names:
+            window.state.set_tokenizer(name)
+            settle()
+            for _ in range(edits_each):
+                edit()
+            settle()
+            if read:
+                readings.append(rss_mb())
+                server.append(server_rss_mb())
+        return (statistics.median(readings), statistics.median(server)) if read else None
+
+    # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
+    every_tokenizer(SETTLE_EVERY)
+    turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
+    (warm, server_warm), heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
+
+    def reading() -> str:
+        rss, heap, server = rss_mb(), heap_mb(), server_rss_mb()
+        line = f"RSS {rss:.0f} MB ({rss - warm:+.0f}), server {server:.0f} MB ({server - server_warm:+.0f})"
+        if heap is not None and heap_warm is not None:
+            line += f", heap in use {heap[0]:.0f} MB ({heap[0] - heap_warm[0]:+.0f}), free {heap[1]:.0f} MB"
+        length = window.editor.document().characterCount() - 1
+        return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
+
+    session(edits, turn, report_every)
+    (end, server_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
+    name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.plain_text()
+    fresh = []  # the server's fresh encode of the editor's text, or its error message
+    window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
+    deadline = time.monotonic() + timeout_s
+    while not fresh:
+        if time.monotonic() > deadline:
+            raise TimeoutError("the tokenizing server did not encode the text")
+        app.processEvents()
+        time.sleep(0.002)
+    result = window.state.result
+    equal = (result is not None and not isinstance(fresh[0], str) and result.encoding.text == text_end
+             and np.array_equal(result.encoding.id_array, fresh[0]))
+    length16_end = window.editor.document().characterCount() - 1
+    window.editor.document().setModified(False)
+    window.close()
+    window.deleteLater()
+    report = {
+        "edits": edits, "tokenizers": names, "text_mb": round(len(text.encode("utf-8")) / 1e6, 2),
+        "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "window_growth_mb": round(end - warm, 1),
+        "server_rss_warm_mb": round(server_warm, 1), "server_rss_end_mb": round(server_end, 1),
+        "server_growth_mb": round(server_end - server_warm, 1),
+        "growth_mb": round(end - warm + server_end - server_warm, 1),
+        "threads_warm": threads_warm, "threads_end": threads_end,
+        "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
+        "text_utf16_start": length16, "text_utf16_end": length16_end,
+    }
+    if heap_warm is not None and heap_end is not None:
+        report.update({
+            "heap_in_use_warm_mb": round(heap_warm[0], 1), "heap_in_use_end_mb": round(heap_end[0], 1),
+            "heap_growth_mb": round(heap_end[0] - heap_warm[0], 1),
+            "heap_free_warm_mb": round(heap_warm[1], 1), "heap_free_end_mb": round(heap_end[1], 1),
+        })
+    return report
+
+
+def soak_text(path: Path, size: int = 1_000_000) -> str:
+    """About `size` bytes of text: the file, repeated or cut at a line end."""
+    text = path.read_text("utf-8")
+    text = text * (size // max(1, len(text.encode("utf-8"))) + 1)
+    cut = text.rfind("\n", 0, size)
+    return text[: cut + 1 if cut > 0 else size]
+
+
+def main(argv: list[str]) -> int:
+    """`python -m tokexplorer.gui.bench.soak EDITS CORPUS`: run the soak, print its result as JSON (and a
+    line on stderr every REPORT_EVERY edits in a longer run)."""
+    import faulthandler
+    import json
+
+    faulthandler.enable()  # a crash inside Qt prints where the Python side was (one did, at ~2,000 edits)
+    edits, corpus = int(argv[0]), Path(argv[1])
+    print(json.dumps(run_soak(edits, soak_text(corpus), report_every=REPORT_EVERY)), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

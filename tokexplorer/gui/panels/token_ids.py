@@ -1,0 +1,162 @@
+"""The token-id view: one row per token (index, id, text, bytes), linked to the editor through the
+state's hovered token: hover a row and the token lights up in the text, hover the text and the row
+is shown. A model over the result's arrays, so a 300,000-token book costs nothing until scrolled.
+
+The view follows the text a moment behind the editor (and not at all while hidden): refreshing its
+visible rows costs a few milliseconds that a keystroke's repaint should not wait for.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.state import AppState
+from tokexplorer.server.tokenized import Tokenized
+
+HEADERS = ["#", "id", "text", "bytes"]
+# The roles the model answers, as the ints a view asks with. subtle: a view asks seven roles per
+# cell on every repaint (decoration, font, foreground, check state too): those return at once.
+DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND = (int(r) for r in (
+    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole,
+    Qt.ItemDataRole.BackgroundRole))
+ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
+RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+
+
+class TokenTableModel(QAbstractTableModel):
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.result: Tokenized | None = None
+        self._palette = TokenPalette(state.dark, state.token_colours)
+        state.dark_changed.connect(self._on_palette)
+        state.token_colours_changed.connect(self._on_palette)
+
+    def show_current(self) -> None:
+        """Show the state's current result."""
+        if self.result is not self.state.result:
+            self.beginResetModel()
+            self.result = self.state.result
+            self.endResetModel()
+
+    def _on_palette(self, *_) -> None:
+        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
+        if self.rowCount():
+            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(HEADERS) - 1))
+
+    def rowCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() or self.result is None else len(self.result)
+
+    def columnCount(self, parent=QModelIndex()) -> int:
+        return 0 if parent.isValid() else len(HEADERS)
+
+    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return HEADERS[section]
+        return None
+
+    def data(self, index, role=DISPLAY):
+        result = self.result
+        if role not in ROLES or result is None or not index.isValid():
+            return None
+        row, col = index.row(), index.column()
+        if role == DISPLAY:
+            if col == 0:
+                return row
+            if col == 1:
+                return result.encoding.ids[row]
+            data = result.encoding.token_bytes[row]
+            if col == 2:
+                return token_label(data)
+            return data.hex(" ")
+        if role == TOOLTIP and col == 3:  # a long token's bytes are elided
+            return result.encoding.token_bytes[row].hex(" ")
+        if role == BACKGROUND and col == 2:
+            return self._palette.background(int(result.colours[row]))
+        if role == ALIGNMENT and col < 2:
+            return RIGHT
+        return None
+
+
+class TokenTable(QTableView):
+    """The view; hovering a row sets the state's hovered token, a click reveals it in the editor."""
+
+    def __init__(self, state: AppState, parent=None):
+        super().__init__(parent)
+        self.state = state
+        self.setObjectName("token_ids")
+        self.setModel(TokenTableModel(state, self))
+        self.setMouseTracking(True)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.verticalHeader().hide()
+        # subtle: per-row height measurement over 300,000 rows would stall; fixed rows cost nothing.
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)  # the bytes take what is left, elided if need be
+        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._fit_numbers()
+        self.model().modelReset.connect(self._fit_numbers)
+        self.setColumnWidth(2, self.fontMetrics().horizontalAdvance("␣tokenizer") + 12)
+        self.entered.connect(self._on_entered)
+        self.clicked.connect(lambda index: self._current() and state.reveal_token.emit(index.row()))
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(120)
+        self._timer.timeout.connect(self.model().show_current)
+        state.tokenized.connect(self._on_tokenized)
+        state.hovered_changed.connect(self._on_hovered)
+
+    def _current(self) -> bool:
+        """Whether the rows are those of the state's result (they lag it by the timer)."""
+        return self.model().result is self.state.result
+
+    @property
+    def up_to_date(self) -> bool:
+        return self._current() or not self.isVisible()
+
+    def _fit_numbers(self) -> None:
+        """The # and id columns as wide as their largest numbers (at least 3 and 5 digits), so the
+        bytes keep the room that is left."""
+        fm = self.fontMetrics()
+        result = self.model().result
+        rows = len(result) if result is not None else 0
+        # subtle: the vocabulary's size (as the server described the tokenizer), not the ids'
+        # maximum: an edit's result would scan a book's ids in the UI thread just to measure it.
+        info = self.state.catalog.info(result.tokenizer) if rows else None
+        if rows and info is None and self.state.server is not None:  # not described yet: fit again once it is
+            self.state.describe(result.tokenizer, lambda _: self._fit_numbers())
+        top_id = info.n_vocab - 1 if info is not None else 0
+        self.setColumnWidth(0, fm.horizontalAdvance("8" * max(3, len(str(rows - 1)))) + 12)
+        self.setColumnWidth(1, fm.horizontalAdvance("8" * max(5, len(str(top_id)))) + 12)
+
+    def _on_tokenized(self, result: Tokenized | None) -> None:
+        if result is None:
+            self.model().show_current()
+        elif self.isVisible():
+            self._timer.start()  # when hidden, showEvent catches up
+
+    def showEvent(self, event) -> None:
+        super().showEvent(event)
+        self.model().show_current()
+
+    def _on_entered(self, index) -> None:
+        if self._current():
+            self.state.set_hovered(index.row())
+
+    def _on_hovered(self, row: int) -> None:
+        if row < 0 or self.underMouse() or not self._current():
+            return
+        index = self.model().index(row, 0)
+        self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.selectionModel().setCurrentIndex(
+            index, self.selectionModel().SelectionFlag.ClearAndSelect | self.selectionModel().SelectionFlag.Rows)
+
+    def leaveEvent(self, event) -> None:
+        super().leaveEvent(event)
+        self.state.set_hovered(-1)

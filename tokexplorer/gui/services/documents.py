@@ -1,0 +1,249 @@
+"""Files in and out of the window: open (in a worker, with the decoding dialog for a file that is not
+UTF-8), save and save as (atomic, keeping the file's mode and symlinks), the samples and the welcome
+text, tokenizer files added to the picker, dropped files, and the Open Recent list.
+
+It owns the document's life (what is open, whether it may be dropped); it draws nothing and holds no
+token logic. Errors go to the `report` callable it is given (the window's banner), never a traceback.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QMenu
+
+from tokexplorer.core.analysis.quirks import Quirk, sample_text
+from tokexplorer.core.resources import resource_path
+from tokexplorer.core.files.textfile import NotUtf8Error, decode_text, write_atomic
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.gui import settings as keys
+from tokexplorer.gui.widgets.dialogs import display_name
+from tokexplorer.core.positions import EditorText, editor_text, utf16_len
+from tokexplorer.core.files.text_budget import TextTooBig, check_size, read_sample, sample_describe
+from tokexplorer.gui.services.worker import run_job
+
+TOKENIZER_SUFFIXES = (".tiktoken", ".model", ".gguf")
+TOKENIZER_NAMES = ("encoder.json", "tokenizer.json")
+READ_BLOCK = 1 << 20  # bytes read per progress report
+
+
+def read_text(path: Path, encoding: str | None, progress) -> EditorText:
+    """Read and decode a file in a worker, reporting bytes read; raises NotUtf8Error and friends."""
+    try:
+        total = path.stat().st_size
+        check_size(path, total, encoding=encoding)  # over the window's budget: TextTooBig
+        parts, done = [], 0
+        with open(path, "rb") as f:
+            while block := f.read(READ_BLOCK):
+                parts.append(block)
+                done += len(block)
+                progress(done, total)
+    except OSError as exc:
+        raise TokexplorerError(f"cannot read {path}: {exc.strerror or exc}") from None
+    return editor_text(decode_text(b"".join(parts), source=str(path), encoding=encoding))
+
+
+def is_tokenizer_file(path: Path) -> bool:
+    """Whether a dropped file is a tokenizer (added to the picker) rather than a text (opened)."""
+    return path.suffix in TOKENIZER_SUFFIXES or path.name in TOKENIZER_NAMES
+
+
+class Documents(QObject):
+    """The open document and the files around it.
+
+    `report(title, message)` shows an error, `progress(what, done, total)` a progress bar,
+    `status(message)` a passing note in the status bar.
+    """
+
+    def __init__(self, state, editor, compare, service, dialogs, banner, settings, *,
+                 report: Callable[[str, str], None], progress: Callable[[str, int, int], None],
+                 status: Callable[[str], None], parent=None):
+        super().__init__(parent)
+        self.state, self.editor, self.compare, self.service = state, editor, compare, service
+        self.dialogs, self.banner, self.settings = dialogs, banner, settings
+        self._report, self._progress, self._status = report, progress, status
+        self.recent_menu = QMenu("Open &Recent")
+        # subtle: a big text is tokenized while Qt takes it in (a 50 MB text: ~10 s each, on two
+        # cores side by side), so the load's end asks again only if nothing asked meanwhile.
+        self.editor.load_started.connect(self.service.submit)
+        self.editor.loaded.connect(self._on_loaded)
+        self.fill_recent()
+
+    # --- opening -------------------------------------------------------------------------
+
+    def folder(self) -> str:
+        """Where the file dialogs start: the open file's folder, else the working directory."""
+        return str(self.state.path.parent) if self.state.path else str(Path.cwd())
+
+    def maybe_save(self) -> bool:
+        """True when it is fine to drop the current text (saved, discarded, or unchanged).
+
+        A text still going into the editor is the file's own, part of it: nothing is asked (saving
+        it then would cut the file to the part loaded)."""
+        if not self.state.modified or self.editor.loading:
+            return True
+        answer = self.dialogs.ask_unsaved(display_name(self.state.path))
+        if answer == "save":
+            return self.save()
+        return answer == "discard"
+
+    def open_text_dialog(self) -> None:
+        if not self.maybe_save():
+            return
+        path = self.dialogs.open_text_path(self.folder())
+        if path:
+            self.open_text(Path(path), asked=True)
+
+    def open_text(self, path: Path, *, encoding: str | None = None, asked: bool = False) -> None:
+        """Read a file in a worker; a file that is not UTF-8 leads to the decoding dialog."""
+        if not asked and not self.maybe_save():
+            return
+        self.state.set_busy(f"reading {path.name}…")
+        run_job(lambda progress: read_text(path, encoding, progress),
+                on_result=lambda text: self._on_read(path, text),
+                on_error=lambda exc: self._on_read_error(path, exc),
+                on_progress=lambda done, total: self._progress("reading", done, total))
+
+    def _on_read(self, path: Path | None, text: EditorText, *, sample_of: Path | None = None) -> None:
+        """Show a file read (`path`), or the beginning of one too big (`sample_of`, untitled)."""
+        self.state.set_busy("")
+        if path is not None:
+            self.remember(path)
+        self.state.set_document(path, newline=text.newline, notes=text.notes)
+        self.state.set_document_policy(None)
+        notes = text.notes if sample_of is None else (sample_describe(sample_of, text.text),) + text.notes
+        if notes:
+            self.banner.show_message("note", f"{(path or sample_of).name}: " + "; ".join(notes) + ".")
+        else:
+            self.banner.clear()
+        self.editor.load_text(text)
+
+    def _on_read_error(self, path: Path, exc: Exception) -> None:
+        self.state.set_busy("")
+        self._progress("reading", 1, 1)  # hides the bar
+        if isinstance(exc, NotUtf8Error):
+            encoding = self.dialogs.choose_encoding(exc)
+            if encoding:
+                self.open_text(path, encoding=encoding, asked=True)
+            return
+        self._report("Cannot open", str(exc) if isinstance(exc, TokexplorerError) else repr(exc))
+        if isinstance(exc, TextTooBig):  # the way on: its beginning, untitled
+            self.banner.show_message("error", self.banner.label.text(), [
+                (f"Open the first {exc.limit_mb:g} MB", lambda: self.open_sample_of(path, exc.encoding))])
+
+    def open_sample_of(self, path: Path, encoding: str | None = None) -> None:
+        """Open the beginning of a file too big for the window as an untitled text (text_budget)."""
+        self.state.set_busy(f"reading the beginning of {path.name}…")
+        run_job(lambda progress: editor_text(read_sample(path, encoding, progress)),
+                on_result=lambda text: self._on_read(None, text, sample_of=path),
+                on_error=lambda exc: self._on_read_error(path, exc),
+                on_progress=lambda done, total: self._progress("reading", done, total))
+
+    def _on_loaded(self) -> None:
+        self._progress("inserting text", 1, 1)  # hides the bar
+        self.state.set_modified(False)
+        if not self.editor.load_sent:
+            self.service.submit()
+
+    def open_sample(self, quirk: Quirk) -> None:
+        """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
+        if not self.maybe_save():
+            return
+        self.state.set_document(None)
+        self.state.set_document_policy(quirk.allowed_special)
+        self.editor.load_text(editor_text(sample_text(quirk)))
+        if quirk.view == "compare":
+            self.compare.open_sample(quirk)
+        else:
+            self.compare.set_active(False)
+            self.state.set_tokenizer(quirk.tokenizers[0])
+        self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
+
+    def show_welcome(self) -> None:
+        """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
+        differences at a glance, and where to go next."""
+        if not self.maybe_save():
+            return
+        self.state.set_document(None)
+        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")))
+        self.banner.clear()
+
+    def set_text(self, text: str) -> None:
+        """Put text in the editor as if typed (for tests and the benchmarks): no soft breaks."""
+        self.editor.setPlainText(editor_text(text, soft=False).text)
+
+    def open_paths(self, paths: list[Path]) -> None:
+        """Dropped files: tokenizers join the picker, texts open in the editor."""
+        for path in paths:
+            if is_tokenizer_file(path):
+                self.open_tokenizer(path)
+            else:
+                self.open_text(path)
+
+    # --- saving --------------------------------------------------------------------------
+
+    def save(self) -> bool:
+        if self.state.path is None:
+            return self.save_as()
+        return self._write(self.state.path)
+
+    def save_as(self) -> bool:
+        path = self.dialogs.save_path(str(self.state.path or Path(self.folder()) / "untitled.txt"))
+        return bool(path) and self._write(Path(path))
+
+    def _write(self, path: Path) -> bool:
+        text = self.editor.source_text()
+        try:
+            write_atomic(path, text.encode("utf-8"))
+        except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink
+            self._report("Cannot save", str(exc))
+            return False
+        self.editor.document().setModified(False)
+        self.state.set_document(path, newline=self.state.newline)
+        self.remember(path)
+        self._status(f"saved {path} ({utf16_len(text):,} UTF-16 units)")
+        return True
+
+    # --- tokenizer files -----------------------------------------------------------------
+
+    def open_tokenizer_dialog(self) -> None:
+        path = self.dialogs.open_tokenizer_path(self.folder())
+        if path:
+            self.open_tokenizer(Path(path))
+
+    def open_tokenizer(self, path: Path) -> None:
+        """Add a tokenizer file to the picker and switch to it; a bad file is reported, not kept."""
+        self.state.set_busy(f"loading {path.name}…")
+
+        def loaded(name: str) -> None:
+            self.state.set_busy("")
+            self.state.set_tokenizer(name)
+
+        def failed(message: str) -> None:
+            self.state.set_busy("")
+            self.state.tokenizers_changed.emit()
+            self._report("Cannot open tokenizer", message)
+
+        self.state.add_tokenizer_file(path, loaded, failed)
+
+    # --- Open Recent ---------------------------------------------------------------------
+
+    def recent(self) -> list[str]:
+        return keys.read_list(self.settings, keys.RECENT_FILES)
+
+    def remember(self, path: Path) -> None:
+        path = path.absolute()  # the list must work wherever the app is started next
+        paths = [str(path)] + [p for p in self.recent() if p != str(path)]
+        self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
+        self.fill_recent()
+
+    def fill_recent(self) -> None:
+        self.recent_menu.clear()
+        paths = self.recent()
+        for i, p in enumerate(paths):
+            action = self.recent_menu.addAction(f"&{(i + 1) % 10} {Path(p).name}")
+            action.setStatusTip(p)
+            action.triggered.connect(lambda checked=False, p=p: self.open_text(Path(p)))
+        self.recent_menu.setEnabled(bool(paths))
