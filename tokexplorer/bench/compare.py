@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.registry import builtin_names
 from tokexplorer.bench import corpus_path
 from tokexplorer.bench.gui import _percentile
@@ -32,8 +32,7 @@ def _spread(values: list[float]) -> str:
 
 
 def run(args) -> dict:
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen()
     os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-bench-")
     path = corpus_path(args, "en/tinyshakespeare.txt")
     n_panes = max(2, min(4, getattr(args, "panes", 4)))

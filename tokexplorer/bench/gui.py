@@ -25,6 +25,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.bench import corpus_path
 
@@ -55,8 +56,7 @@ def run(args) -> list[dict]:
     if getattr(args, "huge_mb", 0) > WINDOW_TEXT_LIMIT_MB:  # the window would refuse it
         raise TokexplorerError(f"--huge-mb {args.huge_mb}: the window opens texts of up to "
                                f"{WINDOW_TEXT_LIMIT_MB} MB; give {WINDOW_TEXT_LIMIT_MB} or less")
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen()
     settings_dir = tempfile.mkdtemp(prefix="tokexplorer-bench-")
     os.environ["TOKEXPLORER_SETTINGS_DIR"] = settings_dir  # never the user's settings
     path = corpus_path(args, "en/tinyshakespeare.txt")

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.tokenizer import TokexplorerError
 
 KEYS = 20
@@ -41,8 +42,7 @@ def _median_range(values: list[float]) -> str:
 
 def run(args) -> dict:
     env = dict(os.environ, TOKEXPLORER_SETTINGS_DIR=tempfile.mkdtemp(prefix="tokexplorer-long-"))
-    if sys.platform.startswith("linux") and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen(env)
     rows = []
     for n in args.long_line:
         for kind, label in (("a", '"a" repeated'), ("letters", "random letters")):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import os
 import statistics
-import sys
 import tempfile
 
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.bench import corpus_path
 from tokexplorer.bench.gui import _percentile
 
@@ -17,8 +17,7 @@ TOKENIZERS = ["gpt2", "o200k_base", "llama-sp"]
 
 
 def run(args) -> dict:
-    if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen()
     os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-bench-")
     path = corpus_path(args, "en/tinyshakespeare.txt")
     from tokexplorer.gui.bench.panels import measure_selection

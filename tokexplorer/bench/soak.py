@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.bench import corpus_path
 
@@ -28,8 +29,7 @@ GROWTH_BUDGET_MB = 50
 def run(args) -> dict:
     path = corpus_path(args, "en/tinyshakespeare.txt")
     env = dict(os.environ, TOKEXPLORER_SETTINGS_DIR=tempfile.mkdtemp(prefix="tokexplorer-soak-"))
-    if sys.platform.startswith("linux") and not env.get("DISPLAY") and not env.get("WAYLAND_DISPLAY"):
-        env.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen(env)
     proc = subprocess.Popen([sys.executable, "-m", "tokexplorer.gui.bench.soak", str(args.soak), str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     # Its progress lines go on to our stderr as they come (a long run takes half an hour); the rest

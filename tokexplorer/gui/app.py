@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 from typing import Callable
 
+from tokexplorer.core.headless import PLATFORM_VARIABLE, has_screen, use_offscreen
+
 SCREENSHOT_TIMEOUT_S = 120.0
 APP_ID = "io.github.tokexplorer.tokexplorer"  # packaging/*.desktop and *.metainfo.xml are named so
 ICON_SIZES = (16, 32, 48, 64, 128, 256, 512)
@@ -126,7 +128,7 @@ def run_gui(argv: list[str]) -> int:
         if not (args.screenshot or args.probe_startup):
             print(f"tokexplorer: error: {problem}", file=sys.stderr)
             return 2
-        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a screenshot needs no screen
+        use_offscreen(always=True, replace=True)  # a screenshot needs no screen
     from PySide6.QtCore import QTimer, qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
@@ -213,9 +215,9 @@ X11_PACKAGES = ("libxcb-cursor0", "libxcb-icccm4", "libxcb-keysyms1", "libxcb-im
 
 def display_problem() -> str | None:
     """Why Qt could not open a window here (no display, a missing X11 library), or None."""
-    if not sys.platform.startswith("linux") or (os.environ.get("QT_QPA_PLATFORM") or "xcb") != "xcb":
+    if not sys.platform.startswith("linux") or (os.environ.get(PLATFORM_VARIABLE) or "xcb") != "xcb":
         return None
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+    if not has_screen():
         return ("no display to open the window on (DISPLAY is not set); use a sub-command "
                 "(tokexplorer --help), or --screenshot PATH")
     missing = missing_x11_library()

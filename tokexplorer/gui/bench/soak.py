@@ -47,6 +47,8 @@ import threading
 import time
 from pathlib import Path
 
+from tokexplorer.core.headless import use_offscreen
+
 SETTLE_EVERY = 10  # edits between pauses in which the window catches up
 SWITCH_EVERY = 50  # edits between tokenizer switches
 REPORT_EVERY = 500  # edits between the progress lines of `main`
@@ -122,7 +124,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     `report_every`: print a line on stderr every that many edits (RSS, heap in use), so a long run
     shows its course, and its figures so far if it is stopped.
     """
-    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    use_offscreen(always=True)  # a soak never needs to be seen
     if not os.environ.get("TOKEXPLORER_SETTINGS_DIR"):
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-soak-")
     import numpy as np

@@ -13,8 +13,6 @@ It computes nothing (the core does) and knows no panel or command.
 
 from __future__ import annotations
 
-import os
-import sys
 from typing import Sequence
 
 import numpy as np
@@ -26,6 +24,7 @@ import pyqtgraph as pg  # after PySide6: pyqtgraph uses the Qt binding already i
 from tokexplorer.core.analysis.languages import LanguageReport
 from tokexplorer.core.analysis.sweep import CompressionCurve, Sweep
 from tokexplorer.core.files.textfile import write_atomic
+from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.analysis.token_lengths import LengthHistogram, histogram_table
 
 # Series colours (light theme, dark theme): distinguishable, and the first four for the built-ins.
@@ -459,8 +458,7 @@ def ensure_app():
 
     app = QApplication.instance()
     if app is None:
-        if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-            os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+        use_offscreen()
         app = QApplication(["tokexplorer"])
     return app
 
