@@ -63,3 +63,99 @@ def test_stale_lock_files_without_text_are_cleaned(tmp_path):
     assert recovery.orphans(tmp_path, own=live.id) == []
     assert [p.name for p in tmp_path.iterdir()] == [live.lock_path.name]
     assert live.lock_path.read_text() == f"{os.getpid()}\n"
+
+
+# --- private to this user, whatever the umask; never through a planted link (issue 32, items 3-4) ---
+
+
+@pytest.fixture
+def umask_022():
+    old = os.umask(0o022)
+    yield
+    os.umask(old)
+
+
+def mode(path) -> int:
+    return os.lstat(path).st_mode & 0o777
+
+
+def test_the_folder_and_the_files_are_private_whatever_the_umask(tmp_path, umask_022):
+    folder = tmp_path / "settings" / "recovery"
+    session = Session.claim(folder)
+    session.write(Recovered("a private text"))
+    assert (mode(folder), mode(session.recovery_path), mode(session.lock_path)) == (0o700, 0o600, 0o600)
+    session.release(remove=False)
+    (orphan,) = recovery.orphans(folder)
+    mine = Session.claim(folder)
+    mine.adopt(orphan)  # an adopted text stays private too
+    assert mode(mine.recovery_path) == 0o600
+    mine.release(remove=True)
+
+
+def test_an_existing_open_folder_is_made_private(tmp_path, umask_022):
+    folder = tmp_path / "recovery"
+    folder.mkdir(mode=0o755)
+    Session.claim(folder).release(remove=True)
+    assert mode(folder) == 0o700
+
+
+def test_a_recovery_folder_that_is_a_link_is_refused(tmp_path):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "recovery")
+    with pytest.raises(OSError):
+        Session.claim(tmp_path / "recovery")
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_a_planted_recovery_link_is_refused_never_read_or_adopted(tmp_path):
+    folder = tmp_path / "recovery"
+    crashed = Session.claim(folder)
+    crashed.release(remove=False)  # a lock whose process is gone
+    secret = tmp_path / "secret.txt"
+    secret.write_bytes(recovery.dump(Recovered("someone else's file")))
+    os.symlink(secret, crashed.recovery_path)
+    (orphan,) = recovery.orphans(folder)
+    with pytest.raises(TokexplorerError, match="symbolic link"):
+        orphan.read()
+    mine = Session.claim(folder)
+    with pytest.raises(TokexplorerError, match="symbolic link"):
+        mine.adopt(orphan)
+    assert not mine.recovery_path.exists()
+    orphan.release(remove=False)
+    mine.release(remove=True)
+
+
+def test_a_write_replaces_a_planted_link_instead_of_writing_through_it(tmp_path):
+    folder = tmp_path / "recovery"
+    mine = Session.claim(folder)
+    target = tmp_path / "victim.txt"
+    target.write_text("keep me")
+    os.symlink(target, mine.recovery_path)
+    mine.write(Recovered("unsaved"))
+    assert target.read_text() == "keep me"
+    assert not mine.recovery_path.is_symlink() and recovery.load(mine.read()).text == "unsaved"
+    mine.release(remove=True)
+
+
+def test_a_planted_lock_link_creates_nothing_at_its_target(tmp_path):
+    folder = tmp_path / "recovery"
+    Session.claim(folder).release(remove=True)
+    target = tmp_path / "created-by-the-link"
+    os.symlink(target, folder / "x.lock")
+    (folder / f"x{recovery.SUFFIX}").write_bytes(recovery.dump(Recovered("t")))
+    with pytest.raises(OSError):
+        recovery.Lock.acquire(folder, "x")
+    assert recovery.orphans(folder) == []
+    assert not target.exists() and not os.path.exists(target)
+
+
+def test_a_recovery_file_of_another_kind_is_not_read(tmp_path):
+    folder = tmp_path / "recovery"
+    crashed = Session.claim(folder)
+    crashed.release(remove=False)
+    os.mkfifo(crashed.recovery_path)  # would block a plain open for reading
+    (orphan,) = recovery.orphans(folder)
+    with pytest.raises(TokexplorerError, match="not a regular file"):
+        orphan.read()
+    orphan.release(remove=False)

@@ -91,7 +91,7 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
     second = make_window(dialogs=dialogs)
     assert second.autosave.recover() is True
     ((question, (name, when, chars)),) = dialogs.asked
-    assert (question, name, chars) == ("ask_restore", "notes.txt", len(EXPECTED))
+    assert (question, name, chars) == ("ask_restore", str(path), len(EXPECTED))  # the path in full
     assert when.endswith("seconds ago")
     wait_settled(qtbot, second)
     state = second.state

@@ -10,18 +10,27 @@ still running keeps its lock and its file.
 A recovery file is one JSON header line (where the text came from, its line ending, tokenizer and
 policy, when it was written, its length) and then the text's UTF-8 bytes exactly as saved (CRLF
 kept). No Qt here: the window's side is gui/autosave.py.
+
+The unsaved text may be a private file's, so everything here is this user's alone, whatever the
+umask: the folder 0700 (`private_folder`; a folder that is a symlink or another user's is refused),
+each recovery file 0600. Nothing is ever followed through a symbolic link: recovery files and locks
+are opened with O_NOFOLLOW (a link planted in the folder is refused, never read, written through or
+created at its target), a recovery file is written to a new temporary file (O_EXCL) that then
+replaces the name (a link at the name is replaced, not followed), and a recovery file that is not a
+regular file of this user's is not read.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tokexplorer.core.files.textfile import write_atomic
 from tokexplorer.core.tokenizer import TokexplorerError
 
 try:
@@ -29,6 +38,11 @@ try:
 except ImportError:  # Windows
     fcntl = None
     import msvcrt
+
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)  # 0 on Windows, which has no symlinks a user can plant
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted under the name must not block the open
+MAX_BYTES = 1 << 31  # a recovery file larger than the window could ever hold is not read
 
 MAGIC = "tokexplorer-recovery"
 VERSION = 1
@@ -95,6 +109,75 @@ def _str_or_none(value) -> str | None:
     return str(value) if value is not None else None
 
 
+def _own_uid() -> int | None:
+    return os.getuid() if hasattr(os, "getuid") else None
+
+
+def private_folder(folder: str | os.PathLike) -> Path:
+    """Create `folder` if needed (its parents too) and make it this user's alone: mode 0700 whatever
+    the umask. OSError when it is a symlink, not a folder, or another user's."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    st = os.lstat(folder)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise OSError(errno.ENOTDIR, "not a folder of its own (a symbolic link or a file)", str(folder))
+    uid = _own_uid()
+    if uid is not None and st.st_uid != uid:
+        raise OSError(errno.EPERM, "the folder belongs to another user", str(folder))
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(folder, 0o700)
+    return folder
+
+
+def write_private(path: Path, data: bytes) -> None:
+    """Replace the file `path` with `data`, mode 0600, atomically and never through a link: a new
+    temporary file (O_EXCL, O_NOFOLLOW) beside it, synced, then renamed over the name."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | NOFOLLOW | _CLOEXEC, 0o600)
+    try:
+        try:
+            if hasattr(os, "fchmod"):
+                os.fchmod(fd, 0o600)  # exactly 0600: a umask of 0277 must not make it 0400
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def read_private(path: Path) -> bytes:
+    """A recovery file's bytes; TokexplorerError when it is a symbolic link (not followed), not a
+    regular file, another user's, or too large."""
+    try:
+        fd = os.open(path, os.O_RDONLY | NOFOLLOW | _NONBLOCK | _CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or path.is_symlink():
+            raise TokexplorerError(f"{path} is a symbolic link; recovery files are never followed "
+                                   "through links") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        uid = _own_uid()
+        if not stat.S_ISREG(st.st_mode):
+            raise TokexplorerError(f"{path} is not a regular file")
+        if uid is not None and st.st_uid != uid:
+            raise TokexplorerError(f"{path} belongs to another user")
+        if st.st_size > MAX_BYTES:
+            raise TokexplorerError(f"{path} is too large for a recovery file ({st.st_size:,} bytes)")
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(MAX_BYTES + 1)
+    finally:
+        os.close(fd)
+
+
 def _try_lock(fd: int) -> bool:
     """Lock an open file for this process; False when another process holds it."""
     try:
@@ -125,16 +208,27 @@ class Lock:
     def acquire(cls, folder: Path, ident: str) -> Lock | None:
         """The lock on `ident`, or None when a live process holds it."""
         path = folder / f"{ident}.lock"
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+        # A symlink planted as the lock is refused (ELOOP), never followed to create its target.
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW | _NONBLOCK | _CLOEXEC, 0o600)
         try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", str(path))
             # subtle: a lock file removed (by its releasing owner) between our open and our lock
             # is not the one at the path any more; holding it would guard nothing.
-            if _try_lock(fd) and os.path.samestat(os.fstat(fd), os.stat(path)):
+            if _try_lock(fd) and os.path.samestat(st, os.lstat(path)):
                 return cls(folder, ident, fd)
         except FileNotFoundError:
             pass
+        except BaseException:
+            os.close(fd)
+            raise
         os.close(fd)
         return None
+
+    def read(self) -> bytes:
+        """The recovery file's bytes (`read_private`: never through a link)."""
+        return read_private(self.recovery_path)
 
     def release(self, *, remove: bool) -> None:
         """Let go of the lock; with `remove`, delete the recovery file and the lock file first.
@@ -159,9 +253,9 @@ class Session(Lock):
 
     @classmethod
     def claim(cls, folder: str | os.PathLike) -> Session:
-        """A new session in `folder` (created if needed); OSError when it cannot be written."""
-        folder = Path(folder)
-        folder.mkdir(parents=True, exist_ok=True)
+        """A new session in `folder` (created if needed, made 0700); OSError when it cannot be
+        written or is not a private folder of this user's."""
+        folder = private_folder(folder)
         while True:
             lock = cls.acquire(folder, f"{os.getpid()}-{secrets.token_hex(4)}")
             if lock is not None:
@@ -169,8 +263,8 @@ class Session(Lock):
                 return lock
 
     def write(self, rec: Recovered) -> None:
-        """Replace this session's recovery file with `rec` (atomically)."""
-        write_atomic(self.recovery_path, dump(rec))
+        """Replace this session's recovery file with `rec` (atomically, mode 0600, never through a link)."""
+        write_private(self.recovery_path, dump(rec))
 
     def clear(self) -> None:
         """No unsaved text any more: remove the recovery file, keep the session."""
@@ -179,9 +273,11 @@ class Session(Lock):
         except FileNotFoundError:
             pass
 
-    def adopt(self, orphan: Lock) -> None:
-        """Take an orphan's recovery file as this session's own, and drop the orphan."""
-        os.replace(orphan.recovery_path, self.recovery_path)
+    def adopt(self, orphan: Lock, data: bytes | None = None) -> None:
+        """Take an orphan's recovery file (`data`, its bytes as read, or read now) as this session's
+        own, and drop the orphan. The bytes are written anew rather than the file moved, so what
+        this session keeps is always a private regular file of its own."""
+        write_private(self.recovery_path, orphan.read() if data is None else data)
         orphan.release(remove=True)
 
 
@@ -201,19 +297,19 @@ def orphans(folder: str | os.PathLike, *, own: str | None = None) -> list[Lock]:
         if lock is None:
             continue  # its process is running
         try:
-            mtime = lock.recovery_path.stat().st_mtime
+            mtime = lock.recovery_path.lstat().st_mtime  # a link too: refused when read, and said
         except FileNotFoundError:  # adopted or cleared meanwhile by its owner
             lock.release(remove=False)
             continue
         found.append((mtime, lock))
     for path in folder.glob("*.lock"):  # left by a crash before anything was unsaved
         ident = path.name[:-len(".lock")]
-        if ident != own and not (folder / f"{ident}{SUFFIX}").exists():
+        if ident != own and not os.path.lexists(folder / f"{ident}{SUFFIX}"):
             try:
                 stale = Lock.acquire(folder, ident)
             except OSError:
                 continue
-            if stale is not None and not stale.recovery_path.exists():
+            if stale is not None and not os.path.lexists(stale.recovery_path):
                 stale.release(remove=True)
             elif stale is not None:
                 stale.release(remove=False)

@@ -200,7 +200,7 @@ class Autosave(QObject):
             return  # not built yet: the next write asks
         store = self.session.folder / f"{self.session.id}.tokenizers"
         try:
-            store.mkdir(exist_ok=True)
+            store.mkdir(mode=0o700, exist_ok=True)
         except OSError as exc:
             self.failed.emit(exc.strerror or str(exc))
             return
@@ -239,7 +239,7 @@ class Autosave(QObject):
         # picker name -> file name in the session's .tokenizers folder
         kept = {name: file for name, file in stored.items() if (store / file).is_file()}
         if copies:
-            store.mkdir(exist_ok=True)
+            store.mkdir(mode=0o700, exist_ok=True)
             for name, source in copies:
                 copy = store / source.name
                 if not copy.exists() or copy.stat().st_mtime < source.stat().st_mtime:
@@ -307,18 +307,20 @@ class Autosave(QObject):
             while found and not restored:
                 orphan = found.pop(0)
                 try:
-                    rec = recovery.load(orphan.recovery_path.read_bytes(), source=str(orphan.recovery_path))
+                    data = orphan.read()  # never through a link (core/files/recovery.py)
+                    rec = recovery.load(data, source=str(orphan.recovery_path))
                 except (OSError, TokexplorerError) as exc:
                     self.banner.show_message("note", f"An unsaved text from an earlier run could not be "
                                                      f"read and is kept where it is: {exc}")
                     orphan.release(remove=False)
                     continue
-                answer = self.dialogs.ask_restore(
-                    rec.path and Path(rec.path).name or "Untitled", recovery.describe_time(rec.saved_at),
-                    len(rec.text))
+                # The recorded path in full: the file a later Save may write (documents.py asks
+                # where to save one the user did not open or save here).
+                answer = self.dialogs.ask_restore(rec.path or "Untitled", recovery.describe_time(rec.saved_at),
+                                                  len(rec.text))
                 if answer == "restore":
                     try:
-                        restored = self._restore(rec, orphan)
+                        restored = self._restore(rec, orphan, data)
                     except OSError as exc:  # the file stays for the next start
                         orphan.release(remove=False)
                         self.banner.show_message("note", f"The unsaved text could not be restored "
@@ -342,7 +344,7 @@ class Autosave(QObject):
         else:
             then()
 
-    def _restore(self, rec: Recovered, orphan: Lock) -> bool:
+    def _restore(self, rec: Recovered, orphan: Lock, data: bytes) -> bool:
         """Put the text back as unsaved, with its path, tokenizer and policy; the recovery file
         becomes this instance's own, so it is never missing while the text is not saved. False
         when this instance cannot keep a recovery file (said in the banner): the file stays."""
@@ -357,9 +359,14 @@ class Autosave(QObject):
         # the worker still has to open them.
         self._restoring = True
         try:
-            if kept.is_dir():
+            if kept.is_dir() and not kept.is_symlink():
                 os.replace(kept, ours)
-            session.adopt(orphan)
+                for entry in ours.iterdir():  # only regular files come along: no link is written through
+                    if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+                        entry.unlink()
+                    elif entry.is_dir():
+                        shutil.rmtree(entry)
+            session.adopt(orphan, data)
         except OSError:
             self._restoring = False
             raise

@@ -6,6 +6,7 @@ object with canned answers and never block on a modal dialog.
 
 from __future__ import annotations
 
+import html
 from pathlib import Path
 
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QInputDialog, QMessageBox,
@@ -125,10 +126,13 @@ class Dialogs:
         return {save: "save", discard: "discard"}.get(box.clickedButton(), "cancel")
 
     def ask_restore(self, name: str, when: str, chars: int) -> str:
-        """After an abnormal exit: 'restore', 'discard' or 'later' (kept for the next start)."""
+        """After an abnormal exit: 'restore', 'discard' or 'later' (kept for the next start). `name`
+        is the recorded path in full (or "Untitled"): the user sees exactly which file it claims."""
         box = QMessageBox(QMessageBox.Icon.Question, "Unsaved text found",
                           f"Restore the unsaved text from {when}?", parent=self.parent)
-        box.setInformativeText(f"{name}, {chars:,} characters, was not saved when tokexplorer last stopped.")
+        # escaped: a path is shown as it is, never read as markup
+        box.setInformativeText(f"<p>{html.escape(name)}, {chars:,} characters, was not saved when "
+                               "tokexplorer last stopped.</p>")
         restore = box.addButton("Restore", QMessageBox.ButtonRole.AcceptRole)
         discard = box.addButton("Discard", QMessageBox.ButtonRole.DestructiveRole)
         box.addButton("Not Now", QMessageBox.ButtonRole.RejectRole)
