@@ -1,5 +1,9 @@
 """Benchmarks behind `tokexplorer bench`: one module per section, each measuring tokexplorer
-beside its peer (the library itself, or a reference implementation) in the same run."""
+beside its peer (the library itself, or a reference implementation) in the same run.
+
+The window's measurements are driven by `gui.bench` in a child process; this package formats
+them and never imports Qt itself. Tests do not time anything: a benchmark reports, it does not assert.
+"""
 
 from __future__ import annotations
 
