@@ -28,14 +28,10 @@ def _cold_start(name: str) -> float:
 def _library_encode(tok):
     """The library's own encode on the same vocabulary, as a user of the library would call it,
     and the library's name."""
-    if tok.family == "tiktoken":
-        enc = tok.tiktoken_encoding
-        return (lambda text: enc.encode(text, disallowed_special=())), "tiktoken"
-    if tok.family == "tokenizers":
-        lib = tok.library_tokenizer
-        return (lambda text: lib.encode(text, add_special_tokens=False).ids), "tokenizers"
-    sp = tok._sp
-    return sp.encode, "sentencepiece"
+    library = tok.library_encoder()
+    if library is None:
+        raise ValueError(f"{tok.name}: no library runs its encode; nothing to compare with")
+    return library
 
 
 def _full_encoding(tok):

@@ -1,16 +1,25 @@
-"""The Tokenizer protocol every family satisfies, the special-token policy, and the core's errors.
+"""The Tokenizer protocol every family satisfies, with the capabilities a tokenizer declares, the
+special-token policy, and the core's errors.
 
-Families live in their own modules (`tiktoken_backend`, `sentencepiece_backend`, and the byte-level
-BPE trained here); each satisfies `Tokenizer`. Views and the command line only use this protocol.
+Families live in their own modules under `core.backends` (tiktoken, SentencePiece, tokenizer.json,
+GGUF, and the byte-level BPE trained here); each satisfies `Tokenizer`. Views, the server and the
+command line only use this protocol: they ask a tokenizer what it can do (its split pattern, its
+normalisation, its merge trees, its chat template, how an edit's effect on its tokens is bounded)
+and never branch on its family (design §10). This module implements no family.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, AbstractSet, Iterable, Literal, Protocol, Union, runtime_checkable
+from dataclasses import dataclass
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, Protocol, Sequence, Union,
+                    runtime_checkable)
 
 import regex
 
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
+    import numpy as np
+
+    from tokexplorer.core.analysis.merge_tree import MergeNode
     from tokexplorer.core.encoding import Encoding
 
 # Special-token ids may leave a gap above the vocabulary (cl100k's <|endofprompt|> does), but not a
@@ -68,16 +77,68 @@ class native_errors:
         return False
 
 
+# --- what a tokenizer says about how it encodes, for re-encoding a window (`locality`) ------------
+
+
+@dataclass(frozen=True)
+class RegexChunks:
+    """The encode cuts out the allowed special tokens, splits the text between them with one
+    regex, and encodes each chunk on its own (tiktoken's encode, minbpe's Regex tokenizer)."""
+
+    pattern: str
+    encode_chunks: Callable[[list[str]], list[list[int]]]  # each chunk's ids, as the encode makes them
+    tokens_bytes: Callable[[Sequence[int]], list[bytes]]  # each id's bytes
+    byte_lengths: "np.ndarray | None" = None  # int32 [n_vocab]: each id's byte length, if known
+
+
+@dataclass(frozen=True)
+class PipelineSplits:
+    """A tokenizer.json whose pipeline is only regex splits applied in turn (each "Isolated", each
+    inside the pieces the last one left), then byte-level BPE of each piece: no normaliser, no
+    prepended space. Added tokens are matched before the splits."""
+
+    patterns: tuple[str, ...]  # the splits' regexes, in order (\r and \n spelled as escapes)
+    encode_words: Callable[[list[str], set[str]], "list[list[int]] | None"]  # words -> ids, or None
+    tokens_bytes: Callable[[Sequence[int]], list[bytes]]  # each id's bytes
+    added_tokens: frozenset[str]  # the added tokens' texts (special or not)
+
+
+@dataclass(frozen=True)
+class SentencePieceModel:
+    """A SentencePiece model that encodes each special-free part of the text whole; whether its
+    lines (or words) are encoded independently follows from the model's options, read from the
+    serialized model itself."""
+
+    model_proto: bytes
+
+
+Locality = Union[RegexChunks, PipelineSplits, SentencePieceModel]
+
+
 @runtime_checkable
 class Tokenizer(Protocol):
-    """What every tokenizer family offers. Options are keyword-only."""
+    """What every tokenizer family offers. Options are keyword-only.
+
+    Besides encoding and decoding, each tokenizer declares its capabilities; a caller reads them
+    directly (no `getattr` with a default, no test of `family`, which names the family for people
+    and is for the registry to branch on).
+    """
 
     name: str
-    family: str  # "tiktoken", "sentencepiece", "bpe", "tokenizers"
-    # What views may ask beside the methods below (read with getattr, default in brackets):
-    # has_merges (False): merge_tree(tok, id) works; normalizes (None): a description of what the
-    # tokenizer does to the text before splitting ("NFC", "NFKC", "lowercase, ..."), shown with
-    # the tokens it changed flagged NORMALIZED.
+    family: str  # "tiktoken", "sentencepiece", "bpe", "tokenizers": shown, never branched on
+    # The regex that pre-splits ordinary text into chunks encoded one by one; None when there is no
+    # single regex (SentencePiece, a tokenizer.json's pipeline, Basic BPE).
+    split_pattern: str | None
+    # What the tokenizer does to the text before splitting ("NFC", "NFKC", "lowercase, ..."), or
+    # None when it encodes the text as it is; tokens over changed text are flagged NORMALIZED.
+    normalizes: str | None
+    has_merges: bool  # its tokens are built by merges: `merge_tree` works
+    chat_template: str | None  # a Jinja chat template that came with it (tokenizer_config.json)
+    bos_token: str  # the text a chat template renders as bos_token / eos_token ("" if none)
+    eos_token: str
+    # The formats `core.files.trained.save_trained` writes it in, the one that keeps it whole first;
+    # () when it is not saved from here (tokenizers read from a library's files).
+    save_formats: tuple[str, ...]
 
     @property
     def n_vocab(self) -> int: ...
@@ -94,6 +155,25 @@ class Tokenizer(Protocol):
     def decode_bytes(self, ids: list[int]) -> bytes: ...
 
     def token_bytes(self, token_id: int) -> bytes: ...
+
+    def merge_tree(self, token_id: int) -> MergeNode:
+        """The binary tree of merges that built a token, down to bytes or characters, from the
+        family's own source of merges (learned merges, tiktoken ranks, SentencePiece scores, a
+        tokenizer.json's merge list). Raises TokexplorerError, saying why, when `has_merges` is
+        false. `core.analysis.merge_tree.merge_tree` adds the checks every family shares."""
+        ...
+
+    def locality(self) -> Locality | None:
+        """How the encode cuts the text before its model runs, which is what bounds the tokens an
+        edit can change (`core.incremental` proves a window exact from it); None when nothing is
+        declared: every edit re-encodes the whole text."""
+        ...
+
+    def library_encoder(self) -> tuple[Callable[[str], list[int]], str] | None:
+        """The underlying library's own encode of ordinary text, called as a user of that library
+        would, and the library's name: the baseline the benchmarks measure this adapter against.
+        None when no library runs the encode."""
+        ...
 
 
 _SURROGATE = regex.compile("[\ud800-\udfff]")

@@ -76,6 +76,7 @@ class TokenizerInfo:
     has_merges: bool  # a merge tree can be shown for its tokens
     description: str = ""
     source: str = ""
+    save_formats: tuple[str, ...] = ()  # what `SaveTokenizer` can write it as, the one keeping it whole first
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,11 @@ def info_of(name: str, tok: Tokenizer) -> TokenizerInfo:
     """What the window is told of a tokenizer."""
     return TokenizerInfo(name=name, family=tok.family, n_vocab=tok.n_vocab,
                          special_tokens=dict(tok.special_tokens),
-                         split_pattern=getattr(tok, "split_pattern", None),
-                         has_merges=bool(getattr(tok, "has_merges", False)),
+                         split_pattern=tok.split_pattern,
+                         has_merges=bool(tok.has_merges),
                          description=str(getattr(tok, "description", "") or ""),
-                         source=str(getattr(tok, "source", "") or ""))
+                         source=str(getattr(tok, "source", "") or ""),
+                         save_formats=tuple(tok.save_formats))
 
 
 def build_trained(name: str, trained: TrainedBpe | TrainedSentencePiece) -> Tokenizer:

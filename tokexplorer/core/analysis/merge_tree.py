@@ -8,7 +8,8 @@
   parts that BPE over its characters produces using only pieces of higher score. Leaves are
   characters (or byte pieces such as <0xE4>). Unigram models have no merges and no trees.
 
-It does not draw anything: views render the nodes.
+Each tokenizer's own `merge_tree` picks the way that fits it; this module holds the ways and branches
+on no family. It does not draw anything: views render the nodes.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ class MergeNode:
 
 
 def merge_tree(tok: Tokenizer, token_id: int) -> MergeNode:
-    """The merge tree of a token of any BPE tokenizer.
+    """The merge tree of a token of any BPE tokenizer (`Tokenizer.merge_tree`), refusing special
+    tokens, which no merge made.
 
     >>> from tokexplorer.core.backends.trained_bpe import BPETokenizer
     >>> tree = merge_tree(BPETokenizer({(104, 105): 256, (256, 33): 257}, None), 257)
@@ -63,16 +65,9 @@ def merge_tree(tok: Tokenizer, token_id: int) -> MergeNode:
     """
     if token_id in tok.special_tokens.values():
         raise TokexplorerError(f"token {token_id} is a special token: it was added, not merged")
-    own = getattr(tok, "merge_tree", None)  # a family that reads its merges from its own file
-    if callable(own):
-        return own(token_id)
-    if tok.family == "bpe":
-        return tree_from_merges(tok, token_id)
-    if tok.family == "tiktoken":
-        return tree_from_ranks(tok.mergeable_ranks, tok.token_bytes(token_id))
-    if tok.family == "sentencepiece":
-        return tree_from_scores(tok, token_id)
-    raise TokexplorerError(f"{tok.name} is not a BPE tokenizer; it has no merge trees")
+    # each family knows where its merges come from: learned merges (`tree_from_merges`), tiktoken
+    # ranks (`tree_from_ranks`), SentencePiece scores (`tree_from_scores`), a tokenizer.json's list
+    return tok.merge_tree(token_id)
 
 
 def tree_from_merges(tok, token_id: int) -> MergeNode:

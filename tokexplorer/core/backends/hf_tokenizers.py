@@ -39,7 +39,8 @@ import tokenizers
 from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
 from tokexplorer.core.analysis.merge_tree import MergeNode
 from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
-from tokexplorer.core.tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+from tokexplorer.core.tokenizer import (AllowedSpecial, PipelineSplits, TokexplorerError, clean_text,
+                                      resolve_special)
 
 MODEL_TYPES = ("BPE", "Unigram", "WordPiece", "WordLevel")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -111,6 +112,7 @@ class TokenizersTokenizer:
     """A Hugging Face `tokenizer.json` behind the Tokenizer protocol."""
 
     family = "tokenizers"
+    save_formats: tuple[str, ...] = ()  # read from a tokenizer.json, not saved from here
 
     def __init__(self, text: str, *, name: str, source: str = "", description: str = "",
                  config: dict | None = None):
@@ -247,6 +249,34 @@ class TokenizersTokenizer:
 
     @property
     def library_tokenizer(self) -> tokenizers.Tokenizer:
+    def library_encoder(self):
+        """`tokenizers.Tokenizer.encode(text, add_special_tokens=False).ids`."""
+        lib = self._library
+        return (lambda text: lib.encode(text, add_special_tokens=False).ids), "tokenizers"
+
+    def locality(self) -> PipelineSplits | None:
+        """The pre-tokenizer's regex splits, when the pipeline is only those (each Isolated, not
+        inverted) and then a plain ByteLevel step, on a byte-level BPE model with no normaliser
+        and no prepended space; None for any other pipeline."""
+        spec = self.pre_tokenizer_state
+        if spec is None or self.normalizes or not self.byte_level or self.model_type != "BPE" or self._prepends:
+            return None
+        if self.normalizer_state not in (None, {"type": "Sequence", "normalizers": []}):
+            return None
+        steps = spec.get("pretokenizers", []) if spec.get("type") == "Sequence" else []
+        splits, last = steps[:-1], steps[-1] if steps else {}
+        if not splits or not all(
+            st.get("type") == "Split" and st.get("behavior") == "Isolated" and not st.get("invert")
+            and isinstance(st.get("pattern", {}).get("Regex"), str) for st in splits
+        ):
+            return None
+        if last.get("type") != "ByteLevel" or last.get("add_prefix_space") or last.get("use_regex"):
+            return None
+        # (the file spells \r and \n inside a character class as the characters themselves)
+        patterns = tuple(st["pattern"]["Regex"].replace("\r", r"\r").replace("\n", r"\n") for st in splits)
+        added = frozenset(content for content, _ in self.added_tokens.values() if content)
+        return PipelineSplits(patterns, self.encode_words, self.tokens_bytes, added)
+
         """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
         return self._library
 

@@ -17,7 +17,8 @@ import numpy as np
 import sentencepiece as spm
 
 from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
-from tokexplorer.core.tokenizer import AllowedSpecial, TokexplorerError, clean_text, resolve_special
+from tokexplorer.core.tokenizer import (AllowedSpecial, SentencePieceModel, TokexplorerError, clean_text,
+                                      resolve_special)
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
@@ -27,12 +28,41 @@ class SentencePieceTokenizer:
     """A SentencePiece model behind the Tokenizer protocol."""
 
     family = "sentencepiece"
-    split_pattern = None
+    split_pattern = None  # the model splits on its own: no regex
+    chat_template = None  # a .model carries none
+    bos_token = eos_token = ""
+    save_formats: tuple[str, ...] = ("sentencepiece",)  # the model as it is
 
     @property
     def has_merges(self) -> bool:
         """BPE models are built by merges (their scores give the order); unigram models are not."""
         return self.options.get("model_type") == "bpe"
+
+    @property
+    def normalizes(self) -> str | None:
+        """The model's normalisation rule ("nmt_nfkc", ...) and whether it removes extra
+        whitespace; None for identity normalisation that keeps whitespace (Llama's)."""
+        rule = self.options.get("name")
+        parts = [str(rule)] if rule and rule != "identity" else []
+        if self.options.get("remove_extra_whitespaces", True):
+            parts.append("extra whitespace removed")
+        return ", ".join(parts) or None
+
+    def merge_tree(self, token_id: int):
+        """A BPE model's merges, recovered from the pieces' scores (minus the merge order); a
+        unigram model has none (`core.analysis.merge_tree.tree_from_scores`)."""
+        from tokexplorer.core.analysis.merge_tree import tree_from_scores
+
+        return tree_from_scores(self, token_id)
+
+    def locality(self) -> SentencePieceModel:
+        """The serialized model: `core.incremental` reads from its options whether lines (and
+        words) are encoded independently."""
+        return SentencePieceModel(self.model_proto)
+
+    def library_encoder(self):
+        """sentencepiece's `SentencePieceProcessor.encode` (ids)."""
+        return self._sp.encode, "sentencepiece"
 
     def __init__(self, model_proto: bytes, *, name: str, source: str = "", description: str = ""):
         self.name = name

@@ -25,8 +25,8 @@ import tiktoken
 from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
 from tokexplorer.core.backends.normalization import nfc_alignment
 from tokexplorer.core.patterns import NAMED_PATTERNS, TILING_PATTERNS, piece_spans, split
-from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, native_errors,
-                        resolve_special)
+from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, RegexChunks, TokexplorerError, clean_text,
+                                      native_errors, resolve_special)
 
 
 # Characters encoded per tiktoken call on a long text: each call's temporary copies (the piece's
@@ -43,7 +43,10 @@ class TiktokenTokenizer:
     """
 
     family = "tiktoken"
-    has_merges = True  # recovered from the ranks
+    has_merges = True  # recovered from the ranks (`merge_tree`)
+    chat_template = None  # a tiktoken file carries none
+    bos_token = eos_token = ""
+    save_formats: tuple[str, ...] = ()  # read from tiktoken's files, not saved from here
 
     def __init__(self, name: str, mergeable_ranks: dict[bytes, int], pattern: str,
                  special_tokens: dict[str, int], *, source: str = "", description: str = "",
@@ -179,11 +182,11 @@ class TiktokenTokenizer:
         if allowed and len(self._special_ids):
             special_mask = np.isin(ids_array, self._special_ids)
         token_bytes = LazyTokenBytes(ids, self.tokens_bytes)
-        chunk_finder = _ChunkFinder(self._pattern, frozenset(allowed))
+        chunk_finder = ChunkFinder(self._pattern, frozenset(allowed))
         lengths = self._lengths[ids_array]
         if alignment is None:
             chunks, dropped = chunk_finder.dropped(text)
-            return _with_chunks(Encoding.from_byte_lengths(
+            return with_chunks(Encoding.from_byte_lengths(
                 text, ids, token_bytes, lengths=lengths, special_mask=special_mask,
                 chunk_finder=chunk_finder, id_array=ids_array, dropped=dropped,
             ), chunks)
@@ -219,6 +222,33 @@ class TiktokenTokenizer:
                   for a, b in spans]  # uint32: half the memory until joined
         ids_array = np.concatenate(pieces, dtype=np.int64)
         return TokenIds(ids_array), ids_array
+
+    # --- capabilities -----------------------------------------------------------------
+
+    def merge_tree(self, token_id: int):
+        """The token's merges, recovered from the ranks (`core.analysis.merge_tree.tree_from_ranks`):
+        tiktoken files store the merge order, not the merges."""
+        from tokexplorer.core.analysis.merge_tree import tree_from_ranks
+
+        return tree_from_ranks(self._ranks, self.token_bytes(token_id))
+
+    def locality(self) -> RegexChunks | None:
+        """Specials first, then the split pattern's chunks, each BPE-encoded alone by tiktoken;
+        None without tiktoken's per-chunk encoder (then an edit re-encodes the whole text)."""
+        chunks = self.chunk_encoder()
+        if chunks is None:  # subtle: tiktoken's per-chunk BPE is private, and may go
+            return None
+        return RegexChunks(self._pattern, chunks, self.tokens_bytes, self._lengths)
+
+    def library_encoder(self) -> tuple[Callable[[str], list[int]], str]:
+        """tiktoken's `Encoding.encode` with every special token read as text."""
+        enc = self._enc
+        return (lambda text: enc.encode(text, disallowed_special=())), "tiktoken"
+
+    def encode_piece_bytes(self, data: bytes) -> list[int]:
+        """tiktoken's BPE of one chunk given as bytes (no split, no special tokens)."""
+        with native_errors(self.source or self.name):
+            return self._enc._encode_single_piece(data)
 
     def chunk_encoder(self) -> Callable[[list[str]], list[list[int]]] | None:
         """tiktoken's BPE of each of a list of chunks (what its encode runs on each match of the
@@ -321,8 +351,9 @@ def require_every_byte(ranks: dict[bytes, int], *, source: str) -> dict[bytes, i
     return ranks
 
 
-class _ChunkFinder:
-    """The pre-split as tiktoken does it: allowed special tokens first, the regex in between."""
+class ChunkFinder:
+    """The pre-split as tiktoken does it: allowed special tokens first, the regex in between (minbpe's
+    Regex tokenizer splits the same way: `trained_bpe` uses it too)."""
 
     def __init__(self, pattern: str, allowed_special: frozenset[str]):
         self.pattern = pattern
@@ -336,7 +367,7 @@ class _ChunkFinder:
         The patterns known to tile every text match everywhere: no split is run for them (on a
         book it would take 50 ms and more).
 
-        >>> _ChunkFinder("[a-z]+", frozenset()).dropped("hi, there!")
+        >>> ChunkFinder("[a-z]+", frozenset()).dropped("hi, there!")
         ([(0, 2), (4, 9)], [(2, 4), (9, 10)])
         """
         if self.pattern in TILING_PATTERNS:
@@ -358,7 +389,7 @@ class _ChunkFinder:
         return chunks
 
 
-def _with_chunks(enc: Encoding, chunks: list[tuple[int, int]] | None) -> Encoding:
+def with_chunks(enc: Encoding, chunks: list[tuple[int, int]] | None) -> Encoding:
     """`enc`, keeping the chunks found already (the chunk view then runs no split again)."""
     if chunks is not None:
         spans = np.asarray(chunks, dtype=np.int64).reshape(-1, 2)

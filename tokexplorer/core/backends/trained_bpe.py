@@ -19,7 +19,8 @@ import heapq
 import threading
 from typing import TYPE_CHECKING, NamedTuple
 
-from tokexplorer.core.tokenizer import MAX_SPECIAL_GAP, AllowedSpecial, TokexplorerError, clean_text, resolve_special
+from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, RegexChunks, TokexplorerError, clean_text,
+                                      resolve_special)
 
 if TYPE_CHECKING:
     from tokexplorer.core.encoding import Encoding
@@ -47,7 +48,12 @@ class BPETokenizer:
     """
 
     family = "bpe"
-    has_merges = True
+    has_merges = True  # the merges learned, in order (`merge_tree`)
+    normalizes = None  # bytes as they are
+    chat_template = None
+    bos_token = eos_token = ""
+    # minbpe's .model keeps the split pattern and the special tokens; the other two do not
+    save_formats: tuple[str, ...] = ("minbpe", "tiktoken", "gpt2")
 
     def __init__(
         self,
@@ -155,11 +161,11 @@ class BPETokenizer:
         special_mask = None
         if allowed:
             special_mask = np.isin(np.asarray(ids, dtype=np.int64), [self._special[t] for t in allowed])
-        from tokexplorer.core.backends.tiktoken_family import _ChunkFinder, _with_chunks
+        from tokexplorer.core.backends.tiktoken_family import ChunkFinder, with_chunks
 
-        finder = None if self.split_pattern is None else _ChunkFinder(self.split_pattern, frozenset(allowed))
+        finder = None if self.split_pattern is None else ChunkFinder(self.split_pattern, frozenset(allowed))
         chunks, dropped = finder.dropped(text) if finder else (None, [])
-        return _with_chunks(Encoding.from_byte_lengths(
+        return with_chunks(Encoding.from_byte_lengths(
             text, ids, [self.vocab[i] for i in ids], special_mask=special_mask, chunk_finder=finder,
             dropped=dropped,
         ), chunks)
@@ -252,18 +258,35 @@ class BPETokenizer:
         return steps
 
     def merge_tree(self, token_id: int):
-        """The token's merge tree down to bytes (see `merge_tree`)."""
+        """The token's merge tree down to bytes, read off the learned merges (see `merge_tree`)."""
         from tokexplorer.core.analysis.merge_tree import tree_from_merges
 
         return tree_from_merges(self, token_id)
 
+    def locality(self) -> RegexChunks | None:
+        """Regex: specials first, then the pattern's chunks, each encoded alone by minbpe's encoder
+        (`encode_chunk`; the tiktoken fast path gives the same ids, being only used where it does).
+        Basic has no split: None."""
+        if self.split_pattern is None:
+            return None
+        vocab = self.vocab
+        return RegexChunks(
+            self.split_pattern,
+            lambda pieces: [self.encode_chunk(piece.encode("utf-8")) for piece in pieces],
+            lambda ids: [vocab[i] for i in ids],
+        )
+
+    def library_encoder(self) -> None:
+        """None: this encoder is tokexplorer's own (its fast path is tiktoken's core)."""
+        return None
+
     # --- helpers ------------------------------------------------------------------------
 
     def _python_ids(self, text: str, allowed_special) -> tuple[list[int], set[str]]:
-        from tokexplorer.core.backends.tiktoken_family import _ChunkFinder
+        from tokexplorer.core.backends.tiktoken_family import ChunkFinder
 
         allowed = resolve_special(self._special, allowed_special, text)
-        finder = _ChunkFinder(self.split_pattern, frozenset(allowed)) if self.split_pattern else None
+        finder = ChunkFinder(self.split_pattern, frozenset(allowed)) if self.split_pattern else None
         ids: list[int] = []
         spans = finder(text) if finder else _special_spans(text, allowed)
         for a, b in spans:
@@ -297,7 +320,7 @@ class BPETokenizer:
 
                         ranks = {self.vocab[i]: i for i in range(n)}
                         probe = TiktokenTokenizer.from_ranks("probe", ranks, self.split_pattern)
-                    fast = probe.tiktoken_encoding._encode_single_piece(data)
+                    fast = probe.encode_piece_bytes(data)
                     if fast != self.encode_chunk(data):
                         return (f"token {new} ({data!r}) encodes differently by rank and by pair; "
                                 "encoded by the Python encoder (slower, exact)")
@@ -311,6 +334,6 @@ def _special_spans(text: str, allowed: set[str]) -> list[tuple[int, int]]:
         return []
     if not allowed:
         return [(0, len(text))]
-    from tokexplorer.core.backends.tiktoken_family import _ChunkFinder
+    from tokexplorer.core.backends.tiktoken_family import ChunkFinder
 
-    return _ChunkFinder(r"[\s\S]+", frozenset(allowed))(text)
+    return ChunkFinder(r"[\s\S]+", frozenset(allowed))(text)

@@ -1,22 +1,31 @@
-"""The files a tokenizer trained in the window can be saved as: which formats its family offers,
-and writing them (each format's writer is atomic)."""
+"""The files a tokenizer trained in the window can be saved as: the formats it offers (its
+`save_formats`), each with its file-dialog filter, and writing them (each format's writer is atomic)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Iterable
 
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
+# format -> file-dialog filter
+# subtle: only minbpe's .model keeps a BPE's split pattern; readers of tiktoken and GPT-2 files assume one
+FORMAT_FILTERS = {
+    "minbpe": "minbpe model, pattern and special tokens kept (*.model *.vocab)",
+    "tiktoken": "tiktoken ranks, read back with the GPT-4 split (*.tiktoken)",
+    "gpt2": "GPT-2 encoder.json + vocab.bpe in a new folder, read back with the GPT-2 split (*)",
+    "sentencepiece": "SentencePiece model (*.model *.vocab)",
+}
 
-def save_formats(family: str) -> dict[str, str]:
-    """The formats a trained tokenizer of `family` can be saved in: key -> file-dialog filter."""
-    if family == "bpe":
-        # subtle: only minbpe's .model keeps the split pattern; readers of the other two assume one
-        return {"minbpe": "minbpe model, pattern and special tokens kept (*.model *.vocab)",
-                "tiktoken": "tiktoken ranks, read back with the GPT-4 split (*.tiktoken)",
-                "gpt2": "GPT-2 encoder.json + vocab.bpe in a new folder, read back with the GPT-2 split (*)"}
-    return {"sentencepiece": "SentencePiece model (*.model *.vocab)"}
+
+def save_formats(formats: Iterable[str]) -> dict[str, str]:
+    """The file-dialog filter of each of a tokenizer's `save_formats`, in its order.
+
+    >>> list(save_formats(("minbpe", "tiktoken")))
+    ['minbpe', 'tiktoken']
+    """
+    return {fmt: FORMAT_FILTERS[fmt] for fmt in formats}
 
 
 def save_trained(tok: Tokenizer, path: str | os.PathLike, fmt: str) -> list[Path]:
@@ -36,4 +45,4 @@ def save_trained(tok: Tokenizer, path: str | os.PathLike, fmt: str) -> list[Path
         return save_gpt2(tok, path)
     if fmt == "sentencepiece":
         return save_sentencepiece(tok, prefix)
-    raise TokexplorerError(f"unknown format {fmt!r}; choose one of {', '.join(save_formats(tok.family))}")
+    raise TokexplorerError(f"unknown format {fmt!r}; choose one of {', '.join(tok.save_formats) or 'none (it is not saved from here)'}")

@@ -643,8 +643,8 @@ class TrainingPanel(QWidget):
         if answer != "save":
             return answer == "discard"
         for name in names:
-            family = self.unsaved[name].info.family
-            answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(family))
+            formats = self.unsaved[name].info.save_formats
+            answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(formats))
             if not answer:
                 return False  # a cancelled save dialog cancels the close
             problem = self._save_before_closing(name, *answer)
@@ -683,7 +683,7 @@ class TrainingPanel(QWidget):
         if self.result is None:
             return
         name = self.result_name
-        answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(self.result.info.family))
+        answer = self.dialogs.save_tokenizer_path(self._suggested_path(name), save_formats(self.result.info.save_formats))
         if not answer:
             return
         path, fmt = answer

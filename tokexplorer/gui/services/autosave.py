@@ -223,7 +223,7 @@ class Autosave(QObject):
             if store.is_dir():  # else the folder went (a save): try again next time
                 self._trained_files[name] = None  # no format keeps it whole
 
-        fmt = "minbpe" if info.family == "bpe" else "sentencepiece"
+        fmt = info.save_formats[0]  # the format that keeps it whole
         target = store / (re.sub(r"[^\w.+-]", "_", name) + ".model")
         self.state.server.ask(SaveTokenizer(name, str(target), fmt), written, failed)
 
