@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tokexplorer.cli.main import main
+from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.files import textfile
 from tokexplorer.core.registry import load_tokenizer
 
@@ -304,6 +305,28 @@ def test_inspect_of_a_huge_text_summarises_in_bounded_memory(tmp_path, capsys):
     assert [c["char"] for c in result["code_points"]] == list(text[20:23]) and result["code_points"][0]["index"] == 20
     # the whole table would take about 2 GB; the summary, a few times the text (4 MB as UCS-4)
     assert peak < 40_000_000, peak
+
+
+def test_inspect_with_a_tokenizer_lists_a_page_of_a_huge_text_in_bounded_memory(tmp_path, capsys):
+    """With -t, a range over TABLE_BUDGET code points lists its first --limit rows; the counts
+    cover all of it (every byte's row took 1.8 GB for 1 MB)."""
+    import json
+    import tracemalloc
+
+    text = "The quick brown fox 👋🏽 jumps;\u200b naïve 日本語\n" * 5_000  # 200,000 code points
+    path = tmp_path / "big.txt"
+    path.write_bytes(text.encode("utf-8"))
+    tracemalloc.start()
+    try:
+        code, out, _ = run(capsys, "inspect", "-t", "cl100k_base", "--file", path, "--json", "--limit", 7)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    result = json.loads(out)
+    assert code == 0 and result["counts"]["chars"] == len(text) and result["shown_code_points"] == 7
+    assert [c["char"] for c in result["code_points"]] == list(text[:7])
+    assert result["counts"]["tokens"] == len(get_builtin("cl100k_base").encode_ids(text))
+    assert peak < 150_000_000, peak
 
 
 def test_inspect_page_arguments_are_checked(capsys):

@@ -66,3 +66,10 @@ def test_trace_text(capsys):
     assert code == 0
     assert out.splitlines()[0] == "chunk ␣hello (6 bytes): 5 merges"
     assert "5. ␣hell + o -> 23748 (rank 23748): [23748]" in out
+
+
+def test_trace_of_a_long_run_of_one_letter_prints_a_line_per_merge_of_bounded_width(capsys):
+    code, out, _ = run(capsys, "trace", "-t", "gpt2", "a" * 6000)
+    merges = [line for line in out.splitlines() if ". a" in line]
+    assert code == 0 and len(merges) == 4500
+    assert max(map(len, merges)) < 200 and merges[100].rstrip().endswith(", ...]")

@@ -137,3 +137,32 @@ def test_long_chunks_trace_within_the_bound():
     assert trace_at(basic, enc, 0).final == enc.ids
     with pytest.raises(TokexplorerError, match="65,536 bytes"):
         trace_bytes(tok, b"x" * (MAX_TRACE_BYTES + 1))
+
+
+@pytest.mark.parametrize("chunk", [b" hello world", "naïve café 👋 ".encode() * 3, b"a" * 300, b"the " * 40])
+def test_walk_shows_each_step_and_the_ids_around_it_as_the_whole_sequence_does(chunk):
+    """`walk` (linear) against the slow reference: the sequence after every step rebuilt whole."""
+    trace = trace_bytes(get_builtin("gpt2"), chunk)
+    walked = list(trace.walk(3))
+    assert len(walked) == len(trace.steps) > 0
+    for k, (step, first, shown) in enumerate(walked):
+        assert step == trace.steps[k]
+        after = [p.id for p in trace.sequence(k + 1)]
+        assert 0 <= first <= step.position < first + len(shown)
+        assert shown == after[first:first + len(shown)]
+        assert step.position - first == min(3, step.position)  # up to 3 parts before the merge
+        assert len(shown) - (step.position - first) - 1 == min(3, len(after) - step.position - 1)
+
+
+def test_json_of_a_long_chunk_grows_with_its_steps_not_their_square():
+    """8,000 bytes of one letter: 6,000 steps; each lists the ids around its merge, not all."""
+    from tokexplorer.core.analysis.encode_trace import AROUND, WHOLE_SEQUENCE
+
+    trace = trace_bytes(get_builtin("gpt2"), b"a" * 8000)
+    data = trace.to_dict()
+    assert len(data["steps"]) == len(trace.steps) > 5000
+    assert max(len(s["ids"]) for s in data["steps"]) == 2 * AROUND + 1
+    last = data["steps"][-1]
+    assert last["ids"] == [p.id for p in trace.sequence(len(trace.steps))][last["ids_from"]:][:len(last["ids"])]
+    short = trace_bytes(get_builtin("gpt2"), b"ing").to_dict()  # a short chunk lists whole sequences
+    assert all(s["ids_from"] == 0 for s in short["steps"]) and len(b"ing") <= WHOLE_SEQUENCE

@@ -11,7 +11,7 @@ import argparse
 
 from tokexplorer.cli.arguments import add_text_arguments, read_text_argument
 from tokexplorer.cli.output import print_json, print_table
-from tokexplorer.core.analysis.encode_trace import chunk_at, trace_at
+from tokexplorer.core.analysis.encode_trace import AROUND, WHOLE_SEQUENCE, chunk_at, trace_at
 from tokexplorer.core.registry import builtin_names, load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.unicode_info import token_label
@@ -133,11 +133,13 @@ def run_trace(args: argparse.Namespace) -> int:
             continue
         label = token_label(trace.chunk)
         print(f"chunk {label} ({len(trace.chunk)} bytes): {len(trace.steps)} merge{'s' * (len(trace.steps) != 1)}")
-        parts = list(trace.initial)
-        for k, s in enumerate(trace.steps, 1):
-            parts[s.position : s.position + 2] = [s.left._replace(id=s.new_id, bytes=s.left.bytes + s.right.bytes)]
+        parts = len(trace.initial_ids)
+        for k, (s, first, shown) in enumerate(trace.walk(WHOLE_SEQUENCE if parts <= WHOLE_SEQUENCE else AROUND), 1):
+            parts -= 1
             pair = f"{token_label(s.left.bytes)} + {token_label(s.right.bytes)}"
-            print(f"  {k:3}. {pair} -> {s.new_id} (rank {s.rank}): {[p.id for p in parts]}")
+            ids = ", ".join(map(str, shown))
+            ids = ("..., " if first else "") + ids + (", ..." if first + len(shown) < parts else "")
+            print(f"  {k:3}. {pair} -> {s.new_id} (rank {s.rank}): [{ids}]")
         if trace.fallback:
             print(f"  byte fallback: {', '.join(trace.fallback)}")
         ok = trace.final == own

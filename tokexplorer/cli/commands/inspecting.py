@@ -33,7 +33,8 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-t", "--tokenizer", metavar="NAME",
                    help="also show the tokens of this tokenizer (built-in or file) covering each byte")
     p.add_argument("--select", metavar="START:END", type=_span,
-                   help="with -t: only these characters (code-point offsets)")
+                   help="with -t: only these characters (code-point offsets); a range of more than "
+                   f"{TABLE_BUDGET:,} lists the first --limit of them")
     add_special_argument(p)
     p.add_argument("--offset", type=int, default=0, metavar="N",
                    help="a summary's page of the table starts at code point N (default 0)")
@@ -57,7 +58,10 @@ def run_tokens(args: argparse.Namespace, text: str) -> int:
     if end > len(text):
         raise TokexplorerError(f"--select {start}:{end} is past the end of the text ({len(text)} characters)")
     encoding = tok.encode(text, allowed_special=allowed_special(args))
-    info = inspect_selection(encoding, start, end, tokenizer=tok.name, limit=max(end - start, 1))
+    # Rows for the whole range up to TABLE_BUDGET code points; past it, the first --limit of them
+    # (the counts still cover the whole range; --select shows any other part).
+    rows = end - start if end - start <= TABLE_BUDGET else args.limit
+    info = inspect_selection(encoding, start, end, tokenizer=tok.name, limit=max(rows, 1))
     if args.json:
         print_json(info.as_dict())
     else:

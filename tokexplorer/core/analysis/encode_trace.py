@@ -20,7 +20,7 @@ there). It draws nothing; the trace view and `tokexplorer trace` render it.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import NamedTuple
@@ -36,6 +36,10 @@ from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 # and a few MB.
 MAX_TRACE_BYTES = 64 * 1024
 SPACE_MARK = "\u2581"  # ▁, SentencePiece's space
+# A step's sequence is listed whole for a chunk of at most this many parts; for a longer one, the
+# AROUND parts on each side of the merge (so the output grows with the steps, not their square).
+WHOLE_SEQUENCE = 64
+AROUND = 8
 
 
 class Part(NamedTuple):
@@ -119,20 +123,61 @@ class EncodeTrace:
         return [Part(None if i < 0 else i, self.chunk[int(self.offsets[a]) : int(self.offsets[b])])
                 for a, b, i in zip(firsts.tolist(), stops.tolist(), ids.tolist())]
 
-    def to_dict(self) -> dict:
-        """For JSON: the chunk, each step's pair, rank and sequence, and the final ids."""
-        def ids(parts):
-            return [p.id for p in parts]
+    def walk(self, radius: int = AROUND) -> Iterator[tuple[TraceStep, int, list[int | None]]]:
+        """Each step, the index in the sequence after it of the first part shown, and the ids of
+        the parts around the merged one (up to `radius` on each side).
 
-        steps, parts = [], list(self.initial)
-        for step in self.steps:
-            parts[step.position : step.position + 2] = [Part(step.new_id, step.left.bytes + step.right.bytes)]
-            steps.append({"pair": [step.left.id, step.right.id], "new_id": step.new_id, "rank": step.rank,
-                          "position": step.position, "bytes": (step.left.bytes + step.right.bytes).hex(),
-                          "ids": ids(parts)})
+        Linear in the steps (times `radius`, plus a logarithm for the position), where rebuilding
+        the whole sequence after every step costs the sequence's length each time: a 64 KB chunk
+        of one letter takes 65,000 steps, and printing every sequence would be billions of ids.
+        """
+        n = len(self.initial_ids)
+        nxt, prv = list(range(1, n + 1)), list(range(-1, n - 1))
+        ids = [None if i < 0 else i for i in self.initial_ids.tolist()]
+        alive = [0] * (n + 1)  # a Fenwick tree over the initial parts: 1 where a part starts
+        for i in range(1, n + 1):
+            alive[i] += 1
+            up = i + (i & -i)
+            if up <= n:
+                alive[up] += alive[i]
+        rows = zip(self.lefts.tolist(), self.mids.tolist(), self.ends.tolist(), self.new_ids.tolist(),
+                   self.ranks.tolist(), self.made_by[:, 0].tolist(), self.made_by[:, 1].tolist())
+        for left, mid, end, new_id, rank, by_left, by_right in rows:
+            position, i = 0, left
+            while i > 0:  # the parts before `left`
+                position += alive[i]
+                i -= i & -i
+            step = TraceStep(position, self._part(left, mid, by_left), self._part(mid, end, by_right), new_id, rank)
+            i = mid + 1
+            while i <= n:  # `mid` stops starting a part
+                alive[i] -= 1
+                i += i & -i
+            after = nxt[mid]
+            nxt[left] = after
+            if after < n:
+                prv[after] = left
+            ids[left] = new_id
+            first, back = left, 0
+            while back < radius and prv[first] >= 0:
+                first, back = prv[first], back + 1
+            shown, i = [], first
+            while i < n and len(shown) <= back + radius:
+                shown.append(ids[i])
+                i = nxt[i]
+            yield step, position - back, shown
+
+    def to_dict(self) -> dict:
+        """For JSON: the chunk, each step's pair, rank and position, the ids after it (all of them
+        for a chunk of at most WHOLE_SEQUENCE parts, else those around the merge, from index
+        `ids_from` of the sequence), and the final ids."""
+        whole = len(self.initial_ids) <= WHOLE_SEQUENCE
+        steps = [{"pair": [step.left.id, step.right.id], "new_id": step.new_id, "rank": step.rank,
+                  "position": step.position, "bytes": (step.left.bytes + step.right.bytes).hex(),
+                  "ids_from": first, "ids": shown}
+                 for step, first, shown in self.walk(WHOLE_SEQUENCE if whole else AROUND)]
         return {"tokenizer": self.tokenizer, "chunk": self.chunk.decode("utf-8", "replace"),
                 "start": self.start, "end": self.end, "how": self.how,
-                "initial": ids(self.initial), "steps": steps, "final": self.final}
+                "initial": [p.id for p in self.initial], "steps": steps, "final": self.final}
 
 
 class Steps(Sequence):
