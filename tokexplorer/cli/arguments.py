@@ -12,6 +12,14 @@ import sys
 from tokexplorer.core.tokenizer import TokexplorerError, parse_allowed_special
 
 
+def add_tokenizer_argument(p: argparse.ArgumentParser, default: str = "cl100k_base") -> None:
+    """-t NAME: one tokenizer, built-in or a file."""
+    from tokexplorer.core.registry import builtin_names
+
+    p.add_argument("-t", "--tokenizer", default=default, metavar="NAME",
+                   help=f"{', '.join(builtin_names())} or a tokenizer file (default {default})")
+
+
 def add_text_arguments(p: argparse.ArgumentParser) -> None:
     """TEXT | --file PATH | - (stdin), with --encoding for files that are not UTF-8."""
     p.add_argument("text", nargs="?", help="the text; '-' reads stdin")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from tokexplorer.cli.arguments import read_text_argument
+from tokexplorer.cli.arguments import add_tokenizer_argument, read_text_argument
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.analysis.unicode_info import visible
 from tokexplorer.core.chat import FORMATS, count_chat, parse_messages
-from tokexplorer.core.registry import builtin_names, load_tokenizer
+from tokexplorer.core.registry import load_tokenizer
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -18,8 +18,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         description="Render a conversation (JSON: [{\"role\": \"user\", \"content\": \"…\"}, …]) with "
         "the tokenizer's chat template or a named format, and count its tokens per message and the "
         "template's overhead.")
-    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
-                   help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
+    add_tokenizer_argument(p)
     p.add_argument("messages", nargs="?", help="the conversation as JSON; '-' reads stdin")
     p.add_argument("--file", "-f", metavar="PATH", help="read the conversation from a JSON file")
     p.add_argument("--encoding", help=argparse.SUPPRESS)

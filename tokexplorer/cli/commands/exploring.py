@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 
-from tokexplorer.cli.arguments import add_text_arguments, read_text_argument
+from tokexplorer.cli.arguments import add_text_arguments, add_tokenizer_argument, read_text_argument
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.analysis.encode_trace import AROUND, WHOLE_SEQUENCE, chunk_at, trace_at
-from tokexplorer.core.registry import builtin_names, load_tokenizer
+from tokexplorer.core.registry import load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.analysis.vocabulary import FILTERS, SORT_KEYS, Kind, Vocabulary
@@ -24,7 +24,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("vocab", help="search a tokenizer's vocabulary by text, hex bytes or id",
                        description="List the tokens of a vocabulary that match a search, with their "
                        "id, bytes, length and kind (special, byte fallback, not UTF-8 on its own).")
-    _add_tokenizer_argument(p)
+    add_tokenizer_argument(p)
     what = p.add_mutually_exclusive_group()
     what.add_argument("--search", metavar="TEXT", help="tokens containing this text (␣ or a space for spaces)")
     what.add_argument("--hex", metavar="HEX", help="tokens containing these bytes, e.g. 'e2 80 99'")
@@ -44,15 +44,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        description="For each chunk of the text (the regex pre-split, or a SentencePiece "
                        "word), the merges in the order BPE applied them, and whether the final ids "
                        "equal the tokenizer's own.")
-    _add_tokenizer_argument(p)
+    add_tokenizer_argument(p)
     add_text_arguments(p)
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_trace)
-
-
-def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
-                   help=f"{', '.join(builtin_names())} or a tokenizer file (default cl100k_base)")
 
 
 def _kinds(kind: int) -> list[str]:
