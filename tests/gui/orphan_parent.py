@@ -7,7 +7,8 @@ import multiprocessing
 import sys
 import time
 
-from tokexplorer.core.training.runner import TrainingRequest, main
+from tokexplorer.core.training.child import main
+from tokexplorer.core.training.runner import TrainingRequest
 
 if __name__ == "__main__":
     ctx = multiprocessing.get_context("spawn")

@@ -270,7 +270,7 @@ def test_files_dropped_on_the_panel_join_the_corpus(qtbot, window, small_corpus,
 
 
 def test_the_training_child_imports_no_qt():
-    code = ("import sys, tokexplorer.core.training.runner, tokexplorer.core.training.bpe;"
+    code = ("import sys, tokexplorer.core.training.child, tokexplorer.core.training.bpe;"
             "print(sorted(m for m in sys.modules if m.startswith(('PySide6', 'pyqtgraph'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

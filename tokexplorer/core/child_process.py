@@ -1,6 +1,6 @@
 """What every child process the window starts does first: end when the window's process ends.
 
-Used by the training child (`gui/training_child`); it starts nothing itself.
+Used by the training child (`core/training/child`); it starts nothing itself.
 """
 
 from __future__ import annotations

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import os
 import sys
 import threading
@@ -14,6 +13,7 @@ from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
                             training_over_budget, training_peak_gb)
 from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.training.runner import Report
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -127,7 +127,7 @@ class _Progress:
 def _preload(with_numpy: bool) -> None:
     """Import what training and saving need (run in a thread while the corpus is read and split);
     numpy only for the Python merge loop on a corpus large enough to train with it (see
-    bpe_training.NUMPY_STREAM_MIN): the compiled loop needs none."""
+    core.training.bpe.NUMPY_STREAM_MIN): the compiled loop needs none."""
     if with_numpy:
         import numpy  # noqa: F401
 
@@ -156,26 +156,6 @@ def _check_output(prefix: str) -> None:
         raise TokexplorerError(f"cannot write into {folder} ({exc.strerror or exc}); choose another -o") from None
 
 
-def _write_outputs(files: dict, prefix: str, interrupted: bool) -> tuple[list, str | None]:
-    """Write one output's files together; returns (paths written, the prefix used).
-
-    An interrupted run does not replace a complete model already at PREFIX: what it learned goes
-    to PREFIX-partial instead.
-    """
-    import os
-    from pathlib import Path
-
-    from tokexplorer.core.files.minbpe import write_files
-
-    if interrupted and any(p.exists() for p in files):
-        partial = f"{prefix}-partial"
-        files = {Path(partial + os.fspath(p)[len(prefix):]): data for p, data in files.items()}
-        write_files(files)
-        return list(files), partial
-    write_files(files)
-    return list(files), None
-
-
 def _file_bytes(paths: list[str]) -> int:
     """The files' total size, before reading them (0 for one that cannot be read: reading says why)."""
     import os
@@ -202,9 +182,9 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
-    from tokexplorer.core.files.textfile import read_text_file
+    from tokexplorer.core.training.runner import read_corpus
 
-    return "".join(read_text_file(p, encoding=encoding) for p in paths)
+    return read_corpus(paths, encoding=encoding)
 
 
 def _parse_specials(items: list[str]) -> dict[str, int | None]:
@@ -263,11 +243,8 @@ def run_train(args: argparse.Namespace) -> int:
     if not args.output:
         raise TokexplorerError("give the output prefix with -o PREFIX (writes PREFIX.model, PREFIX.vocab)")
     _check_output(args.output)
-    # Training makes millions of containers and no reference cycles: the cyclic collector would
-    # only scan them again and again (15% of the time). This process ends after training.
-    gc.disable()
-    from tokexplorer.core.training.bpe import (NUMPY_STREAM_MIN, check_vocab_size, chunk_bytes, count_chunks, iter_train,
-                                     iter_train_chunks, merge_loop)
+    from tokexplorer.core.training.bpe import NUMPY_STREAM_MIN, check_vocab_size, merge_loop
+    from tokexplorer.core.training.runner import TrainingRequest, run_bpe, write_outputs
 
     pattern = _pattern(args.pattern)
     specials = _parse_specials(args.special)
@@ -280,70 +257,72 @@ def run_train(args: argparse.Namespace) -> int:
            and _file_bytes(args.corpus) >= (NUMPY_STREAM_MIN if pattern is None else 8 * NUMPY_STREAM_MIN))
     preload = threading.Thread(target=_preload, args=(big,), daemon=True)
     preload.start()
-    text = _read_corpora(args.corpus, args.encoding)
-    n_bytes = len(text.encode("utf-8"))
-    started = time.perf_counter()
-    chunks = count_chunks(text, pattern) if pattern is not None and text else None
-    kept = n_bytes if chunks is None else chunk_bytes(chunks)  # what the pattern matches
-    if kept < n_bytes:
-        print(f"tokexplorer: warning: the pattern leaves out {n_bytes - kept:,} of the corpus's {n_bytes:,} "
-              "bytes (text it does not match): they are not trained on, and encoding drops such text "
-              "(minbpe does too)", file=sys.stderr)
-    preload.join()
+    request = TrainingRequest(args.output, "bpe", args.vocab_size, tuple(args.corpus), pattern=pattern,
+                              special_tokens=tuple(specials), encoding=args.encoding)
+    run = run_bpe(request, _TrainReport(pattern, specials, preload), keep_on_interrupt=True)
     from tokexplorer.core.backends.trained_bpe import BPETokenizer
-    from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, model_text, tiktoken_file
+    from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, tiktoken_file
 
-    # Check what can be checked before spending time on merges.
-    model_text(BPETokenizer({}, pattern, _special_ids(specials, 256 + total)))
-    merges: dict[tuple[int, int], int] = {}
-    merged = 0  # occurrences merged: each shortens the corpus by one token
-    progress = _Progress("merges")
-    interrupted = False
-    steps = (iter_train(text, args.vocab_size, pattern=None, n_special=len(specials)) if chunks is None
-             else iter_train_chunks(chunks, args.vocab_size, n_special=len(specials)))
-    del text, chunks
-    try:
-        for step in steps:
-            merges[step.pair] = step.new_id
-            merged += step.merged
-            progress(step.step, step.total)
-    except KeyboardInterrupt:
-        interrupted = True
-    seconds = time.perf_counter() - started
+    merges, n_bytes, kept, tokens = run.merges, run.corpus_bytes, run.trained_bytes, run.tokens
     tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
     files = minbpe_files(tok, args.output)
     if args.tiktoken:
         files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
     if args.gpt2:
         files.update(gpt2_files(tok, f"{args.output}-gpt2"))
-    written, moved = _write_outputs(files, args.output, interrupted)
-    tokens = kept - merged
+    written, moved = write_outputs(files, args.output, run.interrupted)
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
         "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
-        "special_tokens": tok.special_tokens, "seconds": round(seconds, 3), "merge_loop": merge_loop(),
+        "special_tokens": tok.special_tokens, "seconds": round(run.seconds, 3), "merge_loop": merge_loop(),
         "corpus_bytes": n_bytes, "dropped_bytes": n_bytes - kept, "corpus_tokens": tokens,
         "compression": round(kept / tokens, 4) if tokens else None,
-        "stopped": "interrupted" if interrupted else "no pair left" if len(merges) < total else None,
+        "stopped": "interrupted" if run.interrupted else "no pair left" if run.ran_out else None,
         "files": [str(p) for p in written],
     }
     if args.json:
         print_json(summary)
     else:
-        print(f"learned {len(merges)} merges in {seconds:.2f} s (merge loop: {merge_loop()}): "
+        print(f"learned {len(merges)} merges in {run.seconds:.2f} s (merge loop: {merge_loop()}): "
               f"vocab size {tok.n_vocab}")
-        if interrupted:
+        if run.interrupted:
             where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
                      if moved else "")
             print(f"interrupted: kept the {len(merges)} merges learned so far{where}")
-        elif len(merges) < total:
+        elif run.ran_out:
             print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
                   f"(asked for {args.vocab_size})")
         left_out = f" ({n_bytes - kept} more left out by the pattern)" if kept < n_bytes else ""
         print(f"corpus: {kept} bytes{left_out} -> {tokens} tokens, compression ratio "
               f"{kept / max(tokens, 1):.2f}X")
         print("wrote " + ", ".join(str(p) for p in written))
-    return 130 if interrupted else 0
+    return 130 if run.interrupted else 0
+
+
+class _TrainReport(Report):
+    """What `tokexplorer train` shows of a BPE run: a warning for text the pattern leaves out, the
+    merges' progress on stderr; before the first merge it checks that the special tokens and the
+    pattern can be written (the files' code imported meanwhile by `preload`)."""
+
+    def __init__(self, pattern: str | None, specials: dict[str, int | None], preload: threading.Thread):
+        self.pattern, self.specials, self.preload = pattern, specials, preload
+        self.progress = _Progress("merges")
+
+    def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
+        if trained_bytes < corpus_bytes:
+            print(f"tokexplorer: warning: the pattern leaves out {corpus_bytes - trained_bytes:,} of the corpus's "
+                  f"{corpus_bytes:,} bytes (text it does not match): they are not trained on, and encoding "
+                  "drops such text (minbpe does too)", file=sys.stderr)
+        self.preload.join()
+        from tokexplorer.core.backends.trained_bpe import BPETokenizer
+        from tokexplorer.core.files.minbpe import model_text
+
+        # Check what can be checked before spending time on merges.
+        model_text(BPETokenizer({}, self.pattern, _special_ids(self.specials, 256 + merges)))
+
+    def merged(self, record, done: int, total: int) -> bool:
+        self.progress(done, total)
+        return False
 
 
 def _interruptible(work):
@@ -373,19 +352,21 @@ def _interruptible(work):
 
 
 def _train_sentencepiece(args: argparse.Namespace) -> int:
-    from tokexplorer.core.training.sentencepiece import (count_sample, llama2_options, sentencepiece_files,
-                                               train_sentencepiece)
+    from tokexplorer.core.training.runner import (TrainingRequest, files_saved, run_sentencepiece,
+                                                  sentencepiece_options, write_outputs)
+    from tokexplorer.core.training.sentencepiece import count_sample, llama2_options, sentencepiece_files
 
     overrides = _parse_options(args.option)
     for key, flag in (("model_type", "--model-type"), ("vocab_size", "--vocab-size")):
         if key in overrides:
             raise TokexplorerError(f"--option {key}=…: set it with {flag} instead")
-    options = llama2_options(args.vocab_size, args.model_type, **overrides)
     specials = _parse_specials(args.special)
     if any(i is not None for i in specials.values()):
         raise TokexplorerError("SentencePiece assigns special-token ids itself; give --special TOKEN without =ID")
-    if specials:
-        options["user_defined_symbols"] = list(specials)
+    request = TrainingRequest(args.output, "sentencepiece", args.vocab_size, tuple(args.corpus),
+                              special_tokens=tuple(specials), encoding=args.encoding,
+                              sp_options=llama2_options(args.vocab_size, args.model_type, **overrides))
+    options = sentencepiece_options(request)
     if args.show_options:
         print_json(options)
         return 0
@@ -397,8 +378,7 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
     print("sentencepiece: reading sentences, then training (no progress inside the library)",
           file=sys.stderr)
     try:
-        tok = _interruptible(lambda: train_sentencepiece(text, options, name=args.output,
-                                                         progress=_Progress("sentences")))
+        tok = _interruptible(lambda: run_sentencepiece(text, request, _SentencesReport()))
     except KeyboardInterrupt:
         print("interrupted while SentencePiece trained: nothing was written", file=sys.stderr, flush=True)
         sys.stdout.flush()
@@ -408,11 +388,11 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
     seconds = time.perf_counter() - started
     files = sentencepiece_files(tok, args.output)
     try:
-        written, _ = _write_outputs(files, args.output, False)
+        written, _ = write_outputs(files, args.output, False)
         # The summary counts a sample: the whole corpus would take as long to encode as to train.
         counted, tokens = count_sample(tok, text)
     except KeyboardInterrupt:
-        if not _saved(files):
+        if not files_saved(files):
             raise  # before the files were in place: the old ones are kept, nothing new was written
         print("interrupted while counting the summary; the model is complete and saved: "
               + ", ".join(map(str, files)), file=sys.stderr)
@@ -435,12 +415,14 @@ def _train_sentencepiece(args: argparse.Namespace) -> int:
     return 0
 
 
-def _saved(files: dict) -> bool:
-    """Whether every file of an output set is in place with the content meant for it."""
-    try:
-        return all(path.read_bytes() == data for path, data in files.items())
-    except OSError:
-        return False
+class _SentencesReport(Report):
+    """What `tokexplorer train` shows of a SentencePiece run: the sentences read, on stderr."""
+
+    def __init__(self):
+        self.progress = _Progress("sentences")
+
+    def sentences(self, done: int, total: int) -> None:
+        self.progress(done, total)
 
 
 def render_tree(node) -> list[str]:

@@ -1,44 +1,43 @@
-"""Training in a child process: what the training workbench asks for, and the child's side.
+"""One training run, the same for `tokexplorer train` and for the window's trainer process.
 
-The window starts `main` in a spawned process (see `training_service`) so that training, which
-holds the interpreter lock for whole merges, never delays the window's event loop. The child
-reads the corpus itself, trains with the core, and talks to the window over a pipe:
+A run reads the corpus (files, or a text it is given), splits it by the pattern, learns the merges
+and says what it does through a `Report`: the phase it is in, the moment merging starts (with the
+corpus's size as training sees it), and every merge as a `MergeRecord`. A caller shows what it
+wants of that and may stop between merges (keeping what was learned):
 
-- child -> window: ("phase", what, done, total) with done = total = -1 when it cannot count;
-  ("start", merges to learn, corpus bytes); ("records", [MergeRecord, ...]) at most every
-  `BATCH_SECONDS`; ("bpe_done", stopped) once the merges are all sent; ("sp_done", model bytes);
-  ("error", message).
-- window -> child: "stop", honoured between merges: the merges sent so far are what was learned.
-- A sweep (`SweepRequest`) sends ("curve", training bytes) once its text is split off, then
-  ("progress", done, total, [tokens after each merge since the last report]) at most every
-  `BATCH_SECONDS`, then ("sweep_done", Sweep without reference points). Cancel ends the process.
+- the command line (`cli.commands.training`) prints the merges' progress on stderr, warns about
+  text the pattern leaves out, and writes the tokenizer's files (`write_outputs`: one set, all
+  together, never a partial model over a complete one);
+- the window's trainer process (`child`) sends phases and batches of records over a pipe and
+  stops when the window asks.
 
-subtle: this module runs in the child, which must start fast and never load Qt: it imports only
-the core (a test checks it). It does not build tokenizers: the window does, from what it received.
+SentencePiece trains in one library call; `run_sentencepiece` gives it the options with the
+special tokens and reports the sentences it reads.
+
+It imports no Qt and no multiprocessing (the command line's start-up counts), and it does not
+build the tokenizer a window shows (the tokenizing server does, from the merges).
 """
 
 from __future__ import annotations
 
 import gc
-import sys
 import time
-import traceback
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
-# A batch of merge records (or a sweep's progress) at most this often: ten updates a second are
-# smooth to watch, and each costs the window a few milliseconds (progress bar, log, live plot).
-BATCH_SECONDS = 0.1
-# ...and of at most this many records: the window reads a batch in one go (the compiled merge loop
-# learns 20,000 merges in a tenth of a second, which made one message the window took 170 ms to
-# read and show).
-BATCH_RECORDS = 1000
+from tokexplorer.core.tokenizer import TokexplorerError
+
+if TYPE_CHECKING:
+    from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
+    from tokexplorer.core.training.bpe import MergeRecord
 
 
 @dataclass(frozen=True)
 class TrainingRequest:
     """What to train: a corpus (files, or a text), an algorithm and its settings."""
 
-    name: str  # the tokenizer's name in the picker
+    name: str  # the tokenizer's name (in the window's picker; the output prefix on the command line)
     algorithm: str  # "bpe" or "sentencepiece"
     vocab_size: int
     paths: tuple[str, ...] = ()  # corpus files, concatenated; or
@@ -46,6 +45,7 @@ class TrainingRequest:
     pattern: str | None = None  # BPE: the split regex, None for bytes only (Basic)
     special_tokens: tuple[str, ...] = ()
     sp_options: dict[str, object] = field(default_factory=dict)  # SentencePiece: every option
+    encoding: str | None = None  # of the corpus files, when they are not UTF-8
 
 
 @dataclass(frozen=True)
@@ -61,144 +61,155 @@ class SweepRequest:
     text: str | None = None
 
 
-def main(request: TrainingRequest | SweepRequest, conn) -> None:
-    """The child's entry point: train (or sweep), report over `conn`, never raise."""
-    from tokexplorer.core.child_process import exit_with_parent
-    from tokexplorer.core.tokenizer import TokexplorerError
+class Report:
+    """What a run says while it works. Every method does nothing here: a caller overrides the ones
+    it shows. A method may raise (a TokexplorerError ends the run with its message)."""
 
-    exit_with_parent()
-    try:
-        if isinstance(request, SweepRequest):
-            _sweep(request, conn)
-        elif request.algorithm == "sentencepiece":
-            _sentencepiece(request, conn)
-        else:
-            _bpe(request, conn)
-    except TokexplorerError as exc:
-        conn.send(("error", str(exc)))
-    except (BrokenPipeError, EOFError, KeyboardInterrupt):
-        pass  # the window has gone: nobody to tell
-    except MemoryError:
-        conn.send(("error", "out of memory while training; use a smaller corpus or vocab size"))
-    except Exception as exc:  # a bug: tell the window, log the details
-        traceback.print_exc(file=sys.stderr)
-        conn.send(("error", f"internal error while training: {exc!r}"))
-    finally:
-        conn.close()
+    def phase(self, what: str, done: int, total: int) -> None:
+        """What the run does now; done = total = -1 when it cannot count."""
+
+    def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
+        """The corpus is read and split: `merges` to learn over `trained_bytes` (the bytes the
+        pattern matches) of the corpus's `corpus_bytes`."""
+
+    def merged(self, record: MergeRecord, done: int, total: int) -> bool:
+        """A merge was learned, the `done`th of `total`; True stops the run here."""
+        return False
+
+    def sentences(self, done: int, total: int) -> None:
+        """SentencePiece has read `done` of `total` sentences (then it trains without a word)."""
 
 
-def _corpus(request: TrainingRequest, conn) -> str:
-    if request.text is not None:
-        return request.text
+@dataclass
+class BpeRun:
+    """What a BPE run learned."""
+
+    merges: dict[tuple[int, int], int]  # pair -> new id, in the order learned
+    total: int  # merges asked for
+    corpus_bytes: int  # the corpus in UTF-8
+    trained_bytes: int  # what the pattern matches of it (all of it without a pattern)
+    tokens: int  # the trained bytes' length in tokens after the merges
+    seconds: float  # from the corpus read to the last merge
+    stopped: bool = False  # the report asked to stop
+    interrupted: bool = False  # Ctrl-C stopped it (only with keep_on_interrupt)
+
+    @property
+    def ran_out(self) -> bool:
+        """Whether training ended before `total` because no pair was left to merge."""
+        return not (self.stopped or self.interrupted) and len(self.merges) < self.total
+
+
+def read_corpus(paths: Sequence[str], *, encoding: str | None = None,
+                report: Report | None = None) -> str:
+    """The files' texts, concatenated; a clear TokexplorerError for one that cannot be read."""
     from tokexplorer.core.files.textfile import read_text_file
 
     parts = []
-    for i, path in enumerate(request.paths):
-        conn.send(("phase", f"reading {path}", i, len(request.paths)))
-        parts.append(read_text_file(path))
+    for i, path in enumerate(paths):
+        if report is not None:
+            report.phase(f"reading {path}", i, len(paths))
+        parts.append(read_text_file(path, encoding=encoding))
     return "".join(parts)
 
 
-def _bpe(request: TrainingRequest, conn) -> None:
-    from tokexplorer.core.training.bpe import (chunk_bytes, check_vocab_size, count_chunks, iter_records,
-                                     iter_train, iter_train_chunks)
-    from tokexplorer.core.tokenizer import TokexplorerError
+def corpus_text(request: TrainingRequest, report: Report | None = None) -> str:
+    """The request's corpus: its text, or its files read."""
+    if request.text is not None:
+        return request.text
+    return read_corpus(request.paths, encoding=request.encoding, report=report)
 
-    # Training makes millions of containers and no reference cycles: the cyclic collector would
-    # only scan them again and again (15% of the time). This process ends after training.
+
+def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool = False) -> BpeRun:
+    """Train byte-level BPE as `request` asks, telling `report`; Ctrl-C (KeyboardInterrupt) while
+    merging ends the run keeping what was learned when `keep_on_interrupt`, else it propagates.
+
+    subtle: training makes millions of containers and no reference cycles, so the cyclic collector
+    would only scan them again and again (15% of the time): it is turned off here for good. A run
+    is the last work of its process (the command, the window's trainer).
+    """
+    from tokexplorer.core.training.bpe import (check_vocab_size, chunk_bytes, count_chunks, iter_records,
+                                               iter_train, iter_train_chunks)
+
     gc.disable()
     n_special = len(request.special_tokens)
     total = check_vocab_size(request.vocab_size, n_special)
-    text = _corpus(request, conn)
+    text = corpus_text(request, report)
     if not text:
         raise TokexplorerError("the corpus is empty; give some text to train on")
+    corpus_bytes = len(text.encode("utf-8"))
+    started = time.perf_counter()
     if request.pattern is None:
-        n_bytes = len(text.encode("utf-8"))
+        trained_bytes = corpus_bytes
         steps = iter_train(text, request.vocab_size, n_special=n_special)
     else:
-        conn.send(("phase", "splitting into chunks", -1, -1))
+        report.phase("splitting into chunks", -1, -1)
         chunks = count_chunks(text, request.pattern)
-        n_bytes = chunk_bytes(chunks)
+        trained_bytes = chunk_bytes(chunks)
         steps = iter_train_chunks(chunks, request.vocab_size, n_special=n_special)
-    del text
-    conn.send(("start", total, n_bytes))
-    conn.send(("phase", "merging", 0, total))
-    batch: list = []
-    last = time.monotonic()
-    stopped = False
-    for record in iter_records(steps, n_bytes):
-        batch.append(record)
-        now = time.monotonic()
-        if now - last >= BATCH_SECONDS or len(batch) >= BATCH_RECORDS:
-            conn.send(("records", batch))
-            batch, last = [], now
-            if conn.poll() and conn.recv() == "stop":
-                stopped = True
+        del chunks
+    del text  # (the request may still hold it: the window's current text)
+    report.merging(total, trained_bytes, corpus_bytes)
+    report.phase("merging", 0, total)
+    run = BpeRun({}, total, corpus_bytes, trained_bytes, trained_bytes, 0.0)
+    done = 0
+    try:
+        for record in iter_records(steps, trained_bytes):
+            run.merges[record.pair] = record.rank
+            run.tokens = record.tokens
+            done += 1
+            if report.merged(record, done, total):
+                run.stopped = True
                 break
-    if batch:
-        conn.send(("records", batch))
-    conn.send(("bpe_done", stopped))
+    except KeyboardInterrupt:
+        if not keep_on_interrupt:
+            raise
+        run.interrupted = True
+    run.seconds = time.perf_counter() - started
+    return run
 
 
-def _sweep(request: SweepRequest, conn) -> None:
-    from tokexplorer.core.analysis.sweep import split_held_out, sweep
-    from tokexplorer.core.files.textfile import NotUtf8Error, read_text_file
-    from tokexplorer.core.tokenizer import TokexplorerError
-
-    gc.disable()  # as in _bpe
-    text = request.text or ""
-    if request.path is not None:
-        conn.send(("phase", f"reading {request.path}", 0, 1))
-        try:
-            text = read_text_file(request.path)
-        except NotUtf8Error as exc:  # the core's message names a command-line flag
-            raise TokexplorerError(
-                f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open it with "
-                "File > Open, which asks for its encoding, and sweep the current text.") from None
-    evaluation, source = None, "the corpus"
-    if request.held_out:
-        text, evaluation = split_held_out(text, request.held_out)
-        source = f"held-out {request.held_out:.0%}"
-    if request.pattern is not None:
-        conn.send(("phase", "splitting into chunks", -1, -1))
-    conn.send(("curve", len(text.encode("utf-8"))))
-    tokens: list[int] = []  # the training text's length after each merge, not yet sent
-    last = time.monotonic()
-
-    def report(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if now - last >= BATCH_SECONDS or done == total:
-            last = now
-            conn.send(("progress", done, total, tokens[:]))
-            tokens.clear()
-
-    result = sweep(text, request.sizes, pattern=request.pattern, eval_text=evaluation,
-                   eval_source=source, progress=report,
-                   on_merge=lambda curve: tokens.append(curve.tokens[-1]))
-    conn.send(("sweep_done", result))
-
-
-def _sentencepiece(request: TrainingRequest, conn) -> None:
-    from tokexplorer.core.training.sentencepiece import train_sentencepiece
-
-    text = _corpus(request, conn)
+def sentencepiece_options(request: TrainingRequest) -> dict[str, object]:
+    """The request's SentencePiece options, its special tokens as user-defined symbols."""
     options = dict(request.sp_options)
     if request.special_tokens:
         options["user_defined_symbols"] = list(request.special_tokens)
-    last = 0.0
+    return options
 
-    def progress(done: int, total: int) -> None:
-        nonlocal last
-        now = time.monotonic()
-        if done == total:
-            # subtle: the library asks for sentences until it has them all, then trains in C++
-            # without a word: the phase is all there is to show.
-            conn.send(("phase", "training (SentencePiece reports no progress)", -1, -1))
-        elif now - last >= BATCH_SECONDS:
-            last = now
-            conn.send(("phase", "reading sentences", done, total))
 
-    conn.send(("phase", "reading sentences", 0, -1))
-    tok = train_sentencepiece(text, options, name=request.name, progress=progress)
-    conn.send(("sp_done", tok.model_proto))
+def run_sentencepiece(text: str, request: TrainingRequest, report: Report) -> SentencePieceTokenizer:
+    """Train SentencePiece on `text` (the request's corpus, read by the caller, who keeps it to
+    count the result) with the request's options, telling `report` of the sentences read."""
+    from tokexplorer.core.training.sentencepiece import train_sentencepiece
+
+    report.phase("reading sentences", 0, -1)
+    return train_sentencepiece(text, sentencepiece_options(request), name=request.name,
+                               progress=report.sentences)
+
+
+def write_outputs(files: dict[Path, bytes], prefix: str, interrupted: bool) -> tuple[list[Path], str | None]:
+    """Write one output's files together; returns (paths written, the prefix used instead of
+    `prefix`, or None).
+
+    An interrupted run does not replace a complete model already at `prefix`: what it learned
+    goes to PREFIX-partial instead.
+    """
+    import os
+
+    from tokexplorer.core.files.minbpe import write_files
+
+    if interrupted and any(p.exists() for p in files):
+        partial = f"{prefix}-partial"
+        files = {Path(partial + os.fspath(p)[len(prefix):]): data for p, data in files.items()}
+        write_files(files)
+        return list(files), partial
+    write_files(files)
+    return list(files), None
+
+
+def files_saved(files: dict[Path, bytes]) -> bool:
+    """Whether every file of an output set is in place with the content meant for it."""
+    try:
+        return all(path.read_bytes() == data for path, data in files.items())
+    except OSError:
+        return False
+

@@ -4,7 +4,7 @@ counted, by the tokenizing server (the window holds no tokenizer).
 
 Why a process: training holds the interpreter lock for whole merges; in a thread the window's
 event loop would be late by up to tens of milliseconds (testing-notes.md). The child
-(`training_child.main`) sends merge records in batches at most every 100 ms; a socket notifier on
+(`core.training.child.main`) sends merge records in batches at most every 100 ms; a socket notifier on
 the pipe wakes the UI thread only when a batch is there. Starting the child (which writes the
 request, possibly a whole text, into a pipe) runs in a pool thread too. `ChildService` holds what
 the two services share: start, drain, end (`shutdown`: the window calls it when it closes; a child
@@ -45,7 +45,8 @@ from tokexplorer.core.training.bpe import MergeRecord, assign_special_ids
 from tokexplorer.core.analysis.sweep import CompressionCurve, Sweep
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.server.protocol import ReferencePoints, TokenizerInfo, TrainedBpe, TrainedSentencePiece
-from tokexplorer.core.training.runner import SweepRequest, TrainingRequest, main as child_main
+from tokexplorer.core.training.child import main as child_main
+from tokexplorer.core.training.runner import SweepRequest, TrainingRequest
 from tokexplorer.gui.services.worker import run_job
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ class TrainingResult:
 
 
 class ChildService(QObject):
-    """One child process at a time running `training_child.main(request, pipe)`; every message it
+    """One child process at a time running `core.training.child.main(request, pipe)`; every message it
     sends goes to `_handle`, in the UI thread. Subclasses start runs with `_spawn` and end them with
     `_finish_run` (or `_fail`)."""
 
