@@ -338,6 +338,7 @@ def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkey
     """A long text's chunks are found in a second thread while the library encodes: the state
     (ids, chunks) and the next edit are those of the split done after the encode."""
     from tokexplorer.core.incremental import encoder as incremental
+    from tokexplorer.core.incremental import regex_rule
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000] + "<|endoftext|> 12345 é\r\n"
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 10 ** 9)
@@ -346,7 +347,7 @@ def test_a_split_beside_the_encode_gives_the_same_state(builtin, corpora, monkey
     beside = IncrementalEncoder(builtin, text, allowed_special="all")
     assert_same(beside.encoding, after.encoding)
     assert beside.encoding.chunks == after.encoding.chunks
-    if type(beside._local) is incremental._RegexRule:
+    if type(beside._local) is regex_rule.RegexRule:
         assert beside._state.chunk_bounds is not None
         assert np.array_equal(beside._state.chunk_bounds, after._state.chunk_bounds)
     for inc in (after, beside):
@@ -361,17 +362,18 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     import threading
 
     from tokexplorer.core.incremental import encoder as incremental
+    from tokexplorer.core.incremental import regex_rule
 
     tok = get_builtin("cl100k_base")
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
-    release, bounds = threading.Event(), incremental._RegexRule.bounds
+    release, bounds = threading.Event(), regex_rule.RegexRule.bounds
 
     def held(self, *args, **kwargs):
         assert release.wait(30)
         return bounds(self, *args, **kwargs)
 
-    monkeypatch.setattr(incremental._RegexRule, "bounds", held)
+    monkeypatch.setattr(regex_rule.RegexRule, "bounds", held)
     inc = IncrementalEncoder(tok, text)  # would wait 30 s for the split, and fail, if it joined it
     assert inc.encoding.ids == tok.encode(text).ids
     release.set()
@@ -382,7 +384,7 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     def failing(self, *args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(incremental._RegexRule, "bounds", failing)
+    monkeypatch.setattr(regex_rule.RegexRule, "bounds", failing)
     inc = IncrementalEncoder(tok, text)
     assert inc.encoding.ids == tok.encode(text).ids
     with pytest.raises(MemoryError):
@@ -390,7 +392,7 @@ def test_a_long_texts_tokens_do_not_wait_for_its_split(corpora, monkeypatch):
     assert inc.encoding.chunks == [(a, b) for a, b in split(text, tok.split_pattern)]  # the library's split
     with pytest.raises(MemoryError):
         inc.edit(10, 0, "x")
-    monkeypatch.setattr(incremental._RegexRule, "bounds", bounds)
+    monkeypatch.setattr(regex_rule.RegexRule, "bounds", bounds)
     enc, _ = inc.edit(10, 0, "x")  # the text encoded whole, and split again
     assert_same(enc, tok.encode(enc.text))
 
@@ -422,11 +424,12 @@ def test_views_asking_for_chunks_at_once_all_wait_for_the_one_split(corpora, mon
     import threading
 
     from tokexplorer.core.incremental import encoder as incremental
+    from tokexplorer.core.incremental import regex_rule
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
-    release, bounds = threading.Event(), incremental._RegexRule.bounds
-    monkeypatch.setattr(incremental._RegexRule, "bounds",
+    release, bounds = threading.Event(), regex_rule.RegexRule.bounds
+    monkeypatch.setattr(regex_rule.RegexRule, "bounds",
                         lambda self, *a, **k: release.wait(30) and bounds(self, *a, **k))
     enc = IncrementalEncoder(get_builtin("gpt2"), text).encoding
     got: list = []
@@ -447,11 +450,12 @@ def test_a_split_nothing_wants_stops(corpora, monkeypatch):
     import threading
 
     from tokexplorer.core.incremental import encoder as incremental
+    from tokexplorer.core.incremental import regex_rule
 
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:20_000]
     monkeypatch.setattr(incremental, "OVERLAP_TEXT", 1_000)
-    monkeypatch.setattr(incremental, "SPLIT_PIECE", 100)  # 200 pieces
-    release, pieces, real = threading.Event(), [], incremental.piece_spans
+    monkeypatch.setattr(regex_rule, "SPLIT_PIECE", 100)  # 200 pieces
+    release, pieces, real = threading.Event(), [], regex_rule.piece_spans
 
     def counted(*args, **kwargs):
         for piece in real(*args, **kwargs):
@@ -459,7 +463,7 @@ def test_a_split_nothing_wants_stops(corpora, monkeypatch):
             pieces.append(piece)
             yield piece
 
-    monkeypatch.setattr(incremental, "piece_spans", counted)
+    monkeypatch.setattr(regex_rule, "piece_spans", counted)
     inc = IncrementalEncoder(get_builtin("gpt2"), text)
     (thread,) = [t for t in threading.enumerate() if t.name == "tokexplorer-split"]
     del inc

@@ -522,6 +522,34 @@ class Encoding:
             return self.__dict__.get("_byte_bounds")
         return self.__dict__.get("_char_bounds")
 
+    @property
+    def byte_bounds(self) -> np.ndarray | None:
+        """The one array `byte_starts` and `byte_ends` are views of (byte_starts is
+        byte_bounds[:-1], byte_ends byte_bounds[1:]) when the byte spans tile the text and it was
+        kept (`from_byte_lengths`, `from_parts`); else None.
+
+        >>> Encoding.from_byte_lengths("ab", [1, 2], [b"a", b"b"]).byte_bounds.tolist()
+        [0, 1, 2]
+        """
+        return self.__dict__.get("_byte_bounds")
+
+    @property
+    def char_bounds(self) -> np.ndarray | None:
+        """The same for `starts` and `ends`, when they were found (or given) as one array; else
+        None. Unlike `span_bounds` it never computes the spans, nor answers with the byte bounds."""
+        return self.__dict__.get("_char_bounds")
+
+    @property
+    def has_chunk_split(self) -> bool:
+        """Whether there is a pre-split to show as chunks: a chunk finder, or chunks given when
+        this Encoding was built (perhaps still being found in another thread)."""
+        return self.chunk_finder is not None or "_chunk_spans" in self.__dict__
+
+    def keep_chunk_spans(self, starts: np.ndarray, ends: np.ndarray) -> None:
+        """Keep the chunks' code-point starts and ends, found already by whoever built this
+        Encoding (they must be what `chunk_finder` gives): `chunks` then runs no split."""
+        self.__dict__["_chunk_spans"] = (starts, ends)
+
     @cached_property
     def spans(self) -> list[tuple[int, int]]:
         """(start, end) in code points for every token, as a list (`starts` / `ends` are cheaper)."""

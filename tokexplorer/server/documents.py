@@ -325,7 +325,7 @@ class Document:
             refused=refused, dropped=tuple(encoding.dropped),
             dropped16=dropped16 if len(dropped16) else None, soft=soft, soft16=np.asarray(soft16, dtype=np.int64),
             n_bytes=encoding.n_bytes, seconds=time.perf_counter() - t0,
-            has_chunks=encoding.chunk_finder is not None or "_chunk_spans" in encoding.__dict__)
+            has_chunks=encoding.has_chunk_split)
 
     def forget(self) -> None:
         """The window dropped its tokens (a failure): the next answer sends every token."""

@@ -393,7 +393,7 @@ def with_chunks(enc: Encoding, chunks: list[tuple[int, int]] | None) -> Encoding
     """`enc`, keeping the chunks found already (the chunk view then runs no split again)."""
     if chunks is not None:
         spans = np.asarray(chunks, dtype=np.int64).reshape(-1, 2)
-        enc.__dict__["_chunk_spans"] = (spans[:, 0].copy(), spans[:, 1].copy())
+        enc.keep_chunk_spans(spans[:, 0].copy(), spans[:, 1].copy())
     return enc
 
 
