@@ -44,10 +44,10 @@ def main(mode: str, args: list[str]) -> int:
             if mode == "type":
                 window.editor.moveCursor(QTextCursor.MoveOperation.End)
                 type_text(window.editor, text)
-                say(typed=window.editor.source_text())
+                say(typed=window.editor.user_text())
             else:
                 state = window.state
-                say(asked=asked, text=window.editor.source_text(), modified=state.modified,
+                say(asked=asked, text=window.editor.user_text(), modified=state.modified,
                     path=str(state.path) if state.path else None, newline=state.newline,
                     tokenizer=state.tokenizer, ids=list(map(int, state.result.encoding.ids)))
                 window.close()

@@ -46,7 +46,7 @@ def test_the_welcome_text_shows_the_tokenizers_differences(qtbot, window):
 
     window.welcome_action.trigger()
     wait_settled(qtbot, window)
-    text = window.editor.plain_text()
+    text = window.editor.display_text()
     assert text == resource_path("welcome.txt").read_text(encoding="utf-8")
     for part in ("1234567", "def greet", "안녕하세요", "नमस्ते", "👋🏽", "<|endoftext|>", "Where next"):
         assert part in text

@@ -64,7 +64,7 @@ def crash(qtbot, window):
 def test_unsaved_text_is_written_with_its_context(make_window, qtbot, tmp_path, isolated_settings):
     window, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
     rec = latest(isolated_settings)
-    assert window.editor.source_text() == EXPECTED
+    assert window.editor.user_text() == EXPECTED
     assert (rec.path, rec.newline, rec.tokenizer) == (str(path), "\r\n", window.state.tokenizer)
     window.state.set_tokenizer("gpt2")  # a change of tokenizer is kept too
     qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "gpt2")
@@ -95,7 +95,7 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
     assert when.endswith("seconds ago")
     wait_settled(qtbot, second)
     state = second.state
-    assert second.editor.source_text() == EXPECTED
+    assert second.editor.user_text() == EXPECTED
     assert (state.path, state.newline, state.modified, state.tokenizer, state.effective_policy) == (
         path, "\r\n", True, "o200k_base", "all")
     assert second.isWindowModified()
@@ -120,9 +120,9 @@ def test_discard_deletes_and_later_keeps(make_window, qtbot, tmp_path, isolated_
     dialogs = FakeDialogs()
     dialogs.restore_answer = answer
     second = make_window(dialogs=dialogs)
-    before = second.editor.source_text()
+    before = second.editor.user_text()
     assert second.autosave.recover() is False
-    assert second.editor.source_text() == before and not second.state.modified
+    assert second.editor.user_text() == before and not second.state.modified
     left = sorted(p.suffix for p in (isolated_settings / "recovery").iterdir())
     assert left == ([] if answer == "discard" else [".lock", ".recovery"])
 
@@ -179,7 +179,7 @@ def test_a_tokenizer_in_a_temporary_folder_comes_back_with_the_text(make_window,
     wait_settled(qtbot, second)
     assert second.state.tokenizer.startswith("trained.tiktoken")
     assert second.state.result.encoding.ids[-1] == 256  # " ab" ends with the merged token
-    assert second.editor.source_text() == EXPECTED + " ab"
+    assert second.editor.user_text() == EXPECTED + " ab"
 
 
 def test_without_a_tokenization_the_text_is_read_from_the_editor(make_window, qtbot, tmp_path, isolated_settings):
@@ -288,7 +288,7 @@ def test_a_file_opened_at_start_asks_about_the_restored_text_first(make_window, 
     second.autosave.after_restore(lambda: second.documents.open_text(other))
     wait_settled(qtbot, second)
     assert [q for q, _ in dialogs.asked] == ["ask_restore", "ask_unsaved"]
-    assert second.editor.source_text() == EXPECTED and second.state.modified
+    assert second.editor.user_text() == EXPECTED and second.state.modified
 
 
 def test_closing_while_a_restored_text_loads_keeps_it_for_the_next_start(make_window, qtbot, tmp_path,
@@ -305,4 +305,4 @@ def test_closing_while_a_restored_text_loads_keeps_it_for_the_next_start(make_wi
     third = make_window()
     assert third.autosave.recover()
     qtbot.waitUntil(lambda: not third.editor.loading)
-    assert third.editor.source_text() == EXPECTED + big.replace("\n", "\r\n")
+    assert third.editor.user_text() == EXPECTED + big.replace("\n", "\r\n")

@@ -128,14 +128,14 @@ def test_pasting_a_lone_surrogate_shows_replacement_characters(qtbot, window, ca
     QApplication.clipboard().setText(LONE)
     window.editor.paste()
     settle_without_looping(qtbot, window, capfd)
-    assert window.editor.plain_text() == "> " + SHOWN
+    assert window.editor.display_text() == "> " + SHOWN
     assert window.editor.document().characterCount() - 1 == len(("> " + SHOWN).encode("utf-16-le")) // 2
     assert window.state.result.encoding.text == "> " + SHOWN
     fresh = tokenizer_for(window, window.state.tokenizer).encode("> " + SHOWN, allowed_special=None)
     assert window.state.result.encoding.ids == fresh.ids
     window.editor.undo()  # the paste and its repair are one step
     settle_without_looping(qtbot, window, capfd)
-    assert window.editor.plain_text() == "> "
+    assert window.editor.display_text() == "> "
 
 
 def test_dropping_a_lone_surrogate_through_insert_from_mime_data(qtbot, window, capfd):
@@ -145,7 +145,7 @@ def test_dropping_a_lone_surrogate_through_insert_from_mime_data(qtbot, window, 
     data.setText(LONE)
     window.editor.insertFromMimeData(data)
     settle_without_looping(qtbot, window, capfd)
-    assert window.editor.plain_text() == SHOWN and window.state.result.encoding.text == SHOWN
+    assert window.editor.display_text() == SHOWN and window.state.result.encoding.text == SHOWN
 
 
 PASTES = """
@@ -271,7 +271,7 @@ def test_saving_keeps_the_mode_and_writes_through_a_symlink(qtbot, window, tmp_p
     link = tmp_path / "link.txt"
     link.symlink_to(real)
     window.documents.open_text(link)
-    qtbot.waitUntil(lambda: window.state.path == link and window.editor.plain_text() == "old\n", timeout=10_000)
+    qtbot.waitUntil(lambda: window.state.path == link and window.editor.display_text() == "old\n", timeout=10_000)
     type_text(window.editor, "new ")
     assert window.documents.save()
     assert link.is_symlink() and real.read_text("utf-8") == "new old\n"
@@ -338,7 +338,7 @@ def test_a_text_that_cannot_be_read_is_said_and_the_open_text_stays(qtbot, windo
     window.documents.open_text(_bad_text(tmp_path, case), asked=True)
     qtbot.waitUntil(lambda: window.banner.kind == "error", timeout=10_000)
     assert message in window.banner.label.text() and "Traceback" not in window.banner.label.text()
-    assert window.editor.source_text() == "kept" and not window.state.busy
+    assert window.editor.user_text() == "kept" and not window.state.busy
 
 
 @pytest.mark.parametrize("case, shown", [
@@ -362,8 +362,8 @@ def test_a_strange_text_opens_with_the_command_lines_counts(qtbot, window, tmp_p
     if case == "utf16":
         assert "UTF-16-LE" in asked[0]
     if shown is not None:
-        assert window.editor.source_text() == shown
-    text = window.editor.source_text()
+        assert window.editor.user_text() == shown
+    text = window.editor.user_text()
     tok = tokenizer_for(window, window.state.tokenizer)
     ids = tok.encode(text, allowed_special="none").ids
     assert window.state.result.encoding.ids == ids

@@ -19,7 +19,7 @@ from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.analysis.selection import selection_counts
 from tokexplorer.gui.app import select_code_points
 from tokexplorer.gui.widgets.fitting_label import plain
-from tokexplorer.gui.editor.view import LOAD_SLICE
+from tokexplorer.gui.editor.editor import LOAD_SLICE
 from tokexplorer.core.positions import editor_prefix, utf16_len
 
 from ..core.library_peers import tiktoken_encoding
@@ -109,7 +109,7 @@ def test_typing_in_any_pane_edits_all(window, qtbot, tmp_path):
     type_text(pane, "\n    if x:\n        👋 done")
     wait_compared(qtbot, window)
     text = HELLO + "\n    if x:\n        👋 done"
-    assert window.editor.plain_text() == text and all(p.plain_text() == text for p in view.panes)
+    assert window.editor.display_text() == text and all(p.display_text() == text for p in view.panes)
     assert window.state.result.encoding.text == text
     assert all(p.result.encoding.text == text for p in view.panes[1:])
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(text)) for n in view.names]
@@ -362,7 +362,7 @@ def test_a_file_loaded_in_slices_reaches_the_panes_whole_once_it_is_in(window, q
     view, editor = window.compare, window.editor
     pane = view.panes[1]
     assert pane.edit_count == 0  # (it was one per slice)
-    assert editor.text_as_loaded() == source and pane.source_text() is editor.text_as_loaded()
+    assert editor.text_as_loaded() == source and editor.user_text() is editor.text_as_loaded()  # no copy
     assert pane.result.encoding.text == source
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(source)) for n in view.names]
     cursor = editor.textCursor()
@@ -371,7 +371,7 @@ def test_a_file_loaded_in_slices_reaches_the_panes_whole_once_it_is_in(window, q
     type_text(editor, "Z")
     wait_compared(qtbot, window)
     assert editor.text_as_loaded() is None
-    assert pane.source_text() == "Z" + source == pane.result.encoding.text
+    assert editor.user_text() == "Z" + source == pane.result.encoding.text
 
 
 def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_path):
@@ -400,9 +400,9 @@ def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, c
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.insertText(text)
         wait_compared(qtbot, window)
-        expected = window.editor.source_text()
+        expected = window.editor.user_text()
         assert window.compare.panes[1].result.encoding.text == expected == window.state.result.encoding.text
-    assert window.editor.source_text() == "\naXdf\ngh\r\n"
+    assert window.editor.user_text() == "\naXdf\ngh\r\n"
     assert "out of step" not in capfd.readouterr().err
 
 
@@ -418,10 +418,10 @@ def test_undo_in_a_pane_gives_every_pane_the_files_line_breaks_back(window, qtbo
     pane.setTextCursor(cursor)
     qtbot.keyClick(pane, Qt.Key.Key_Backspace)
     wait_compared(qtbot, window)
-    assert window.editor.source_text() == "a\ngh" == pane.result.encoding.text
+    assert window.editor.user_text() == "a\ngh" == pane.result.encoding.text
     qtbot.keyClick(pane, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     wait_compared(qtbot, window)
-    assert window.editor.source_text() == source
+    assert window.editor.user_text() == source
     assert pane.result.encoding.text == source == window.state.result.encoding.text
     assert pane.result.encoding.ids == get_builtin("cl100k_base").encode(source).ids
     assert "out of step" not in capfd.readouterr().err
@@ -444,7 +444,7 @@ def test_a_caret_in_another_pane_names_the_windows_token(window, qtbot):
     # Mark an id of llama's first token: the window's gpt2 tokens do not have it, and the
     # llama pane must not mark its own token of that number either.
     window.state.set_marked(llama.result.encoding.ids[0])
-    assert not llama._marks
+    assert not llama.extraSelections()
 
 
 def test_a_long_line_is_compared_through_its_soft_breaks(window, qtbot, tmp_path):
@@ -460,7 +460,7 @@ def test_a_long_line_is_compared_through_its_soft_breaks(window, qtbot, tmp_path
     pane.setTextCursor(cursor)
     qtbot.keyClicks(pane, "Z")
     wait_compared(qtbot, window)
-    expected = window.editor.source_text()
+    expected = window.editor.user_text()
     assert expected.count("Z") == 1 and expected.replace("Z", "") == source
     results = [window.state.result, pane.result]
     assert [r.encoding.text for r in results] == [expected, expected]
@@ -489,7 +489,7 @@ def test_a_long_line_pasted_into_a_pane_goes_in_as_pieces(window, qtbot, tmp_pat
     expected = "first\nla" + line + "st\n"
     assert pane.document().blockCount() > 6 and pane.wraps_anywhere()  # pieces, not one line
     assert pane.textCursor().position() == len("first\nla") + len(line) + pane.document().blockCount() - 3
-    assert window.editor.source_text() == expected
+    assert window.editor.user_text() == expected
     wait_compared(qtbot, window)
     results = [window.state.result, pane.result]
     assert [r.encoding.text for r in results] == [expected, expected]

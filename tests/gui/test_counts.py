@@ -81,7 +81,7 @@ def test_what_qt_cannot_hold_is_tokenized_saved_and_marked(qtbot, window, tmp_pa
     path.write_bytes(text.encode("utf-8"))
     open_file(qtbot, window, path)
     assert window.state.result.encoding.text == text
-    assert window.editor.plain_text() != text or not marked  # Qt holds line breaks there
+    assert window.editor.display_text() != text or not marked  # Qt holds line breaks there
     assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
     type_at_end = window.editor.textCursor()
     type_at_end.movePosition(type_at_end.MoveOperation.End)
@@ -108,8 +108,8 @@ def test_edits_next_to_kept_line_breaks_stay_in_step(qtbot, window, tmp_path, ca
         cursor.setPosition(end, QTextCursor.MoveMode.KeepAnchor)
         cursor.insertText(text)
         wait_settled(qtbot, window)
-        assert window.state.result.encoding.text == editor.source_text()
-    assert editor.source_text() == "\r\na" and editor.plain_text() == "\na"
+        assert window.state.result.encoding.text == editor.user_text()
+    assert editor.user_text() == "\r\na" and editor.display_text() == "\na"
     assert "out of step" not in capfd.readouterr().err
 
 
@@ -145,13 +145,13 @@ def test_undo_gives_a_deleted_line_break_back_what_it_stood_for(qtbot, window, t
     editor.setTextCursor(cursor)
     qtbot.keyClick(editor, Qt.Key.Key_Delete)
     wait_settled(qtbot, window)
-    assert editor.source_text() == "onree\nfour\n" == window.state.result.encoding.text
+    assert editor.user_text() == "onree\nfour\n" == window.state.result.encoding.text
     qtbot.keyClick(editor, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)
     wait_settled(qtbot, window)
-    assert editor.source_text() == original == window.state.result.encoding.text
+    assert editor.user_text() == original == window.state.result.encoding.text
     editor.redo()
     wait_settled(qtbot, window)
-    assert editor.source_text() == "onree\nfour\n"
+    assert editor.user_text() == "onree\nfour\n"
     window.undo_action.trigger()  # the Edit menu
     wait_settled(qtbot, window)
     assert window.state.result.encoding.text == original

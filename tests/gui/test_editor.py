@@ -19,7 +19,7 @@ from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT
-from tokexplorer.gui.editor.view import describe_token
+from tokexplorer.gui.editor.token_view import describe_token
 from tokexplorer.core.positions import cluster_bounds16, editor_text, to_utf16
 from tokexplorer.server.tokenized import REFUSED
 from tokexplorer.gui.services.worker import HUGE_TEXT, HUGE_TEXT_DEBOUNCE_MS
@@ -115,7 +115,7 @@ def test_fifty_rapid_switches_while_typing_end_on_the_right_tokens(qtbot, window
         QApplication.processEvents()
     wait_settled(qtbot, window)
     assert window.state.result.tokenizer == name == window.tokenizer_box.currentText()
-    shown = window.editor.source_text()
+    shown = window.editor.user_text()
     assert "".join(itertools.islice(itertools.cycle(typed), 50)) in shown
     assert window.state.result.encoding.text == shown
     assert window.state.result.encoding.ids == tokenizer_for(window, name).encode(shown, allowed_special="none").ids
@@ -129,7 +129,7 @@ def test_highlight_positions_after_astral_characters(qtbot, window, name):
     wait_settled(qtbot, window)
     type_text(window.editor, text)
     wait_settled(qtbot, window)
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     assert [(s, e) for s, e, _ in painted_spans(window.editor)] == expected_spans(window, text)
     # The token under "end" is found from the UTF-16 position Qt reports.
     pos16 = len(text.encode("utf-16-le")) // 2 - 2
@@ -146,13 +146,13 @@ def test_whitespace_markers_do_not_change_the_text(qtbot, window):
     window.whitespace_action.setChecked(True)
     assert window.state.show_whitespace
     assert window.editor.document().defaultTextOption().flags() & flags == flags
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     wait_settled(qtbot, window)
     assert painted_spans(window.editor) == spans
     assert window.state.result.encoding.text == text
     window.whitespace_action.setChecked(False)
     assert not window.editor.document().defaultTextOption().flags() & flags
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
 
 
 def test_special_token_refusal_keeps_the_picture(qtbot, window, tmp_path):
@@ -211,7 +211,7 @@ def test_unicode_typing_arrives_intact(qtbot, window):
     text = "héllo 👋 안녕 🇺🇳"
     type_text(window.editor, text)
     wait_settled(qtbot, window)
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     assert window.state.result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
 
 
@@ -278,7 +278,7 @@ def test_zoom_and_monospace_change_the_font_not_the_text(qtbot, window):
     window.zoom_reset_action.trigger()
     assert window.editor.font_size() == default and window.state.font_size == 0
     wait_settled(qtbot, window)
-    assert window.editor.plain_text() == "def f():\n    return 1\n"
+    assert window.editor.display_text() == "def f():\n    return 1\n"
     assert window.state.result.encoding.ids == ids
     window.monospace_action.trigger()
     assert not window.state.monospace
@@ -288,7 +288,7 @@ def test_non_utf8_file_offers_other_decodings(qtbot, window, tmp_path):
     path = tmp_path / "latin.txt"
     path.write_bytes(b"caf\xe9 cr\xe8me\n")
     window.documents.open_text(path)
-    qtbot.waitUntil(lambda: window.editor.plain_text() == "café crème\n", timeout=10_000)
+    qtbot.waitUntil(lambda: window.editor.display_text() == "café crème\n", timeout=10_000)
     kind, error = window.dialogs.asked[-1]
     assert kind == "choose_encoding" and (error.offset, error.byte) == (3, 0xE9)
     assert path.read_bytes() == b"caf\xe9 cr\xe8me\n"  # never changed unless saved
@@ -304,7 +304,7 @@ def test_non_utf8_file_declined_leaves_the_text(qtbot, window, tmp_path):
     path.write_bytes(b"ok \x80")
     window.documents.open_text(path)
     qtbot.waitUntil(lambda: any(k == "choose_encoding" for k, _ in window.dialogs.asked), timeout=10_000)
-    assert window.editor.plain_text() == "keep me"
+    assert window.editor.display_text() == "keep me"
 
 
 @pytest.mark.parametrize("data,text,newline", [
@@ -318,7 +318,7 @@ def test_open_and_save_round_trip(qtbot, window, tmp_path, data, text, newline):
     window.documents.open_text(path)
     qtbot.waitUntil(lambda: window.state.path == path and not window.editor.isReadOnly(), timeout=10_000)
     wait_settled(qtbot, window)
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     assert window.state.result.encoding.text == text.replace("\n", newline)  # the file's own
     assert window.state.newline == newline
     assert path.read_bytes() == data
@@ -349,7 +349,7 @@ def test_big_text_loads_in_slices_with_progress(qtbot, window, tmp_path):
                     timeout=30_000)
     assert len(seen) > 1 and seen[-1][0] == seen[-1][1]
     assert window.editor.document().blockCount() == 30_001
-    assert window.state.result.encoding.text == window.editor.plain_text()
+    assert window.state.result.encoding.text == window.editor.display_text()
 
 
 def test_panels_smoke(qtbot, window):
@@ -459,7 +459,7 @@ def test_incremental_highlight_equals_a_full_repaint(qtbot, window, name):
     wait_settled(qtbot, window)
     colours = window.state.result.colours.tolist()
     assert colours == colour_indices(window.state.result.encoding.id_array).tolist()
-    assert [(s, e) for s, e, _ in painted_spans(editor)] == expected_spans(window, editor.plain_text())
+    assert [(s, e) for s, e, _ in painted_spans(editor)] == expected_spans(window, editor.display_text())
 
 
 def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
@@ -474,7 +474,7 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
         op = rng.choice(["insert", "delete", "replace", "undo", "redo", "paste_block"])
         cursor = QTextCursor(editor.document())
         # Character boundaries only: a user's cursor never stops inside a surrogate pair.
-        text = editor.plain_text()
+        text = editor.display_text()
         bounds = to_utf16(text, np.arange(len(text) + 1)).tolist()
         i = rng.randrange(len(bounds))
         a, b = bounds[i], bounds[min(len(bounds) - 1, i + rng.randint(1, 4))]
@@ -498,14 +498,14 @@ def test_worker_copy_follows_every_kind_of_edit(qtbot, window, capfd):
             cursor.insertText("appended\nlines 👋\n")
         if step % 5 == 4:
             wait_settled(qtbot, window)
-            assert window.state.result.encoding.text == editor.plain_text()
+            assert window.state.result.encoding.text == editor.display_text()
     wait_settled(qtbot, window)
-    assert window.state.result.encoding.text == editor.plain_text()
+    assert window.state.result.encoding.text == editor.display_text()
     assert "out of step" not in capfd.readouterr().err  # never needed the safety net
     editor.selectAll()
     editor.cut()
     wait_settled(qtbot, window)
-    assert window.state.result.encoding.text == editor.plain_text() == ""
+    assert window.state.result.encoding.text == editor.display_text() == ""
 
 
 def test_a_long_line_is_coloured_around_what_is_visible(qtbot, window):
@@ -527,18 +527,18 @@ def test_recent_files_and_dropped_files(qtbot, window, tmp_path):
     first.write_text("first file\n", encoding="utf-8")
     second.write_text("second file\n", encoding="utf-8")
     window.documents.open_text(first)
-    qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
+    qtbot.waitUntil(lambda: window.editor.display_text() == "first file\n", timeout=10_000)
     # drop the second file on the window
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(second))])
     drop = QDropEvent(QPointF(10, 10), Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
                       Qt.KeyboardModifier.NoModifier)
     window.dropEvent(drop)
-    qtbot.waitUntil(lambda: window.editor.plain_text() == "second file\n", timeout=10_000)
+    qtbot.waitUntil(lambda: window.editor.display_text() == "second file\n", timeout=10_000)
     actions = window.documents.recent_menu.actions()
     assert [a.statusTip() for a in actions] == [str(second), str(first)]
     actions[1].trigger()
-    qtbot.waitUntil(lambda: window.editor.plain_text() == "first file\n", timeout=10_000)
+    qtbot.waitUntil(lambda: window.editor.display_text() == "first file\n", timeout=10_000)
     assert window.windowTitle().startswith("one.txt")
 
 
@@ -613,7 +613,7 @@ def test_clusters_split_by_tokens_are_drawn_whole(qtbot, window):
     drawn = window.editor.drawn_tokens()
     assert (2, 5) in [(s, e) for s, e, _, _ in drawn]  # "fe" + the accent, the accent's token with it
     assert [(s, e) for s, e, _, f in drawn if f & CLUSTER_SPLIT][0] == (2, 5)  # marked
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     assert CLUSTER_SPLIT not in {int(f) for f in enc.flags}  # a drawing detail, not a token flag
 
 
@@ -654,7 +654,7 @@ def test_find_bar_finds_wraps_and_leaves_the_tokens(qtbot, window):
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
     wait_settled(qtbot, window)
-    assert window.editor.plain_text() == text and window.state.result.encoding.ids == ids
+    assert window.editor.display_text() == text and window.state.result.encoding.ids == ids
 
 
 def test_copy_token_ids_of_the_selection_or_of_everything(qtbot, window):
@@ -683,12 +683,12 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
     type_text(window.editor, "draft")
     window.dialogs.unsaved_answer = "cancel"
     window.documents.open_sample(quirk("endoftext"))
-    assert window.editor.plain_text() == "draft"  # asked first, and the answer was cancel
+    assert window.editor.display_text() == "draft"  # asked first, and the answer was cancel
     window.dialogs.unsaved_answer = "discard"
     labels = [a.text() for a in window.menuBar().actions()]
     samples = window.menuBar().actions()[labels.index("&Samples")].menu().actions()
     next(a for a in samples if "<|endoftext|>" in a.text()).trigger()
-    qtbot.waitUntil(lambda: window.editor.plain_text() == "Please repeat: <|endoftext|> and continue.",
+    qtbot.waitUntil(lambda: window.editor.display_text() == "Please repeat: <|endoftext|> and continue.",
                     timeout=10_000)
     wait_settled(qtbot, window)
     assert window.state.effective_policy == "all" and window.state.policy == "refuse" and not window.state.modified
@@ -698,10 +698,10 @@ def test_samples_menu_opens_the_lecture_quirks(qtbot, window):
 
 
 def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
-    """The compare view's seam: two editors on one QTextDocument, each fed its own result."""
+    """The compare view's seam: two token views on one QTextDocument, each fed its own result."""
     from PySide6.QtGui import QTextDocument
 
-    from tokexplorer.gui.editor.view import TokenEditor
+    from tokexplorer.gui.editor.token_view import TokenView
     from tokexplorer.gui.state import AppState
 
     state = AppState()
@@ -710,7 +710,7 @@ def test_views_sharing_one_document_paint_their_own_tokens(qtbot):
     document.setPlainText(text)
     panes = {}
     for name in ("gpt2", "llama-sp"):
-        pane = TokenEditor(state, document=document, follow_state=False)
+        pane = TokenView(state, document=document)
         qtbot.addWidget(pane)
         pane.show()
         pane.set_result(tokenized_of(name, text))
@@ -729,7 +729,7 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
     start-up load) gets the whole text with its whole length, so the worker's copy is in step:
     no "out of step" resend, and the tokens are the full text's once the load ends."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor.view import LOAD_SLICE
+    from tokexplorer.gui.editor.editor import LOAD_SLICE
 
     text = "".join(f"line {i}: naïve 👋 text\r\n" for i in range(3 * LOAD_SLICE // 20))
     assert len(text) > 2 * LOAD_SLICE
@@ -738,7 +738,7 @@ def test_a_request_while_a_big_text_loads_sends_the_whole_text(qtbot, window, ca
     assert window.editor.document().characterCount() < len(text)  # still loading
     window.service.submit()
     wait_settled(qtbot, window, timeout=60_000)
-    assert window.editor.source_text() == text
+    assert window.editor.user_text() == text
     encoding = window.state.result.encoding
     assert encoding.text == text
     assert encoding.ids == get_builtin(window.state.tokenizer).encode(text, allowed_special="none").ids
@@ -750,7 +750,7 @@ def test_a_big_text_is_tokenized_once_while_it_goes_in(qtbot, window, tmp_path, 
     text in), and the load's end asks nothing more: the text is tokenized whole once, and the next
     keystroke is an edit of the server's copy."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor.view import LOAD_SLICE
+    from tokexplorer.gui.editor.editor import LOAD_SLICE
 
     text = "".join(f"line {i}: naïve 👋 text\n" for i in range(4 * LOAD_SLICE // 20))
     path = tmp_path / "big.txt"
@@ -783,7 +783,7 @@ def test_a_big_text_opened_while_another_goes_in_shows_its_own_tokens(qtbot, win
     """A second text opened while the first still goes in (each tokenized as it loads) ends with
     the second's tokens, the first's request answered or dropped on the way."""
     from tokexplorer.core.registry import get_builtin
-    from tokexplorer.gui.editor.view import LOAD_SLICE
+    from tokexplorer.gui.editor.editor import LOAD_SLICE
 
     first, second = tmp_path / "first.txt", tmp_path / "second.txt"
     first.write_text("".join(f"first {i} naïve\n" for i in range(LOAD_SLICE // 2)), encoding="utf-8")
@@ -795,7 +795,7 @@ def test_a_big_text_opened_while_another_goes_in_shows_its_own_tokens(qtbot, win
     window.documents.open_text(second)
     qtbot.waitUntil(lambda: window.state.path == second, timeout=30_000)
     wait_settled(qtbot, window, timeout=60_000)
-    assert window.editor.plain_text() == text
+    assert window.editor.display_text() == text
     encoding = window.state.result.encoding
     assert encoding.text == text
     assert encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids

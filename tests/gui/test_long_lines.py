@@ -9,7 +9,7 @@ from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.analysis.selection import selection_counts
-from tokexplorer.gui.editor.view import WRAP_ANYWHERE_LINE
+from tokexplorer.gui.editor.token_view import WRAP_ANYWHERE_LINE
 from tokexplorer.core.positions import SOFT_LINE
 
 from .helpers import wait_settled
@@ -44,7 +44,7 @@ def test_a_long_line_is_held_in_pieces_and_typed_into_with_exact_tokens(qtbot, w
         lengths.append(block.length())
         block = block.next()
     assert max(lengths) <= SOFT_LINE + 1  # no block as long as the line
-    assert editor.source_text() == TEXT
+    assert editor.user_text() == TEXT
     assert "shown in pieces" in window.banner.label.text()
     tok = get_builtin("cl100k_base")
     assert window.state.result.encoding.ids == tok.encode(TEXT).ids
@@ -62,11 +62,11 @@ def test_a_long_line_is_held_in_pieces_and_typed_into_with_exact_tokens(qtbot, w
     qtbot.keyClicks(editor, "e")
     expected = TEXT[:cp] + "bcd" + TEXT[cp:cp + 2] + "e" + TEXT[cp + 2:]
     wait_settled(qtbot, window, timeout=60_000)
-    assert editor.source_text() == expected
+    assert editor.user_text() == expected
     result = window.state.result
     assert result.encoding.ids == tok.encode(expected).ids
     # Every token's editor span holds its text (soft breaks aside).
-    for i in result.range16(*editor._visible_range()):
+    for i in result.range16(*editor.visible_range()):
         cursor = QTextCursor(doc)
         cursor.setPosition(int(result.starts16[i]))
         cursor.setPosition(int(result.ends16[i]), QTextCursor.MoveMode.KeepAnchor)
@@ -102,19 +102,19 @@ def test_deleting_a_soft_break_and_undoing_keeps_the_text(qtbot, window, tmp_pat
     editor.setTextCursor(cursor)
     qtbot.keyClick(editor, Qt.Key.Key_Backspace)
     assert editor.document().blockCount() == blocks - 1
-    assert editor.source_text() == TEXT
+    assert editor.user_text() == TEXT
     # A selection over a piece's end replaced, then undone: the break is soft again.
     third -= 1
     cursor.setPosition(third - 2)
     cursor.setPosition(third + 3, QTextCursor.MoveMode.KeepAnchor)
     editor.setTextCursor(cursor)
     qtbot.keyClicks(editor, "zz")
-    assert editor.source_text() == TEXT[:3 + 3 * SOFT_LINE - 2] + "zz" + TEXT[3 + 3 * SOFT_LINE + 2:]
+    assert editor.user_text() == TEXT[:3 + 3 * SOFT_LINE - 2] + "zz" + TEXT[3 + 3 * SOFT_LINE + 2:]
     editor.undo()
-    assert editor.source_text() == TEXT
+    assert editor.user_text() == TEXT
     assert editor.document().blockCount() == blocks - 1
     editor.undo()
-    assert editor.source_text() == TEXT
+    assert editor.user_text() == TEXT
     assert editor.document().blockCount() == blocks
     wait_settled(qtbot, window, timeout=60_000)
     assert window.state.result.encoding.text == TEXT
@@ -130,7 +130,7 @@ def test_a_long_line_of_astral_and_combining_characters_keeps_its_clusters(qtbot
     while block.next().isValid():
         assert block.text()[:1] == "e"  # every piece starts a cluster
         block = block.next()
-    assert editor.source_text() == text
+    assert editor.user_text() == text
     result = window.state.result
     assert result.encoding.ids == get_builtin(window.state.tokenizer).encode(text).ids
     doc = editor.document()
@@ -166,13 +166,13 @@ def test_a_pasted_long_line_goes_in_as_pieces_through_undo_and_redo(qtbot, windo
     editor.insertFromMimeData(mime)
     pasted = "st" + line + "t\n"
     assert editor.document().blockCount() > 8 and editor.wraps_anywhere()
-    assert editor.source_text() == pasted
+    assert editor.user_text() == pasted
     wait_settled(qtbot, window, timeout=60_000)
     assert window.state.result.encoding.ids == get_builtin("cl100k_base").encode(pasted).ids
     editor.undo()
-    assert editor.source_text() == text
+    assert editor.user_text() == text
     editor.redo()
-    assert editor.source_text() == pasted
+    assert editor.user_text() == pasted
     wait_settled(qtbot, window, timeout=60_000)
     assert window.state.result.encoding.text == pasted
     window.documents.save()
@@ -183,7 +183,7 @@ COPY_AND_EXIT = """
 import sys
 from PySide6.QtGui import QGuiApplication, QTextCursor
 from PySide6.QtWidgets import QApplication
-from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.editor.editor import TokenEditor
 from tokexplorer.core.positions import editor_text
 from tokexplorer.gui.state import AppState
 app = QApplication([])
@@ -241,7 +241,7 @@ def test_find_matches_across_a_soft_break(qtbot, window, tmp_path):
     assert window.editor.textCursor().selectionStart() == editor_cut - 5  # the cursor stays
     bar.field.setText(needle)
     assert bar.find_next()
-    assert window.editor.plain_text().replace("\n", "").replace("\u2029", "") == line
+    assert window.editor.display_text().replace("\n", "").replace("\u2029", "") == line
 
 
 def test_end_and_home_pressed_again_go_to_the_whole_lines_ends(qtbot, window, tmp_path):

@@ -23,7 +23,7 @@ def test_a_server_killed_mid_typing_is_restarted_and_the_tokens_come_back(qtbot,
     type_text(window.editor, "ld, naïve 👋 again")
     qtbot.waitUntil(lambda: window.state.server.pid != old_pid, timeout=30_000)
     wait_settled(qtbot, window)
-    text = window.editor.source_text()
+    text = window.editor.user_text()
     assert text == "hello world, naïve 👋 again"
     result = window.state.result
     assert result.encoding.text == text

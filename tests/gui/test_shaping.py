@@ -14,7 +14,7 @@ from PySide6.QtGui import QColor, QImage, QTextLayout
 from PySide6.QtWidgets import QPlainTextEdit
 
 from tokexplorer.core.registry import builtin_names
-from tokexplorer.gui.editor import view as editor_module
+from tokexplorer.gui.editor import token_view as editor_module
 
 from .helpers import wait_settled
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import HealthCheck, example, given, settings, strategies as st
 from PySide6.QtGui import QTextCursor
 
-from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.editor.editor import TokenEditor
 from tokexplorer.core.positions import TextMirror, editor_text, to_utf16
 from tokexplorer.gui.state import AppState
 
@@ -28,7 +28,7 @@ def test_editor_source_follows_random_edits(qapp, text, edits):
         mirror = TextMirror(editor.snapshot(full=True).text)
         items, newline = _reference_items(text)
         for where, removed, inserted in edits:
-            shown = editor.plain_text()
+            shown = editor.display_text()
             i = int(where * len(shown))
             j = min(len(shown), i + removed)
             bounds = to_utf16(shown, np.arange(len(shown) + 1)).tolist()
@@ -43,10 +43,10 @@ def test_editor_source_follows_random_edits(qapp, text, edits):
             else:
                 for edit in delta.edits:
                     mirror.apply(*edit)
-            source = editor.source_text()
+            source = editor.user_text()
             assert source == "".join(items)
             assert mirror.text == source and mirror.len16 == delta.length16
             assert mirror.agrees(delta.probes)  # the worker's check finds nothing wrong
-            assert editor_text(source).text == editor.plain_text()
+            assert editor_text(source).text == editor.display_text()
     finally:
         editor.deleteLater()

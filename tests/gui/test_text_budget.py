@@ -68,7 +68,7 @@ def test_the_window_refuses_a_big_file_and_opens_its_beginning_untitled(make_win
     button.click()
     qtbot.waitUntil(lambda: window.banner.kind == "note" and not window.editor.isReadOnly()
                     and window.state.result is not None, timeout=30_000)
-    shown = window.editor.plain_text()
+    shown = window.editor.display_text()
     assert text.startswith(shown) and shown.endswith("\n") and 0 < len(shown.encode("utf-8")) <= 2_000
     assert window.state.path is None and not window.state.modified  # Save asks for a new file
     assert "big.txt: its first" in window.banner.label.text() and "untitled" in window.banner.label.text()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtGui import QTextCursor
 
-from tokexplorer.gui.editor.view import PROBE_WALK
+from tokexplorer.gui.editor.sync import PROBE_WALK
 
 from .helpers import drift_next_request, type_text, wait_settled
 
@@ -33,5 +33,5 @@ def test_a_same_length_drift_far_from_the_edits_is_found_by_the_walking_probe(qt
             sent = drift_next_request(window.service, [(far + 1, 1, "W")])
         cursor.insertText("x")
         wait_settled(qtbot, window)
-    assert window.state.result.encoding.text == window.editor.source_text() == "xxxx" + text
+    assert window.state.result.encoding.text == window.editor.user_text() == "xxxx" + text
     assert sent[0] is False and True in sent[1:]

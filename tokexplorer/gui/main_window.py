@@ -29,7 +29,7 @@ from tokexplorer.gui.panels.chunks import ChunkView
 from tokexplorer.gui.widgets.colours import application_palette
 from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
 from tokexplorer.gui.services.documents import Documents
-from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.editor.editor import TokenEditor
 from tokexplorer.gui.editor.find_bar import FindBar
 from tokexplorer.gui.panels.legend import Legend, token_colours_menu
 from tokexplorer.gui.panels.chat import ChatView
@@ -272,7 +272,7 @@ class MainWindow(QMainWindow):
         self.sweep_service = SweepService(self)
         self.plots = PlotsPanel(self.state, self.dialogs, self.sweep_service)
         self.training_service = TrainingService(self)
-        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.plain_text)
+        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
         for title, name, widget, shortcut, view in (
                 ("Training", "training_dock", self.training_panel, "Ctrl+Shift+R", "training"),
                 ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),

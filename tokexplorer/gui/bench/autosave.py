@@ -75,7 +75,7 @@ def measure_autosave(path: Path, runs: int = 9) -> dict:
     size = window.autosave.session.recovery_path.stat().st_size
     window.close()
     app.processEvents()
-    return {"chars": len(window.editor.source_text()), "file_bytes": size, "ui_ms": ui_ms, "written_ms": written_ms}
+    return {"chars": len(window.editor.user_text()), "file_bytes": size, "ui_ms": ui_ms, "written_ms": written_ms}
 
 
 def note(path: Path, runs: int = 9) -> str:

@@ -65,7 +65,7 @@ def measure_selection(path: Path, n: int, names: list[str]) -> tuple[str, int, l
         result = window.state.result
         loop.start_meter()
         for _ in range(n):
-            tokens = result.range16(*window.editor._visible_range())  # a caret move stays on the page
+            tokens = result.range16(*window.editor.visible_range())  # a caret move stays on the page
             i = rng.randrange(tokens.start, tokens.stop)
             loop.run(0.05)
             t0 = time.perf_counter()

@@ -48,7 +48,7 @@ def measure_selection(path: Path, n_tokens: int, names: list[str] | None = None,
     if not loop.run(300, lambda: window.state.path is not None and settled(window)):
         raise RuntimeError(f"{path} did not open within 300 s")
     editor, panel = window.editor, window.inspector
-    text = editor.plain_text()
+    text = editor.display_text()  # document positions: the text as Qt holds it
     rng = random.Random(3)
     runs = []
 

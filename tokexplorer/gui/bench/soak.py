@@ -258,7 +258,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
 
     session(edits, turn, report_every)
     (end, server_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
-    name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.plain_text()
+    name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.user_text()
     fresh = []  # the server's fresh encode of the editor's text, or its error message
     window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
     deadline = time.monotonic() + timeout_s

@@ -15,7 +15,7 @@ from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QTextCursor, QTextDocument
 from PySide6.QtWidgets import QCheckBox, QHBoxLayout, QLabel, QLineEdit, QToolButton, QWidget
 
-from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.gui.editor.editor import TokenEditor
 from tokexplorer.gui.editor.selection import code_point_at16, utf16_at
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized

@@ -172,7 +172,7 @@ class Autosave(QObject):
             return None
         if result is not None and result.mark == self.editor.edit_count:
             return result.encoding.text
-        return self.editor.source_text()  # nothing tokenized it (a failure): read it here
+        return self.editor.user_text()  # nothing tokenized it (a failure): read it here
 
     def _tokenizers(self) -> tuple[list[tuple[str, Path]], dict[str, str]]:
         """The catalog's tokenizers that would be gone after a crash: (picker name, file) of those

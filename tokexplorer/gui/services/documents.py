@@ -194,7 +194,7 @@ class Documents(QObject):
         return bool(path) and self._write(Path(path))
 
     def _write(self, path: Path) -> bool:
-        text = self.editor.source_text()
+        text = self.editor.user_text()
         try:
             write_atomic(path, text.encode("utf-8"))
         except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink

@@ -1,288 +1,50 @@
 """The compare view: the window's text in 2 to 4 tokenizers side by side, one document for all.
 
 The first pane is the window's own editor (its tokenizer is the window's, which the docks show);
-the others are `TokenEditor`s on the same QTextDocument, each fed by its own `TokenizeService`
-(incremental re-tokenization, the generation rule), so typing in any pane edits all and each
-paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer is cheapest
-(and, for a sample that compares parts, what each part costs); each pane's header has its picker,
-its counts, the difference to the first pane and what the selection costs. In a narrow window
-each of these lines shows the fullest of its forms that fits (`FittingLabel`): a pane always its
-tokens and its difference to the first, the summary always the cheapest tokenizer. Thin marks over the text show the token boundaries a
-pane has and another lacks (red where one falls inside a character's UTF-8 bytes). Scrolling and
-the caret move in step; hovering a token highlights the tokens covering it in every pane.
+the others are `ComparePane`s, each a token view on the same QTextDocument fed by its own
+`TokenizeService` (incremental re-tokenization, the generation rule), so typing in any pane edits
+all and each paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer
+is cheapest (and, for a sample that compares parts, what each part costs); each pane's header
+(`header`) has its picker, its counts, the difference to the first pane and what the selection
+costs. Thin marks over the text (`marks`) show the token boundaries a pane has and another lacks
+(red where one falls inside a character's UTF-8 bytes). Scrolling and the caret move in step;
+hovering a token highlights the tokens covering it in every pane.
 
-What is shown is computed by `core.compare` and `core.selection`; this module converts positions
-(code points and Qt's UTF-16 units) and draws. While the view is off (editor mode) only the first
-pane shows and the other panes' services do nothing.
+What is shown is computed by `core.analysis.compare` and `core.analysis.selection`; this module
+lays the columns out, keeps them in step and says when marks and counts are computed. While the
+view is off (editor mode) only the first pane shows and the other panes' services do nothing.
+
+Over 400 lines: the panes' results, the counts, the marks and the scroll sync all turn on one
+question, whether every pane has the tokens of the text as it is now (`_current`).
 """
 
 from __future__ import annotations
 
 import html
 import time
-from dataclasses import dataclass
 
-import numpy as np
-from PySide6.QtCore import QEvent, QLineF, QObject, Qt, QTimer, Signal
-from PySide6.QtGui import QColor, QPainter, QPen, QTextCursor
-from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QPlainTextEdit, QSizePolicy, QToolButton,
-                               QVBoxLayout, QWidget)
+from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter, QTextCursor
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QToolButton, QVBoxLayout, QWidget
 
-from tokexplorer.core.analysis.compare import Counts, boundary_marks, cheapest, compare_counts, covered_span, part_counts, summary
+from tokexplorer.core.analysis.compare import Counts, compare_counts, covered_span, part_counts, summary
 from tokexplorer.core.analysis.quirks import Quirk
-from tokexplorer.core.registry import BUILTINS, builtin_names
 from tokexplorer.core.analysis.selection import selection_counts
-from tokexplorer.gui.editor.view import TokenEditor
+from tokexplorer.core.positions import Edit
+from tokexplorer.core.registry import builtin_names
+from tokexplorer.gui.editor.editor import TokenEditor
+from tokexplorer.gui.editor.selection import selection_forms, utf16_at
+from tokexplorer.gui.editor.token_view import TokenView
 from tokexplorer.gui.widgets.fitting_label import FittingLabel
-from tokexplorer.core.positions import Edit, astral_prefix, editor_prefix, utf16_len
-from tokexplorer.gui.editor.selection import code_point_at16, selection_forms, utf16_at
+from tokexplorer.gui.panels.compare.header import Column, count_forms, ratio_forms, summary_forms
+from tokexplorer.gui.panels.compare.marks import Marks16, compute_marks, paint_marks, same_marks, shifted
+from tokexplorer.gui.panels.compare.pane import ComparePane
+from tokexplorer.gui.services.worker import TokenizeService
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
-from tokexplorer.gui.services.worker import TokenizeService
 
 MAX_PANES = 4
 ALL = (-1, -1)  # every position
-MARK_MARGIN = 4000  # UTF-16 units beyond the visible text whose marks are computed with it
-
-
-class SharedSource:
-    """The window editor's `SourceMap` (what its line breaks stand for in the tokenized text), for
-    a pane on the same document: read only, since that editor already follows every edit."""
-
-    def __init__(self, editor: TokenEditor):
-        self._editor = editor
-
-    @property
-    def editor(self) -> TokenEditor:
-        """The window's editor, whose map this is (a long line pasted in the pane goes in through it)."""
-        return self._editor
-
-    def __getattr__(self, name: str):
-        return getattr(self._editor._source, name)
-
-    def edit(self, position16: int, removed: int, added: int) -> None:
-        pass  # the window's editor has moved it already
-
-    def follow(self, position16: int, removed: int, inserted: str, **_) -> tuple[int, int, str] | None:
-        """The source's edit the window's editor found for this same edit (its slot runs first:
-        it was connected first), without following it twice; None if it did not see this edit."""
-        last = self._editor.last_source_edit
-        if last is not None and last[:3] == (position16, removed, utf16_len(inserted)):
-            return last[3]
-        return None
-
-
-@dataclass
-class Marks16:
-    """One pane's marks as document positions: the character each boundary is before or inside
-    (UTF-16), that character's length in UTF-16 units, and how far into its bytes it falls."""
-
-    positions: np.ndarray  # int64
-    lengths: np.ndarray  # int64, 1 or 2
-    fractions: np.ndarray  # float64; 0.0: at the character's start
-
-
-def _same_marks(a: Marks16 | None, b: Marks16 | None, lo: int, hi: int) -> bool:
-    """Whether two sets of marks agree within UTF-16 positions [lo, hi]."""
-    if a is None or b is None:
-        return a is b
-    ka = (a.positions >= lo) & (a.positions <= hi)
-    kb = (b.positions >= lo) & (b.positions <= hi)
-    return (np.array_equal(a.positions[ka], b.positions[kb])
-            and np.array_equal(a.fractions[ka], b.fractions[kb]))
-
-
-class ComparePane(TokenEditor):
-    """A pane after the first: a TokenEditor on the shared document that shows its own tokens.
-
-    The window's hovered token index, caret, marked token and "reveal token" requests refer to the
-    first pane's tokens, so this pane neither follows nor sets them; hovering here announces the hovered token's
-    code-point span instead, which every pane (the first included) marks with its own tokens.
-    """
-
-    def __init__(self, state: AppState, editor: TokenEditor, parent=None):
-        super().__init__(state, parent, document=editor.document(), follow_state=False)
-        self.setObjectName("compare_pane")
-        # subtle: a pane tokenizes the same text as the window's editor, a file's own line breaks
-        # ("\r\n"...) included, or the panes could not be compared.
-        self._source = SharedSource(editor)
-        self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # lines wrap
-        state.hovered_changed.disconnect(self._on_hovered)
-        state.reveal_token.disconnect(self.show_token)
-        # subtle: the state's caret and marked token are an index into the window's tokens and an
-        # id of its tokenizer; this pane's would name other tokens (and the window's editor, kept
-        # in step with this caret, announces the right one).
-        self.cursorPositionChanged.disconnect(self._on_caret)
-        self._on_font()
-        self._hover = (-1, -1)
-        self.following = False  # shown in the compare view: tokenize the text as it is edited
-
-    def _show_marks(self, *_) -> None:
-        """No marked occurrences here: the marked id is the window tokenizer's (see __init__);
-        like the editor's, it clears the hover."""
-        self._marks = []
-        self._select([])
-
-    def _on_contents_change(self, position: int, removed: int, added: int) -> None:
-        # Not shown (editor mode), or the window's editor loading a text in slices: no bookkeeping
-        # per change; the pane takes the whole text when it is shown or the load has ended.
-        if self.following and not self._source.editor.loading:
-            super()._on_contents_change(position, removed, added)
-        else:
-            self._outbox = None
-
-    def source_text(self) -> str:
-        """The window editor's text: as it was loaded if no edit has changed it (each pane
-        would otherwise copy a whole file out of the document)."""
-        loaded = self._source.editor.text_as_loaded()
-        return loaded if loaded is not None else super().source_text()
-
-    def mouseMoveEvent(self, event) -> None:
-        QPlainTextEdit.mouseMoveEvent(self, event)  # not TokenEditor's: it sets the window's index
-        index = self.token_at(event.position().toPoint())
-        span = (-1, -1) if index is None else covered_span(self._result.encoding, range(index, index + 1))
-        self._announce(span or (-1, -1))
-
-    def leaveEvent(self, event) -> None:
-        QPlainTextEdit.leaveEvent(self, event)
-        self._announce((-1, -1))
-
-    def _announce(self, span: tuple[int, int]) -> None:
-        if span != self._hover:
-            self._hover = span
-            self.state.set_hovered_span(*span)
-
-    @property
-    def result(self) -> Tokenized | None:
-        return self._result
-
-
-def count_forms(c: Counts, reference: str | None) -> list[str]:
-    """A pane's tokens and its difference to the first pane (`reference`; None for the first
-    pane itself), as rich text from the fullest to the shortest; every form keeps both.
-
-    >>> count_forms(Counts("b", 8404, 9, 9, 5.4, 1.9, -35746, -80.97), "gpt2")[1:]
-    ['<b>8,404</b> tokens · -35,746 (-81.0%)', '<b>8,404</b> · -35,746 (-81.0%)', '<b>8,404</b> tokens · -81.0%', '<b>8,404</b> · -81.0%']
-    """
-    n = f"<b>{c.tokens:,}</b>"
-    if reference is None:
-        return [f"{n} tokens · the reference", f"{n} tokens", n]
-    delta = c.delta_label()
-    pct = "±0" if c.delta == 0 else f"{c.delta_pct:+.1f}%"
-    forms = [f"{n} tokens · {delta} vs {html.escape(reference)}", f"{n} tokens · {delta}", f"{n} · {delta}",
-             f"{n} tokens · {pct}", f"{n} · {pct}"]
-    return list(dict.fromkeys(forms))
-
-
-def ratio_forms(c: Counts, refused: str | None, colour: str) -> list[str]:
-    """A pane's second line as rich text, fullest first: a refused special token (counted as
-    text) when there is one, which stays; then bytes and characters per token as room allows.
-
-    >>> ratio_forms(Counts("b", 4, 9, 9, 2.25, 2.25, -2, -33.3), None, "red")[-1]
-    '2.25 B/tok'
-    """
-    ratios = [f"{c.bytes_per_token:.2f} bytes/token · {c.chars_per_token:.2f} chars/token",
-              f"{c.bytes_per_token:.2f} B/tok · {c.chars_per_token:.2f} ch/tok", f"{c.bytes_per_token:.2f} B/tok"]
-    if refused is None:
-        return ratios
-    said = f"<span style='color:{colour}'>{html.escape(refused)} refused: counted as text</span>"
-    short = f"<span style='color:{colour}'>{html.escape(refused)} refused</span>"
-    return [f"{said} · {r}" for r in ratios] + [said, short]
-
-
-def summary_forms(counts: list[Counts]) -> list[str]:
-    """The summary row, fullest first (`core.compare.summary`'s line); every form names the
-    cheapest tokenizer.
-
-    >>> summary_forms([Counts("gpt2", 6, 18, 18, 3, 3, 0, 0.0), Counts("cl100k_base", 4, 18, 18, 4.5, 4.5, -2, -33.3)])[1:]
-    ['cheapest: cl100k_base, 4 tokens', 'cheapest: cl100k_base']
-    """
-    if not counts:
-        return []
-    best = cheapest(counts)
-    least = counts[best[0]].tokens
-    if len(best) == len(counts):
-        return [summary(counts), f"all cost the same: {least:,} tokens", "all cost the same"]
-    winners = " = ".join(counts[i].name for i in best)
-    return [summary(counts), f"cheapest: {winners}, {least:,} tokens", f"cheapest: {winners}"]
-
-
-class PaneHeader(QWidget):
-    """Above a pane: its tokenizer picker, its counts (two lines: tokens and the difference to the
-    first pane; ratios), the selection's cost and a close button. Each line shows the fullest of
-    its forms that fits the pane."""
-
-    def __init__(self, closable: bool, parent=None):
-        super().__init__(parent)
-        self.picker = QComboBox()
-        self.picker.setObjectName("compare_picker")
-        self.picker.setMinimumContentsLength(12)
-        self.picker.setToolTip("The tokenizer of this pane")
-        # A narrow pane shows shorter forms, never cut ones.
-        self.counts = FittingLabel(rich=True)
-        self.counts.setObjectName("compare_counts")
-        self.ratios = FittingLabel(rich=True)
-        self.ratios.setObjectName("compare_ratios")
-        self.selection = FittingLabel()
-        self.selection.setObjectName("compare_selection")
-        # subtle: a label asks for the width of its text, which would make the panes unequal;
-        # equal panes keep one line wrapping width for the document they share.
-        for label in (self.counts, self.ratios, self.selection):
-            label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        # One line each whatever they say ("tokenizing…" or the counts): a header that changed
-        # height would resize its pane, and lay out and repaint all of it, on every keystroke.
-        for label in (self.counts, self.ratios):
-            label.setFixedHeight(label.fontMetrics().lineSpacing() + 1)
-        self.close_button = QToolButton()
-        self.close_button.setText("×")
-        self.close_button.setToolTip("Remove this pane")
-        self.close_button.setVisible(closable)
-        top = QHBoxLayout()
-        top.setContentsMargins(0, 0, 0, 0)
-        top.addWidget(self.picker, 1)
-        top.addWidget(self.close_button)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(2, 2, 2, 2)
-        layout.setSpacing(1)
-        layout.addLayout(top)
-        layout.addWidget(self.counts)
-        layout.addWidget(self.ratios)
-        layout.addWidget(self.selection)
-
-    def say(self, text: str) -> None:
-        """Instead of the counts: why there are none ("tokenizing…", a refusal, an error)."""
-        self.counts.set_forms([html.escape(text)], tip=text)
-        self.ratios.set_forms([])
-
-    def fill(self, names: list[str], current: str) -> None:
-        self.picker.blockSignals(True)
-        self.picker.clear()
-        for name in names:
-            self.picker.addItem(name)
-            info = BUILTINS.get(name)
-            if info is not None:
-                self.picker.setItemData(self.picker.count() - 1,
-                                        f"{info.description} · {info.n_vocab:,} tokens · {info.family}",
-                                        Qt.ItemDataRole.ToolTipRole)
-        self.picker.setCurrentText(current)
-        self.picker.blockSignals(False)
-
-
-class Column(QWidget):
-    """One pane with its header; the first column holds the window's editor."""
-
-    def __init__(self, editor: TokenEditor, closable: bool, parent=None):
-        super().__init__(parent)
-        self.editor = editor
-        self.header = PaneHeader(closable)
-        layout = QVBoxLayout(self)
-        layout.setContentsMargins(0, 0, 0, 0)
-        layout.setSpacing(0)
-        layout.addWidget(self.header)
-        layout.addWidget(editor)
-        self.name = ""  # the tokenizer (for the first column: the window's)
-        self.service: TokenizeService | None = None
-        self.message = ""  # why the pane has no tokens (its tokenizer failed), or ""
 
 
 class CompareView(QWidget):
@@ -298,7 +60,7 @@ class CompareView(QWidget):
         self.active = False
         self._parts: tuple[tuple[str, str], ...] = ()  # (label, text) of a sample's parts
         self._counts: list[Counts] = []  # of the shown panes, when all are current
-        self._marks: tuple | None = None  # (result ids, lo16, hi16, {editor: Marks16}) around the visible text
+        self._marks: tuple | None = None  # (result ids, lo16, hi16, {view: Marks16}) around the visible text
         self._edit_log: list[Edit] = []  # edits since the marks were computed
         self._stale: tuple[int, int] | None = None  # UTF-16 range whose marks may be out of date, or ALL
         self._same_text_key: list[int] = []  # result ids last found to be of one text
@@ -365,18 +127,18 @@ class CompareView(QWidget):
     # --- panes ---------------------------------------------------------------------------
 
     @property
-    def panes(self) -> list[TokenEditor]:
-        """The editors shown, the window's first."""
-        return [c.editor for c in self.columns]
+    def panes(self) -> list[TokenView]:
+        """The token views shown, the window's editor first."""
+        return [c.view for c in self.columns]
 
     @property
     def names(self) -> list[str]:
         """The tokenizers shown, the window's first."""
         return [c.name for c in self.columns]
 
-    def add_pane(self, name: str | None = None) -> ComparePane | None:
-        """Show one more pane (None when there are four already); by default with a built-in
-        not shown yet."""
+    def add_pane(self, name: str | None = None) -> TokenView | None:
+        """Show one more pane and return its view (None when there are four already); by default
+        with a built-in not shown yet."""
         if len(self.columns) >= MAX_PANES:
             return None
         if name is None:
@@ -384,27 +146,27 @@ class CompareView(QWidget):
             name = unused[0] if unused else self.state.catalog.names()[0]
         column = self.spare.pop() if self.spare else self._new_column()
         column.name, column.message = name, ""
-        column.editor.set_result(None)
+        column.view.set_result(None)
         column.header.fill(self.state.catalog.names(), name)
         self.columns.append(column)
         self.row.addWidget(column, 1)
         column.setVisible(self.active)
-        column.editor.following = self.active
+        column.pane.following = self.active
         self._after_panes_changed()
         if self.active:
             column.service.submit(full=True)
-        return column.editor
+        return column.view
 
-    def remove_pane(self, pane: ComparePane) -> None:
-        """Take a pane away (the first, and the last two, stay)."""
-        column = next((c for c in self.columns[1:] if c.editor is pane), None)
+    def remove_pane(self, view: TokenView) -> None:
+        """Take the pane of this view away (the first, and the last two, stay)."""
+        column = next((c for c in self.columns[1:] if c.view is view), None)
         if column is None or len(self.columns) <= 2:
             return
         self.columns.remove(column)
         self.row.removeWidget(column)
         column.hide()
-        column.editor.following = False
-        column.editor.set_result(None)
+        column.pane.following = False
+        column.view.set_result(None)
         self.spare.append(column)
         self._after_panes_changed()
 
@@ -413,7 +175,7 @@ class CompareView(QWidget):
         names = list(names)[:MAX_PANES]
         self.state.set_tokenizer(names[0])
         while len(self.columns) > max(len(names), 2):
-            self.remove_pane(self.columns[-1].editor)
+            self.remove_pane(self.columns[-1].view)
         for i, name in enumerate(names[1:], start=1):
             if i < len(self.columns):
                 self._set_pane_tokenizer(self.columns[i], name)
@@ -429,7 +191,7 @@ class CompareView(QWidget):
 
     def _new_column(self) -> Column:
         pane = ComparePane(self.state, self.editor)
-        column = Column(pane, closable=True)
+        column = Column(pane.view, closable=True, pane=pane)
         column.service = TokenizeService(self.state.server, self.state.catalog, pane.snapshot,
                                          lambda: (column.name, self.state.effective_policy), parent=column)
         column.service.result.connect(lambda result: self._on_pane_result(column, result))
@@ -438,13 +200,13 @@ class CompareView(QWidget):
         column.service.failed.connect(lambda message: self._on_pane_problem(column, message))
         # "tokenizing…" comes with every keystroke on a long text: said only while there is nothing
         # else to show, so the counts do not flicker.
-        column.service.busy.connect(lambda busy: busy and (column.editor.result is None or busy.startswith("loading"))
+        column.service.busy.connect(lambda busy: busy and (column.view.result is None or busy.startswith("loading"))
                                     and column.header.say(busy))
-        pane.text_edited.connect(lambda: self._on_pane_edited(column))
+        pane.edited.connect(lambda: self._on_pane_edited(column))
         column.header.picker.currentTextChanged.connect(
             lambda name: name and self._set_pane_tokenizer(column, name))
-        column.header.close_button.clicked.connect(lambda: self.remove_pane(pane))
-        self._watch(pane)
+        column.header.close_button.clicked.connect(lambda: self.remove_pane(pane.view))
+        self._watch(pane.view)
         self.service_added.emit(column.service)
         return column
 
@@ -483,7 +245,7 @@ class CompareView(QWidget):
         else:
             self.state.set_hovered_span(-1, -1)
             for column in self.columns[1:]:
-                column.editor.set_result(None)  # its positions stop following the text
+                column.view.set_result(None)  # its positions stop following the text
         self.active_changed.emit(on)
 
     def _show_active(self) -> None:
@@ -495,7 +257,7 @@ class CompareView(QWidget):
         self.columns[0].header.setVisible(self.active)
         for column in self.columns[1:]:
             column.setVisible(self.active)
-            column.editor.following = self.active
+            column.pane.following = self.active
         self._marks, self._edit_log = None, []
         self._schedule_refresh()
         self._update_panes()
@@ -534,7 +296,7 @@ class CompareView(QWidget):
 
     def _settled(self) -> bool:
         """Every pane has the tokens of the text as it is now, or says why it has none."""
-        return all(column.message or (result is not None and column.editor.tokens_current)
+        return all(column.message or (result is not None and column.view.tokens_current)
                    for column, result in self._shown())
 
     # --- results -------------------------------------------------------------------------
@@ -555,12 +317,12 @@ class CompareView(QWidget):
 
     def _on_pane_result(self, column: Column, result: Tokenized) -> None:
         column.message = ""
-        column.editor.set_result(result)
+        column.view.set_result(result)
         self._after_result(result)
 
     def _on_pane_problem(self, column: Column, message: str) -> None:
         column.message = message
-        column.editor.set_result(None)
+        column.view.set_result(None)
         self._schedule_refresh()
 
     def _on_first_result(self, result: Tokenized | None) -> None:
@@ -592,7 +354,7 @@ class CompareView(QWidget):
             self._marks = None
             self._update_panes()
             return
-        before = {pane: self._shifted(m) for pane, m in self._marks[3].items()}
+        before = {pane: shifted(m, self._edit_log) for pane, m in self._marks[3].items()}
         first = self.panes[0]
         vp = first.viewport()
         self._marks = self._compute_marks(*current, first.cursorForPosition(vp.rect().topLeft()).position(),
@@ -600,12 +362,12 @@ class CompareView(QWidget):
         self._edit_log = []
         lo, hi = stale
         for pane in self.panes:
-            if not _same_marks(before.get(pane), self._marks[3].get(pane), lo - 1, hi + 1):
-                pane._update_range(lo, hi)
+            if not same_marks(before.get(pane), self._marks[3].get(pane), lo - 1, hi + 1):
+                pane.update_range(lo, hi)
 
     def _shown(self) -> list[tuple[Column, Tokenized | None]]:
         """Each shown column with its tokens (the first column's are the window's)."""
-        return [(c, self.state.result if i == 0 else c.editor.result) for i, c in enumerate(self.columns)]
+        return [(c, self.state.result if i == 0 else c.view.result) for i, c in enumerate(self.columns)]
 
     def _current(self) -> tuple[list[Column], list[Tokenized]] | None:
         """The columns that have tokens and their results, when every one of them has the tokens
@@ -617,7 +379,7 @@ class CompareView(QWidget):
                 if column.message:
                     continue
                 return None
-            if not column.editor.tokens_current:
+            if not column.view.tokens_current:
                 return None
             columns.append(column)
             results.append(result)
@@ -694,12 +456,12 @@ class CompareView(QWidget):
 
     # --- scrolling and the caret in step -------------------------------------------------
 
-    def _watch(self, editor: TokenEditor) -> None:
-        editor.verticalScrollBar().valueChanged.connect(lambda v: self._sync_scroll(editor, v))
-        editor.cursorPositionChanged.connect(lambda: self._sync_cursor(editor))
-        editor.viewport().installEventFilter(self)
+    def _watch(self, view: TokenView) -> None:
+        view.verticalScrollBar().valueChanged.connect(lambda v: self._sync_scroll(view, v))
+        view.cursorPositionChanged.connect(lambda: self._sync_cursor(view))
+        view.viewport().installEventFilter(self)
 
-    def _sync_scroll(self, source: TokenEditor, value: int) -> None:
+    def _sync_scroll(self, source: TokenView, value: int) -> None:
         if not self.active:
             return
         if self._syncing:
@@ -722,7 +484,7 @@ class CompareView(QWidget):
         finally:
             self._syncing = False
 
-    def _sync_cursor(self, source: TokenEditor) -> None:
+    def _sync_cursor(self, source: TokenView) -> None:
         if self._syncing or not self.active:
             return
         self._syncing = True
@@ -754,85 +516,33 @@ class CompareView(QWidget):
         """Paint a pane, then its marks over it, in the same paint event."""
         if event.type() != QEvent.Type.Paint or not self.active:
             return False
-        editor = next((p for p in self.panes if p.viewport() is watched), None)
-        if editor is None:
+        view = next((p for p in self.panes if p.viewport() is watched), None)
+        if view is None:
             return False
-        editor.paintEvent(event)
-        marks = self._visible_marks(editor)
+        view.paintEvent(event)
+        marks = self._visible_marks(view)
         if marks is not None and len(marks.positions):
             painter = QPainter(watched)
-            self._paint_marks(editor, painter, event.rect(), marks)
+            paint_marks(view, painter, event.rect(), marks, self.state.dark)
             painter.end()
-            editor.painted_at = time.perf_counter()  # the benchmark counts the marks in
+            view.painted_at = time.perf_counter()  # the benchmark counts the marks in
         return True
 
-    def _visible_marks(self, editor: TokenEditor) -> Marks16 | None:
+    def _visible_marks(self, view: TokenView) -> Marks16 | None:
         """This pane's marks over the visible text: computed with every pane's current tokens, or
         the last ones moved through the edits since while some pane is still tokenizing."""
-        vp = editor.viewport()
-        lo16 = editor.cursorForPosition(vp.rect().topLeft()).position()
-        hi16 = editor.cursorForPosition(vp.rect().bottomRight()).position()
+        vp = view.viewport()
+        lo16 = view.cursorForPosition(vp.rect().topLeft()).position()
+        hi16 = view.cursorForPosition(vp.rect().bottomRight()).position()
         current = self._current()
         marks = self._marks
         if current is not None and (marks is None or marks[0] != [id(r) for r in current[1]]
                                     or lo16 < marks[1] or hi16 > marks[2] or self._edit_log):
             self._marks = marks = self._compute_marks(*current, lo16, hi16)
             self._edit_log = []
-        return self._shifted(None if marks is None else marks[3].get(editor))
-
-    def _shifted(self, m: Marks16 | None) -> Marks16 | None:
-        """Marks moved through the edits since they were computed."""
-        if m is None or not self._edit_log:
-            return m
-        positions = m.positions
-        for e in self._edit_log:  # Edit.start, on an array
-            p = e.position
-            positions = np.where(positions < p, positions, np.where(
-                positions >= p + e.removed, positions + e.added - e.removed, p + e.added))
-        return Marks16(positions, m.lengths, m.fractions)
+        return shifted(None if marks is None else marks[3].get(view), self._edit_log)
 
     def _compute_marks(self, columns: list[Column], results: list[Tokenized], lo16: int, hi16: int) -> tuple:
-        """(result ids, UTF-16 window, {editor: Marks16}) for the visible text and a margin."""
-        first = results[0]
-        text = first.encoding.text
-        c0 = code_point_at16(first, max(lo16 - MARK_MARGIN, 0))
-        c1 = code_point_at16(first, hi16 + MARK_MARGIN)
-        w16 = utf16_at(first, c0)
-        window = text[c0:c1]
-        soft = first.soft[(first.soft > c0) & (first.soft <= c1)] - c0  # w16 counts one at c0
-        prefix = editor_prefix(window, soft)
-        if prefix is None:
-            prefix = np.zeros(len(window) + 1, dtype=np.int64)
-        astral = astral_prefix(window)
-        out = {}
-        for column, m in zip(columns, boundary_marks([r.encoding for r in results], c0, c1)):
-            local = m.chars - c0
-            out[column.editor] = Marks16(w16 + local + prefix[local],
-                                         1 + astral[local + 1] - astral[local], m.fraction)
-        return [id(r) for r in results], w16, utf16_at(first, c1), out
-
-    def _paint_marks(self, editor: TokenEditor, painter: QPainter, rect, marks: Marks16) -> None:
-        dark = self.state.dark
-        lines: dict[bool, list[QLineF]] = {False: [], True: []}  # inside a character -> ticks
-        positions = marks.positions
-        for block, line, origin in editor._visible_lines(rect):
-            start = block.position()
-            lo = start + line.textStart()
-            a, b = np.searchsorted(positions, [lo, lo + line.textLength()])
-            if a == b:
-                continue
-            top, h, x0 = origin.y() + line.y(), line.height(), origin.x()
-            for p, f, n in zip(positions[a:b].tolist(), marks.fractions[a:b].tolist(), marks.lengths[a:b].tolist()):
-                rel = p - start
-                x = line.cursorToX(rel)[0]
-                if f > 0:
-                    x += f * (line.cursorToX(rel + n)[0] - x)
-                x += x0
-                # A tick above and one below the glyphs: the text between them stays readable
-                # where nearly every character is cut (a byte-level tokenizer on Myanmar).
-                lines[f > 0] += [QLineF(x, top + 1, x, top + h * 0.28), QLineF(x, top + h * 0.72, x, top + h - 1)]
-        # One call per colour: a pen change and a call per tick cost more than the drawing.
-        for inside, colour in ((False, "#64b5f6" if dark else "#1565c0"), (True, "#ff8a80" if dark else "#d50000")):
-            if lines[inside]:
-                painter.setPen(QPen(QColor(colour), 1.5))
-                painter.drawLines(lines[inside])
+        """(result ids, UTF-16 window, {view: Marks16}) for the visible text and a margin."""
+        lo, hi, marks = compute_marks(results, lo16, hi16)
+        return [id(r) for r in results], lo, hi, {column.view: m for column, m in zip(columns, marks)}
