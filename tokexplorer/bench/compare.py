@@ -20,7 +20,7 @@ import tempfile
 from tokexplorer.core.headless import use_offscreen
 from tokexplorer.core.registry import builtin_names
 from tokexplorer.bench import corpus_path
-from tokexplorer.bench.gui import _percentile
+from tokexplorer.bench.gui import percentile
 
 
 def _spread(values: list[float]) -> str:
@@ -45,7 +45,7 @@ def run(args) -> dict:
     rows = []
     for i, name in enumerate(names):
         medians = [statistics.median(r.latencies_s[i]) for r in runs if r.latencies_s[i]]
-        p95s = [_percentile(r.latencies_s[i], 0.95) for r in runs if r.latencies_s[i]]
+        p95s = [percentile(r.latencies_s[i], 0.95) for r in runs if r.latencies_s[i]]
         maxes = [max(r.latencies_s[i]) for r in runs if r.latencies_s[i]]
         timed = sum(len(r.latencies_s[i]) for r in runs)
         rows.append([name, _spread(medians), _spread(p95s), _spread(maxes),

@@ -30,7 +30,8 @@ from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.bench import corpus_path
 
 
-def _percentile(values: list[float], q: float) -> float:
+def percentile(values: list[float], q: float) -> float:
+    """The q-quantile of `values` (nearest rank; NaN for none), shared by the window's benchmarks."""
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else float("nan")
 
@@ -98,7 +99,7 @@ def run(args) -> list[dict]:
         ms = [x * 1000 for x in r.latencies_s]
         rows.append([r.name, f"{r.switch_s:.2f}", f"{r.switch_stall_s * 1000:.0f}",
                      f"{r.reswitch_s:.2f}", f"{r.reswitch_stall_s * 1000:.0f}",
-                     f"{statistics.median(ms):.1f}" if ms else "-", f"{_percentile(ms, 0.95):.1f}",
+                     f"{statistics.median(ms):.1f}" if ms else "-", f"{percentile(ms, 0.95):.1f}",
                      f"{max(ms, default=float('nan')):.1f}", f"{r.typing_stall_s * 1000:.1f}",
                      f"{len(ms)}/{r.keys}"])
     return [{
@@ -173,7 +174,7 @@ def _measure_selections(path: Path, clicks: int) -> list[str]:
         every = [x * 1000 for x in r.select_all_s]
         notes.append(
             f"inspector, {r.name}: click into a token → panel updated: median {statistics.median(ms):.1f} ms, "
-            f"p95 {_percentile(ms, 0.95):.1f} ms, max {max(ms):.1f} ms over {len(ms)}; select-all "
+            f"p95 {percentile(ms, 0.95):.1f} ms, max {max(ms):.1f} ms over {len(ms)}; select-all "
             f"{' / '.join(f'{x:.0f}' for x in every)} ms (target < 50 ms)" if ms else
             f"inspector, {r.name}: no selection was shown within 5 s")
     return notes

@@ -11,7 +11,7 @@ import tempfile
 
 from tokexplorer.core.headless import use_offscreen
 from tokexplorer.bench import corpus_path
-from tokexplorer.bench.gui import _percentile
+from tokexplorer.bench.gui import percentile
 
 TOKENIZERS = ["gpt2", "o200k_base", "llama-sp"]
 
@@ -28,7 +28,7 @@ def run(args) -> dict:
     for r in runs:
         for what, values in (("caret onto a token", r.caret_s), ("vocabulary row", r.vocab_s)):
             ms = [v * 1000 for v in values]
-            rows.append([r.name, what, f"{statistics.median(ms):.1f}", f"{_percentile(ms, 0.95):.1f}",
+            rows.append([r.name, what, f"{statistics.median(ms):.1f}", f"{percentile(ms, 0.95):.1f}",
                          f"{max(ms):.1f}", f"{r.stall_s * 1000:.0f}", str(len(ms))])
     return {
         "title": f"GUI: selecting a token in {path.name} ({chars:,} characters), merge tree, trace and "

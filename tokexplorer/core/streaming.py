@@ -28,8 +28,8 @@ def streams(tok: Tokenizer) -> bool:
     >>> streams(get_builtin("cl100k_base")), streams(get_builtin("llama-sp"))
     (True, False)
     """
-    return (getattr(tok, "split_pattern", None) in NAMED_PATTERNS.values()
-            and not getattr(tok, "normalizes", None)
+    return (tok.split_pattern in NAMED_PATTERNS.values()
+            and not tok.normalizes
             and not any("\n" in t for t in tok.special_tokens))
 
 

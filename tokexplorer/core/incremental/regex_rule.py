@@ -78,7 +78,7 @@ class RegexRule:
         Abandoned as soon as `wanted()` is false (asked between pieces).
 
         subtle: the regex calls let go of the interpreter lock (`concurrent`), so the split can
-        run beside the library's encode, on another core (`IncrementalEncoder._full_overlapped`)."""
+        run beside the library's encode, on another core (the encoder does so for a long text)."""
         order = sorted(allowed)  # as the backend's chunk finder orders its alternation
         lengths: list[np.ndarray] = []  # int32 per piece: a 50 MB text has ten million chunks
         pos = 0
