@@ -5,7 +5,9 @@ token's bytes, and where each token starts and ends in the text's UTF-8 bytes. E
 needs beyond that (code-point spans, flags, the regex pre-split chunks) is derived here, vectorised
 with numpy and computed on first use, so encoding a book stays close to the library's own speed.
 
-This module does not tokenize anything and knows no tokenizer family.
+This module does not tokenize anything and knows no tokenizer family. It runs past 400 lines
+because everything derived from an Encoding is cached on the Encoding itself, so its vectorised
+helpers stay beside it.
 
 subtle: byte-level tokenizers can cut a multi-byte UTF-8 character between two tokens (an emoji is
 four bytes; GPT-2 may emit it as two tokens). Such a token is flagged PARTIAL and its code-point span

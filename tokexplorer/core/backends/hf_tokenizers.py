@@ -23,6 +23,9 @@ What this adapter adds to the library:
 
 Ids are what `Tokenizer.encode(text, add_special_tokens=False)` returns: the post-processor's
 template tokens (a BOS some models add) are not part of the user's text and are left out.
+
+It runs past 400 lines because each item above reads the same parsed pipeline (the file's JSON
+and the library's objects); split, they would pass that state around between modules.
 """
 
 from __future__ import annotations

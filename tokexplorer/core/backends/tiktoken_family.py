@@ -7,7 +7,9 @@ flags, chunks) and reads vocabulary files from disk, never from the network: `.t
 may normalise the text to NFC first (as Qwen's do): tokens are then found on the NFC form and shown
 on the user's text (see `normalization`).
 
-It does not know where the built-in files live (see `registry`) and does not train.
+It does not know where the built-in files live (see `registry`) and does not train. It runs past
+400 lines because the adapter and the two file formats it reads belong to one library; the
+readers are the second half of the module.
 """
 
 from __future__ import annotations
