@@ -12,20 +12,24 @@ says so.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import ChunkSpans, ChunksOf
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
+from tokexplorer.gui.widgets.table_model import TableModel
 
 
-HEADERS = ["#", "span", "chunk"]
 MAX_TEXT = 5_000_000  # characters: longer texts are not split for this view
 
 
-class ChunkModel(QAbstractTableModel):
+class ChunkModel(TableModel):
+    """The text's chunks, a row each: index, span (code points), the chunk's text."""
+
+    HEADERS = ["#", "span", "chunk"]
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.text = ""
@@ -34,29 +38,17 @@ class ChunkModel(QAbstractTableModel):
         self.starts = self.ends = np.zeros(0, dtype=np.int64)
 
     def set_chunks(self, text: str, chunks: tuple[np.ndarray, np.ndarray] | None) -> None:
-        self.beginResetModel()
-        self.text = text
-        self.starts, self.ends = chunks if chunks is not None else (np.zeros(0, dtype=np.int64),) * 2
-        self.endResetModel()
+        with self.resetting():
+            self.text = text
+            self.starts, self.ends = chunks if chunks is not None else (np.zeros(0, dtype=np.int64),) * 2
 
     def span(self, row: int) -> tuple[int, int]:
         return int(self.starts[row]), int(self.ends[row])
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.starts)
+    def row_count(self) -> int:
+        return len(self.starts)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
-
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if role != Qt.ItemDataRole.DisplayRole or not index.isValid():
-            return None
-        row, col = index.row(), index.column()
+    def cell(self, row: int, col: int, role: int):
         start, end = self.span(row)
         if col == 2:  # as the token-id view shows a token's text
             return token_label(self.text[start:end].encode("utf-8"))

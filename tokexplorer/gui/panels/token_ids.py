@@ -8,25 +8,22 @@ visible rows costs a few milliseconds that a keystroke's repaint should not wait
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.widgets.table_model import ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
 
-HEADERS = ["#", "id", "text", "bytes"]
-# The roles the model answers, as the ints a view asks with. subtle: a view asks seven roles per
-# cell on every repaint (decoration, font, foreground, check state too): those return at once.
-DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND = (int(r) for r in (
-    Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.TextAlignmentRole,
-    Qt.ItemDataRole.BackgroundRole))
-ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
-RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
+class TokenTableModel(TableModel):
+    """The state's result, a row per token: index, id, text (on the token's colour), bytes."""
 
-class TokenTableModel(QAbstractTableModel):
+    HEADERS = ["#", "id", "text", "bytes"]
+    ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT, BACKGROUND})
+
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
@@ -38,31 +35,20 @@ class TokenTableModel(QAbstractTableModel):
     def show_current(self) -> None:
         """Show the state's current result."""
         if self.result is not self.state.result:
-            self.beginResetModel()
-            self.result = self.state.result
-            self.endResetModel()
+            with self.resetting():
+                self.result = self.state.result
 
     def _on_palette(self, *_) -> None:
         self._palette = TokenPalette(self.state.dark, self.state.token_colours)
-        if self.rowCount():
-            self.dataChanged.emit(self.index(0, 0), self.index(self.rowCount() - 1, len(HEADERS) - 1))
+        self.cells_changed()
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() or self.result is None else len(self.result)
+    def row_count(self) -> int:
+        return 0 if self.result is None else len(self.result)
 
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(HEADERS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return HEADERS[section]
-        return None
-
-    def data(self, index, role=DISPLAY):
+    def cell(self, row: int, col: int, role: int):
         result = self.result
-        if role not in ROLES or result is None or not index.isValid():
+        if result is None:
             return None
-        row, col = index.row(), index.column()
         if role == DISPLAY:
             if col == 0:
                 return row

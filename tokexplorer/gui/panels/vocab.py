@@ -17,7 +17,7 @@ token. It never calls another panel.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, Qt, QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget)
 
@@ -25,6 +25,7 @@ from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.widgets.table_model import ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel
 from tokexplorer.gui.state import AppState
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import VocabularyOf
@@ -46,8 +47,15 @@ def kind_text(kind: int) -> str:
     return ", ".join(name for bit, name in _KIND_NAMES if kind & bit)
 
 
-class VocabModel(QAbstractTableModel):
+class VocabModel(TableModel):
     """Rows are `ids` (an array), in the order shown; cells are formatted when asked for."""
+
+    HEADERS = COLUMNS
+    HEADER_TIPS = {0: "Token id (for BPE also its rank: the merge order)", 3: "Length in bytes",
+                   4: "How many times the token occurs in the text", 1: "Spaces as ␣, partial "
+                   "characters as \\xNN", 5: "special token, byte-fallback piece, or not valid "
+                   "UTF-8 on its own"}
+    ROLES = frozenset({DISPLAY, BACKGROUND, ALIGNMENT, TOOLTIP})
 
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
@@ -60,27 +68,12 @@ class VocabModel(QAbstractTableModel):
         self.on_sort = lambda: None  # the panel re-runs its query when the user sorts
 
     def show(self, vocab: Vocabulary | None, ids: np.ndarray, counts: np.ndarray | None) -> None:
-        self.beginResetModel()
-        self.vocab, self.ids, self.counts = vocab, ids, counts
-        self._palette = TokenPalette(self.state.dark, self.state.token_colours)
-        self.endResetModel()
+        with self.resetting():
+            self.vocab, self.ids, self.counts = vocab, ids, counts
+            self._palette = TokenPalette(self.state.dark, self.state.token_colours)
 
-    def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(self.ids)
-
-    def columnCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section, orientation, role=Qt.ItemDataRole.DisplayRole):
-        if orientation == Qt.Orientation.Horizontal:
-            if role == Qt.ItemDataRole.DisplayRole:
-                return COLUMNS[section]
-            if role == Qt.ItemDataRole.ToolTipRole:
-                return {0: "Token id (for BPE also its rank: the merge order)", 3: "Length in bytes",
-                        4: "How many times the token occurs in the text", 1: "Spaces as ␣, partial "
-                        "characters as \\xNN", 5: "special token, byte-fallback piece, or not valid "
-                        "UTF-8 on its own"}.get(section)
-        return None
+    def row_count(self) -> int:
+        return len(self.ids)
 
     def sort(self, column: int, order=Qt.SortOrder.AscendingOrder) -> None:
         if column in SORT_KEY:
@@ -90,14 +83,12 @@ class VocabModel(QAbstractTableModel):
     def token_id(self, row: int) -> int:
         return int(self.ids[row])
 
-    def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        # subtle: a repaint asks every visible cell for a dozen roles; answer the unused ones first
-        # and keep enum arithmetic out (IntFlag operations cost microseconds each).
-        if role not in _ROLES or self.vocab is None:
+    def cell(self, row: int, col: int, role: int):
+        vocab = self.vocab
+        if vocab is None:
             return None
-        vocab, col = self.vocab, index.column()
-        token_id = int(self.ids[index.row()])
-        if role == _DISPLAY:
+        token_id = int(self.ids[row])
+        if role == DISPLAY:
             if col == 0:
                 return token_id
             if col == 4:
@@ -109,17 +100,13 @@ class VocabModel(QAbstractTableModel):
             if col == 1:
                 return data.decode("utf-8") if kind & _SPECIAL else token_label(data)
             return data.hex(" ") if col == 2 else len(data)
-        if role == _BACKGROUND:
+        if role == BACKGROUND:
             return self._palette.background(int(colour_indices(np.array([token_id]))[0])) if col == 1 else None
-        if role == _ALIGN:
-            return _RIGHT if col in (0, 3, 4) else None
+        if role == ALIGNMENT:
+            return RIGHT if col in (0, 3, 4) else None
         return f"score {vocab.scores[token_id]:g}" if vocab.scores is not None else None
 
 
-_DISPLAY, _BACKGROUND = Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.BackgroundRole
-_ALIGN, _TOOLTIP = Qt.ItemDataRole.TextAlignmentRole, Qt.ItemDataRole.ToolTipRole
-_ROLES = frozenset({_DISPLAY, _BACKGROUND, _ALIGN, _TOOLTIP})
-_RIGHT = int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 _SPECIAL = int(Kind.SPECIAL)
 
 
