@@ -211,26 +211,59 @@ TEKKEN_SPECIALS = [
 ]
 
 
+# Control tokens a tekken file may leave unnamed (<SPECIAL_i>): Mistral's files have 1,000.
+TEKKEN_MAX_SPECIALS = 1 << 16
+
+
 def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, dict[str, int]]:
     """Ranks (already offset past the special ids), split pattern and special tokens of a tekken
     JSON file: {"config": {"pattern", "default_vocab_size", "default_num_special_tokens"},
-    "vocab": [{"rank", "token_bytes" (base64)}], "special_tokens": [...] (optional)}."""
+    "vocab": [{"rank", "token_bytes" (base64)}], "special_tokens": [...] (optional)}.
+
+    Counts must be whole numbers within what the file holds (ids become table entries)."""
+    from tokexplorer.core.files.file_budget import check_token_count, parse_json
+
+    def refused(why: str) -> TokexplorerError:
+        return TokexplorerError(
+            f"{source}: not a tekken tokenizer file ({why}); it may be truncated or corrupt")
+
+    def whole(value, what: str, top: int) -> int:
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= top:
+            raise refused(f"{what} is {json.dumps(value)[:40]}, not a whole number from 0 to {top:,}")
+        return value
+
+    spec = parse_json(data, source=source, kind="tekken tokenizer file")
+    config = spec.get("config") if isinstance(spec, dict) else None
+    vocab = spec.get("vocab") if isinstance(spec, dict) else None
+    if not isinstance(config, dict) or not isinstance(vocab, list):
+        raise refused("a JSON object with config.pattern and a base64 vocab is expected")
+    check_token_count(len(vocab), source=source)
+    pattern = config.get("pattern")
+    if not isinstance(pattern, str) or not pattern:
+        raise refused(f"config.pattern is {json.dumps(pattern)[:40]}, not a regular expression's text")
+    listed = spec.get("special_tokens")
+    if listed is not None and not isinstance(listed, list):
+        raise refused("special_tokens is not a list")
+    n_special = whole(config.get("default_num_special_tokens"), "config.default_num_special_tokens",
+                      len(listed or ()) + TEKKEN_MAX_SPECIALS)
+    n_ranks = whole(config.get("default_vocab_size"), "config.default_vocab_size",
+                    n_special + len(vocab)) - n_special
+    if n_ranks < 0:
+        raise refused(f"config.default_vocab_size is below default_num_special_tokens ({n_special:,})")
     try:
-        spec = json.loads(data.decode("utf-8"))
-        config, vocab = spec["config"], spec["vocab"]
-        n_special = int(config["default_num_special_tokens"])
-        n_ranks = int(config["default_vocab_size"]) - n_special
-        listed = spec.get("special_tokens")
         names = [t["token_str"] for t in listed] if listed else list(TEKKEN_SPECIALS)
+        if not all(isinstance(n, str) for n in names):
+            raise TypeError
         names += [f"<SPECIAL_{i}>" for i in range(len(names), n_special)]
-        ranks = {base64.b64decode(t["token_bytes"], validate=True): n_special + int(t["rank"])
-                 for t in vocab[:n_ranks]}
-        pattern = config["pattern"]
+        ranks = {}
+        for t in vocab[:n_ranks]:
+            rank = t["rank"]
+            if not isinstance(rank, int) or isinstance(rank, bool):
+                raise TypeError
+            ranks[base64.b64decode(t["token_bytes"], validate=True)] = n_special + rank
     except (ValueError, KeyError, TypeError, binascii.Error):
-        raise TokexplorerError(
-            f"{source}: not a tekken tokenizer file (a JSON object with config.pattern and a "
-            "base64 vocab); it may be truncated"
-        ) from None
+        raise refused("a JSON object with config.pattern and a base64 vocab of {rank, token_bytes} "
+                      "entries is expected") from None
     return ranks, pattern, {name: i for i, name in enumerate(names[:n_special])}
 
 
@@ -349,10 +382,12 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
-    if path.is_dir():
-        raise TokexplorerError(f"{path} is a folder; give a tokenizer file")
+    from tokexplorer.core.files.file_budget import open_regular, read_limited
+
+    # subtle: a device (/dev/zero), a FIFO or a folder is refused before a byte is read.
+    f, _ = open_regular(path, what="tokenizer file")
     try:
-        with path.open("rb") as f:
+        with f:
             head = f.read(4096)
     except OSError as exc:
         raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
@@ -364,10 +399,7 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
         from tokexplorer.core.backends.gguf_model import load_gguf  # imported on use: it loads `gguf`
 
         return load_gguf(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
+    data = read_limited(path)  # within the size budget of a tokenizer file, refused before reading
     for sniff, loader in FILE_FORMATS:
         if sniff(head):
             return loader(path, data)
@@ -401,13 +433,10 @@ def _load_json(path: Path, data: bytes) -> Tokenizer:
 
     from tokexplorer.core.backends.hf_tokenizers import looks_like_tokenizer_json, load_tokenizer_json
 
-    try:
-        spec = json.loads(data)
-    except (ValueError, UnicodeDecodeError) as exc:
-        kind = "tokenizer.json" if looks_like_tokenizer_json(data[:4096]) else "JSON tokenizer file"
-        raise TokexplorerError(
-            f"{path}: not a valid {kind} (JSON error: {exc}); the file may be truncated"
-        ) from None
+    from tokexplorer.core.files.file_budget import parse_json
+
+    kind = "tokenizer.json" if looks_like_tokenizer_json(data[:4096]) else "JSON tokenizer file"
+    spec = parse_json(data, source=str(path), kind=kind)  # its estimated peak within budget, any depth
     # subtle: GPT-2's encoder.json is an object too, and "model", "config" and "vocab" are among
     # its tokens (with ids as values).
     if isinstance(spec, dict) and isinstance(spec.get("model"), dict):
@@ -432,7 +461,9 @@ def _load_gpt2_pair(path: Path, encoder_json: bytes) -> Tokenizer:
         raise TokexplorerError(
             f"{path} looks like a GPT-2 encoder.json, but there is no vocab.bpe beside it ({vocab})"
         )
-    ranks, specials = parse_gpt2_files(encoder_json, vocab.read_bytes(), source=str(path))
+    from tokexplorer.core.files.file_budget import read_limited
+
+    ranks, specials = parse_gpt2_files(encoder_json, read_limited(vocab), source=str(path))
     return TiktokenTokenizer.from_ranks(
         path.parent.name or path.stem, ranks, GPT2_SPLIT_PATTERN, specials, source=str(path),
         description="GPT-2 encoder.json + vocab.bpe",

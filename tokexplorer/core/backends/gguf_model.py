@@ -1,7 +1,7 @@
 """The tokenizer stored in a `.gguf` model file's metadata, run through the matching family.
 
-`gguf`'s GGUFReader reads the metadata (`tokenizer.ggml.model`, `.pre`, `.tokens`, `.merges`,
-`.scores`, `.token_type`); tensors are only memory-mapped, never read. Two kinds of vocabulary:
+`files.gguf_metadata` reads the metadata (`tokenizer.ggml.model`, `.pre`, `.tokens`, `.merges`,
+`.scores`, `.token_type`) within what the file holds; tensors are never read. Two kinds of vocabulary:
 
 - `gpt2` (byte-level BPE: Llama 3, Qwen 2, DeepSeek V3, Mistral Tekken, GPT-2): run by the
   `tokenizers` core, built in memory as a tokenizer.json with the split pattern that `pre` names.
@@ -44,31 +44,21 @@ NORMAL, UNKNOWN, CONTROL, USER_DEFINED, UNUSED, BYTE = 1, 2, 3, 4, 5, 6  # token
 
 
 def read_vocabulary(path: Path) -> dict:
-    """The tokenizer fields of a GGUF file's metadata, as plain Python values."""
-    from gguf import GGUFReader  # imported on use: numpy-heavy, and only .gguf files need it
+    """The tokenizer fields of a GGUF file's metadata, as plain Python values, each of the type
+    llama.cpp writes and within what the file holds (`files.gguf_metadata`)."""
+    from tokexplorer.core.files.gguf_metadata import read_tokenizer_metadata
 
-    try:
-        reader = GGUFReader(path)
-    except Exception as exc:  # noqa: BLE001 - the reader raises bare ValueError/IndexError/...
-        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise TokexplorerError(
-            f"{path}: not a readable GGUF file ({first}); it may be truncated or of another format"
-        ) from None
-    fields = reader.fields
-    if "tokenizer.ggml.model" not in fields or "tokenizer.ggml.tokens" not in fields:
+    out = read_tokenizer_metadata(path)
+    if "model" not in out or "tokens" not in out:
         raise TokexplorerError(
             f"{path}: this GGUF file has no tokenizer in its metadata (no tokenizer.ggml.model / "
             "tokenizer.ggml.tokens); open the model's own .gguf, not an adapter or a projector"
         )
-    out = {}
-    for key in ("model", "pre", "tokens", "merges", "scores", "token_type", "add_space_prefix",
-                "bos_token_id", "eos_token_id"):
-        field = fields.get(f"tokenizer.ggml.{key}")
-        if field is not None:
-            try:
-                out[key] = field.contents()
-            except Exception:  # noqa: BLE001
-                raise TokexplorerError(f"{path}: the field tokenizer.ggml.{key} is damaged") from None
+    n = len(out["tokens"])
+    for key in ("bos_token_id", "eos_token_id"):
+        if key in out and not 0 <= out[key] < n:
+            raise TokexplorerError(f"{path}: tokenizer.ggml.{key} is {out[key]:,}, not one of the "
+                                   f"{n:,} token ids; the file is corrupt or crafted")
     return out
 
 

@@ -121,13 +121,9 @@ class TokenizersTokenizer:
                  config: dict | None = None):
         self.name = name
         self.source = source or name
-        try:
-            spec = json.loads(text)
-        except ValueError as exc:
-            raise TokexplorerError(
-                f"{self.source}: not a valid tokenizer.json (JSON error: {exc}); "
-                "the file may be truncated"
-            ) from None
+        from tokexplorer.core.files.file_budget import parse_json
+
+        spec = parse_json(text, source=self.source, kind="tokenizer.json")
         model = spec.get("model") if isinstance(spec, dict) else None
         if not isinstance(model, dict):
             raise TokexplorerError(f"{self.source}: not a Hugging Face tokenizer.json (no \"model\")")
@@ -138,6 +134,7 @@ class TokenizersTokenizer:
                 f"are {', '.join(MODEL_TYPES)}"
             )
         self.config = config or {}  # tokenizer_config.json, for views that need more of it
+        _check_ids(spec, model, self.source)  # ids are table entries: bounded before any table
         try:
             library = tokenizers.Tokenizer.from_str(text)
         except Exception as exc:  # the library's own message says what is wrong
@@ -591,6 +588,27 @@ def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
         tok.add_tokens(missing)
 
 
+def _check_ids(spec: dict, model: dict, source: str) -> None:
+    """Refuse ids that are not whole numbers from 0, or beyond what the file lists (the entries
+    and a gap, `file_budget.id_limit`): the tables built from them are indexed by id."""
+    from tokexplorer.core.files.file_budget import check_id, check_token_count
+
+    vocab = model.get("vocab") or {}
+    added = spec.get("added_tokens") or []
+    if not isinstance(added, list):
+        return  # the library refuses it with its own message
+    n_entries = len(vocab) + len(added) if isinstance(vocab, (dict, list)) else len(added)
+    check_token_count(n_entries, source=source, what="tokens and added tokens")
+    named = [(t.get("content"), t.get("id")) for t in added if isinstance(t, dict)]
+    if isinstance(vocab, dict):
+        named += list(vocab.items())
+    for token, token_id in named:
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+            raise TokexplorerError(f"{source}: the token {str(token)[:40]!r} has id "
+                                   f"{json.dumps(token_id)[:40]}; ids are whole numbers from 0")
+        check_id(token_id, n_entries, source=source, what=f"the token {str(token)[:40]!r}")
+
+
 def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
     """A user's tokenizer.json, with the tokenizer_config.json beside it if there is one."""
     try:
@@ -600,11 +618,15 @@ def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
     config = None
     beside = path.with_name("tokenizer_config.json")
     if beside.exists() and beside != path:
+        from tokexplorer.core.files.file_budget import parse_json, read_limited
+
+        data = read_limited(beside, what="tokenizer_config.json")  # a device or FIFO refused
         try:
-            config = json.loads(beside.read_text("utf-8"))
-        except (OSError, ValueError, UnicodeDecodeError):
+            config = parse_json(data, source=str(beside), kind="tokenizer_config.json")
+        except TokexplorerError as exc:
+            why = str(exc).removeprefix(f"{beside}: ")
             raise TokexplorerError(
-                f"{beside} is not valid JSON; fix it or move it away to open {path.name} alone"
+                f"{beside} is not valid JSON ({why}); fix it or move it away to open {path.name} alone"
             ) from None
     name = path.parent.name if path.name == "tokenizer.json" and path.parent.name else path.stem
     return TokenizersTokenizer(text, name=name, source=str(path), config=config if isinstance(config, dict) else None)

@@ -319,6 +319,11 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
     lowest, highest = (int(values[0]), int(values[-1])) if len(values) else (0, -1)
     if lowest < 0 or highest >= 1 << 31:
         raise TokexplorerError(f"{source}: rank {lowest if lowest < 0 else highest} is out of range")
+    # subtle: the tables are indexed by id, so a rank is memory: one of 2^30 among 257 tokens
+    # would take gigabytes. Ranks may leave gaps, but not more than the vocabulary can explain.
+    from tokexplorer.core.files.file_budget import check_id
+
+    check_id(highest, len(values), source=source, what=f"a token ({ranks_token(ranks, highest)!r})")
     taken: set[int] = set()  # the special ids so far
     for token, token_id in special_tokens.items():
         if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
@@ -334,6 +339,11 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
             raise TokexplorerError(f"{source}: special token {token!r} has id {token_id}, which is "
                                    "already a token's rank or another special token's id")
         taken.add(token_id)
+
+
+def ranks_token(ranks: dict[bytes, int], rank: int) -> bytes | None:
+    """The token of a rank (a search: for messages only)."""
+    return next((token for token, r in ranks.items() if r == rank), None)
 
 
 def require_every_byte(ranks: dict[bytes, int], *, source: str) -> dict[bytes, int]:
@@ -410,6 +420,12 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
     >>> len(ranks), ranks[b"a"]
     (256, 97)
     """
+    from tokexplorer.core.files.file_budget import check_id, check_token_count
+
+    # subtle: the lines are counted before they are split (one token a line): a file of newlines
+    # would otherwise become a list of a hundred million lines.
+    n_lines = data.count(b"\n") + data.count(b"\r") + 1
+    check_token_count(n_lines, source=source, what="lines")
     ranks: dict[bytes, int] = {}
     lines_of: dict[int, int] = {}  # rank -> line number
     for lineno, line in enumerate(data.splitlines(), 1):
@@ -430,6 +446,7 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
             raise TokexplorerError(
                 f"{source}: line {lineno}: {what}; the .tiktoken file is truncated or corrupt"
             )
+        check_id(rank, n_lines, source=f"{source}: line {lineno}", what="the token")
         ranks[token] = rank
         lines_of[rank] = lineno
     if not ranks:
@@ -470,14 +487,12 @@ def parse_gpt2_files(
         except KeyError:
             raise TokexplorerError(f"{source}: {s!r} is not in GPT-2's byte alphabet") from None
 
-    try:
-        encoder = json.loads(encoder_json.decode("utf-8"))
-        if not isinstance(encoder, dict):
-            raise ValueError
-    except (ValueError, UnicodeDecodeError):
-        raise TokexplorerError(
-            f"{source}: not a GPT-2 encoder.json (a JSON object of token -> id)"
-        ) from None
+    from tokexplorer.core.files.file_budget import check_token_count, parse_json
+
+    encoder = parse_json(encoder_json, source=source, kind="GPT-2 encoder.json")
+    if not isinstance(encoder, dict):
+        raise TokexplorerError(f"{source}: not a GPT-2 encoder.json (a JSON object of token -> id)")
+    check_token_count(len(encoder), source=source)
     for token, value in encoder.items():
         if not isinstance(value, int) or isinstance(value, bool):
             raise TokexplorerError(
@@ -502,7 +517,9 @@ def parse_gpt2_files(
 
 def load_tiktoken_file(path: Path, pattern: str, *, name: str | None = None) -> TiktokenTokenizer:
     """A user's `.tiktoken` file with the given split pattern and no special tokens."""
-    ranks = parse_tiktoken_bpe(path.read_bytes(), source=str(path))
+    from tokexplorer.core.files.file_budget import read_limited
+
+    ranks = parse_tiktoken_bpe(read_limited(path), source=str(path))
     return TiktokenTokenizer.from_ranks(
         name or path.stem, ranks, pattern, source=str(path), description="tiktoken file"
     )

@@ -119,6 +119,10 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise TokexplorerError(f"{source}: not a minbpe .model (byte {exc.start} is not UTF-8)") from None
+    from tokexplorer.core.files.file_budget import check_made_tokens, check_token_count
+
+    # one merge or special token a line: counted before the text is split into lines
+    check_token_count(data.count(b"\n") - 3, source=source, what="lines of merges")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -157,6 +161,11 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
             raise corrupt(lineno, f"should be 'token id', not {lines[lineno - 1]!r}")
         specials[fields[0]] = int(fields[1])
     merges: dict[tuple[int, int], int] = {}
+    # subtle: the file lists merges, not tokens, and a merge of a token with itself doubles it
+    # (forty such lines would make a token of a terabyte): each token's length is added up from
+    # its parts' before any token is built, and bounded.
+    lengths = [1] * 256  # id -> the token's length in bytes
+    total = 256
     for lineno in range(4 + n_special, len(lines) + 1):
         fields = lines[lineno - 1].split()
         if len(fields) != 2 or not all(f.isdigit() for f in fields):
@@ -166,6 +175,9 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
         if a >= new or b >= new:
             raise corrupt(lineno, f"merges ({a}, {b}) although only ids below {new} exist yet")
         merges[(a, b)] = new
+        lengths.append(lengths[a] + lengths[b])
+        total += lengths[-1]
+        check_made_tokens(lengths, total, source=source, where=f"line {lineno}")
     for token, token_id in specials.items():
         if token_id < 256 + len(merges):
             raise TokexplorerError(
@@ -179,10 +191,9 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
 def load_minbpe_model(path: Path, data: bytes | None = None) -> BPETokenizer:
     """Read a minbpe `.model` file (the registry's loader for the format)."""
     if data is None:
-        try:
-            data = Path(path).read_bytes()
-        except OSError as exc:
-            raise TokexplorerError(f"cannot read {path}: {exc.strerror}") from None
+        from tokexplorer.core.files.file_budget import read_limited
+
+        data = read_limited(path, what="minbpe .model")
     return parse_minbpe_model(data, source=str(path), name=Path(path).stem)
 
 

@@ -108,13 +108,14 @@ def decode_text(data: bytes, *, source: str = "the text", encoding: str | None =
 
 def read_text_file(path: str | os.PathLike, *, encoding: str | None = None) -> str:
     """The text of a file; a clear TokexplorerError if it is missing, unreadable or not text."""
+    from tokexplorer.core.files.file_budget import open_regular
+
     p = Path(path)
-    if p.is_dir():
-        raise TokexplorerError(f"{p} is a folder, not a text file")
+    # subtle: a device (/dev/zero, /dev/urandom) never ends and a FIFO blocks: refused unread
+    f, _ = open_regular(p, what="text file")
     try:
-        data = p.read_bytes()
-    except FileNotFoundError:
-        raise TokexplorerError(f"no such file: {p}") from None
+        with f:
+            data = f.read()
     except OSError as exc:
         raise TokexplorerError(f"cannot read {p}: {exc.strerror or exc}") from None
     return decode_text(data, source=str(p), encoding=encoding)
