@@ -1,0 +1,90 @@
+"""The merge log: the merges learned so far, a row each (rank, pair, new token, count), appended a
+batch at a time as the trainer sends them, the view following the last row unless scrolled up.
+
+It shows records; it neither trains nor counts.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QModelIndex
+from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
+
+from tokexplorer.core.analysis.unicode_info import token_label
+from tokexplorer.core.training.bpe import MergeRecord
+from tokexplorer.gui.widgets.table_model import ALIGNMENT, DISPLAY, RIGHT, TOOLTIP, TableModel
+
+
+class MergeLogModel(TableModel):
+    """The merges learned so far: rank (the new id), the pair, the new token, its count."""
+
+    HEADERS = ["rank", "pair", "token", "count"]
+    ROLES = frozenset({DISPLAY, TOOLTIP, ALIGNMENT})
+
+    def __init__(self, parent=None):
+        super().__init__(parent)
+        self.records: list[MergeRecord] = []
+        self._vocab: list[bytes] = [bytes([i]) for i in range(256)]  # id -> bytes, for the pairs
+
+    def clear(self) -> None:
+        with self.resetting():
+            self.records = []
+            del self._vocab[256:]
+
+    def append(self, batch: list[MergeRecord]) -> None:
+        """Add a batch of merges as one insertion (a row per signal would flood the view)."""
+        if not batch:
+            return
+        first = len(self.records)
+        self.beginInsertRows(QModelIndex(), first, first + len(batch) - 1)
+        self.records += batch
+        self._vocab += [r.token for r in batch]
+        self.endInsertRows()
+
+    def row_count(self) -> int:
+        return len(self.records)
+
+    def cell(self, row: int, col: int, role: int):
+        r = self.records[row]
+        if role == DISPLAY:
+            if col == 0:
+                return str(r.rank)
+            if col == 1:
+                a, b = r.pair
+                return f"{token_label(self._vocab[a])} + {token_label(self._vocab[b])}"
+            if col == 2:
+                return token_label(r.token)
+            return f"{r.count:,}"
+        if role == TOOLTIP:
+            return (f"merge {r.rank - 255}: ids {r.pair[0]} + {r.pair[1]} -> {r.rank}, bytes "
+                    f"{r.token.hex(' ')}; seen {r.count:,} times; the corpus is now {r.tokens:,} tokens")
+        if col in (0, 3):  # ALIGNMENT
+            return RIGHT
+        return None
+
+
+class MergeLogView(QTableView):
+    """The log's table: fixed row heights and column widths, so appending never measures rows."""
+
+    def __init__(self, model: MergeLogModel, parent=None):
+        super().__init__(parent)
+        self.setObjectName("merge_log")
+        self.setModel(model)
+        self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.verticalHeader().hide()
+        # subtle: fixed row heights and column widths, so appending rows never measures them all
+        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        header = self.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the new token
+        digits = self.fontMetrics().horizontalAdvance("0")
+        for col, chars in enumerate((7, 18, 12, 11)):
+            self.setColumnWidth(col, digits * chars + 12)
+
+    def append(self, batch: list[MergeRecord]) -> None:
+        """Add the records; follow them when the view was at its last row."""
+        bar = self.verticalScrollBar()
+        follow = bar.value() >= bar.maximum() - 2
+        self.model().append(batch)
+        if follow:
+            self.scrollToBottom()
