@@ -2,7 +2,8 @@
 tokenized with its special tokens, with per-message counts and the template's overhead.
 
 A template is Jinja, as in a Hugging Face `tokenizer_config.json` (`chat_template`), rendered in a
-sandbox with a step and size budget (a template that loops is stopped with a message, not a hang).
+child process with time and memory limits (`core.chat_process`), in a sandbox that also bounds
+steps and sizes (`core.chat_sandbox`): a template that loops or grows is stopped with a message.
 The named formats are templates too, written here from the formats' published descriptions:
 - `chatml`: `<|im_start|>role\\ncontent<|im_end|>\\n` (Qwen's native format; on cl100k_base with
   `<|im_start|>` = 100264 and `<|im_end|>` = 100265, as tiktoken's README extends it);
@@ -13,10 +14,12 @@ The named formats are templates too, written here from the formats' published de
 - `mistral`: Tekken's `<s>[INST]…[/INST]…</s>`, the system prompt put before the last user message
   (checked in the tests against mistral-common's own encoder).
 
-Which message owns which tokens: the conversation is rendered once per prefix (the first k
-messages); message k owns what its addition appended. Where a template moves text around (Mistral
+Which message owns which tokens: message k owns what its addition appended, the render of the
+first k messages past that of the first k - 1. Where a template moves text around (Mistral
 puts the system prompt in the last user message), a prefix is not the start of the whole text;
-then message k's part runs from the previous part's end to the end of its content. Every token
+then message k's part runs from the previous part's end to the end of its content. Past 64
+messages the prefixes are not each rendered (that is quadratic): `chat_sandbox.render_layout`
+reads them from one render and checks a sample. Every token
 belongs to exactly one part (a message, or the generation prompt), so the parts add up to the total. This module renders and
 counts; it does not know any window.
 """
@@ -24,17 +27,16 @@ counts; it does not know any window.
 from __future__ import annotations
 
 import json
-import time
 from dataclasses import dataclass
 from typing import Sequence
 
+import numpy as np
+
+from tokexplorer.core.chat_sandbox import MAX_OUTPUT, MAX_SECONDS, MAX_STEPS  # noqa: F401 - the budgets
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
 ROLES = ("system", "user", "assistant", "tool")
-MAX_STEPS = 1_000_000  # loop iterations a template may take, all loops together
-MAX_OUTPUT = 10_000_000  # characters a template may produce
-MAX_SECONDS = 5.0
 
 
 @dataclass(frozen=True)
@@ -150,71 +152,38 @@ class TemplateError(TokexplorerError):
     """A chat template that does not render: the message says why and on which line."""
 
 
-def _environment():
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+MAX_MESSAGES = 20_000  # a conversation's budget: messages (and MAX_OUTPUT characters rendered)
 
-    steps = [0]
 
-    def counted_range(*args):
-        for value in range(*args):
-            steps[0] += 1
-            if steps[0] > MAX_STEPS:
-                raise TemplateError(f"the template loops too long (over {MAX_STEPS:,} steps)")
-            yield value
+def _render(template: str, messages: Sequence[Message], *, add_generation_prompt: bool, bos_token: str,
+            eos_token: str, with_cuts: bool, keep_spare: bool) -> tuple[str, list[int] | None]:
+    from tokexplorer.core.chat_process import TemplateProcessError, runner
 
-    def raise_exception(message):
-        raise TemplateError(f"the template refused the conversation: {message}")
-
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)
-    env.globals.update(range=counted_range, raise_exception=raise_exception)
-    env.filters["tojson"] = lambda value, indent=None: json.dumps(value, ensure_ascii=False, indent=indent)
-    return env
+    if len(messages) > MAX_MESSAGES:
+        raise TemplateError(f"the conversation has {len(messages):,} messages, over chat's budget of "
+                            f"{MAX_MESSAGES:,}; count it in parts")
+    size = sum(len(m.content) for m in messages)
+    if size > MAX_OUTPUT:
+        raise TemplateError(f"the conversation's messages hold {size:,} characters, over chat's budget of "
+                            f"{MAX_OUTPUT:,}; count it in parts")
+    try:
+        return runner(keep_spare).render(template, [(m.role, m.content) for m in messages],
+                                         add_generation_prompt=add_generation_prompt, bos_token=bos_token,
+                                         eos_token=eos_token, with_cuts=with_cuts)
+    except TemplateProcessError as exc:
+        raise TemplateError(str(exc)) from None
 
 
 def render(template: str, messages: Sequence[Message], *, add_generation_prompt: bool,
-           bos_token: str = "", eos_token: str = "") -> str:
-    """The text a template makes of a conversation; TemplateError with the line when it fails.
+           bos_token: str = "", eos_token: str = "", keep_spare: bool = False) -> str:
+    """The text a template makes of a conversation, rendered in a process of its own with time and
+    memory limits (`core.chat_process`); TemplateError with the line when it fails.
 
     >>> render(CHATML_TEMPLATE, [Message("user", "hi")], add_generation_prompt=True)
     '<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n'
     """
-    import jinja2
-
-    try:
-        compiled = _environment().from_string(template)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"the chat template has a syntax error on line {exc.lineno}: {exc.message}") from None
-    context = {"messages": [{"role": m.role, "content": m.content} for m in messages],
-               "add_generation_prompt": add_generation_prompt, "bos_token": bos_token,
-               "eos_token": eos_token}
-    out, size, deadline = [], 0, time.monotonic() + MAX_SECONDS
-    try:
-        for piece in compiled.generate(**context):
-            out.append(piece)
-            size += len(piece)
-            if size > MAX_OUTPUT or time.monotonic() > deadline:
-                raise TemplateError("the chat template runs away (too long or too much output); "
-                                    "check its loops")
-    except TemplateError:
-        raise
-    except jinja2.TemplateError as exc:
-        line = _template_line(exc)
-        raise TemplateError(f"the chat template failed{line}: {exc}") from None
-    except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError,
-            ZeroDivisionError) as exc:
-        line = _template_line(exc)
-        raise TemplateError(f"the chat template failed{line}: {type(exc).__name__}: {exc}") from None
-    return "".join(out)
-
-
-def _template_line(exc: BaseException) -> str:
-    """' on line N' from the traceback frames Jinja maps to template lines, if any."""
-    tb, line = exc.__traceback__, None
-    while tb is not None:
-        if tb.tb_frame.f_code.co_filename == "<template>":
-            line = tb.tb_lineno
-        tb = tb.tb_next
-    return f" on line {line}" if line else ""
+    return _render(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos_token,
+                   eos_token=eos_token, with_cuts=False, keep_spare=keep_spare)[0]
 
 
 @dataclass(frozen=True)
@@ -262,9 +231,12 @@ def chat_tokenizer(tok: Tokenizer, fmt: ChatFormat) -> Tokenizer:
 
 
 def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | None = None,
-               add_generation_prompt: bool = True) -> ChatCount:
+               add_generation_prompt: bool = True, keep_spare: bool = False) -> ChatCount:
     """Render the conversation in `format` (a name in FORMATS, "template" for the tokenizer's own
     chat_template, or None for the tokenizer's default) and count its tokens per message.
+    The template is rendered in a child process (`core.chat_process`; `keep_spare` keeps one
+    started ahead, for a caller that asks often); the conversation's budget is MAX_MESSAGES
+    messages and MAX_OUTPUT characters, refused past it.
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> c = count_chat(get_builtin("cl100k_base"), [Message("user", "Hello!")])
@@ -289,19 +261,8 @@ def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | Non
     else:
         raise TokexplorerError(f"unknown chat format {name!r}; use one of {', '.join(FORMATS)} or template")
 
-    def text_of(k: int, prompt: bool) -> str:
-        return render(template, messages[:k], add_generation_prompt=prompt, bos_token=bos, eos_token=eos)
-
-    text = text_of(len(messages), add_generation_prompt)
-    cuts = [0]
-    for k in range(1, len(messages) + 1):
-        prefix = text_of(k, False)
-        if text.startswith(prefix) and len(prefix) >= cuts[-1]:
-            cuts.append(len(prefix))
-        else:  # the template moved text around: cut at the end of this message's content
-            found = text.find(messages[k - 1].content, cuts[-1])
-            cuts.append(found + len(messages[k - 1].content) if found >= 0 else cuts[-1])
-    cuts.append(len(text))
+    text, cuts = _render(template, messages, add_generation_prompt=add_generation_prompt, bos_token=bos,
+                         eos_token=eos, with_cuts=True, keep_spare=keep_spare)
     encoding = encoder.encode(text, allowed_special="all")
     starts = encoding.starts
     parts = []
@@ -309,8 +270,8 @@ def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | Non
         lo, hi = cuts[k], cuts[k + 1]
         if k == len(messages) and hi == lo:
             break
-        first = int((starts < lo).sum()) if k else 0
-        last = int((starts < hi).sum()) if k < len(messages) else len(starts)
+        first = int(np.searchsorted(starts, lo)) if k else 0  # starts ascend: the tokens before lo
+        last = int(np.searchsorted(starts, hi)) if k < len(messages) else len(starts)
         if k == len(messages):
             parts.append(ChatPart(-1, "", lo, hi, len(starts) - first, 0))
         else:

@@ -1,0 +1,224 @@
+"""Chat templates rendered in a short-lived process of their own, with hard limits: what the
+command line's `chat` and the tokenizing server's `CountChat` both use.
+
+A template is code from a file the user opened. The bounded sandbox (`core.chat_sandbox`) refuses
+the usual ways of working for ever or filling memory; this is the bound for whatever it misses: a
+child process (multiprocessing's `spawn`: the same on Linux, macOS and Windows) renders one
+conversation and ends. The caller waits at most MAX_SECONDS plus a grace for the child's start,
+then kills it: the caller never hangs, whatever the template does, with the GIL held or not.
+
+Limits, by platform:
+- wall time: the caller kills the child at the limit, everywhere;
+- CPU time (Linux, macOS): RLIMIT_CPU, so a child whose caller died hard (the window killed while a
+  template ran) ends by itself a few seconds later even inside one long C call, where the thread of
+  `child_process.exit_with_parent` cannot run;
+- memory (Linux): RLIMIT_AS, MAX_MEMORY_MB above what the child holds when it starts; macOS's kernel
+  does not enforce RLIMIT_AS (set, not held); Windows has no rlimits: there the sandbox's size
+  bounds and the caller's kill at the time limit are what hold.
+
+To answer quickly while the user types, one child is started ahead and waits for its job (a
+spare, idle, ended with its parent); each job takes the spare and starts the next.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import threading
+import time
+from typing import Sequence
+
+from tokexplorer.core.chat_sandbox import MAX_SECONDS
+
+MAX_MEMORY_MB = 512  # what a template may take on top of the child's own start
+START_GRACE = 10.0  # seconds a cold child may take to start (imports) before its job's clock runs
+
+
+class TemplateProcessError(Exception):
+    """The template failed or went over a limit: the message says so, in one line."""
+
+
+def _limit_self() -> None:
+    """The child's own limits, where the OS has them (see the module's notes)."""
+    try:
+        import resource
+    except ImportError:  # Windows
+        return
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    cpu = int(used.ru_utime + used.ru_stime + MAX_SECONDS) + 2
+    try:
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (ValueError, OSError):
+        pass
+    if sys.platform.startswith("linux"):
+        try:
+            with open("/proc/self/status") as status:
+                size_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
+            limit = size_kb * 1024 + MAX_MEMORY_MB * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (ValueError, OSError, StopIteration):
+            pass
+
+
+def _child(conn) -> None:
+    """The child's entry point: wait for one job, answer it, end."""
+    from tokexplorer.core.child_process import exit_with_parent
+
+    exit_with_parent()
+    import jinja2  # noqa: F401 - imported before the clock and the limits start
+
+    from tokexplorer.core import chat_sandbox  # noqa: F401
+
+    try:
+        conn.send(("ready",))
+        job = conn.recv()
+    except (EOFError, OSError):
+        return
+    _limit_self()
+    try:
+        answer = _run(*job)
+    except MemoryError:
+        answer = ("error", f"the chat template used more than {MAX_MEMORY_MB} MB")
+    try:
+        conn.send(answer)
+    except MemoryError:
+        conn.send(("error", f"the chat template used more than {MAX_MEMORY_MB} MB"))
+    except (EOFError, OSError):
+        pass
+    conn.close()
+
+
+def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_cuts, seconds):
+    """("ok", text, cuts) or ("error", message)."""
+    import jinja2
+
+    from tokexplorer.core.chat_sandbox import TemplateLimit, TemplateRefused, _error_line, render_layout
+
+    deadline = time.monotonic() + seconds
+    try:
+        text, cuts = render_layout(template, messages, add_generation_prompt, bos_token, eos_token,
+                                   with_cuts, deadline)
+    except jinja2.TemplateSyntaxError as exc:
+        return ("error", f"the chat template has a syntax error on line {exc.lineno}: {exc.message}")
+    except TemplateRefused as exc:
+        return ("error", f"the template refused the conversation: {exc}")
+    except TemplateLimit as exc:
+        return ("error", f"{exc}{_error_line(exc)}")
+    except jinja2.TemplateError as exc:
+        return ("error", f"the chat template failed{_error_line(exc)}: {exc}")
+    except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
+            OverflowError, LookupError, ArithmeticError) as exc:
+        return ("error", f"the chat template failed{_error_line(exc)}: {type(exc).__name__}: {exc}")
+    return ("ok", text, cuts)
+
+
+class _Spare:
+    """A started child and our end of its pipe."""
+
+    def __init__(self, ctx):
+        self.conn, child = ctx.Pipe()
+        self.process = ctx.Process(target=_child, args=(child,), daemon=True, name="tokexplorer-chat-template")
+        self.process.start()
+        child.close()
+        self.started = time.monotonic()
+
+    def end(self) -> None:
+        """Kill the child (done or not) without waiting: multiprocessing reaps it at its next start
+        or exit (`active_children`)."""
+        if self.process.exitcode is None:
+            self.process.kill()
+        self.conn.close()
+
+
+class TemplateRunner:
+    """Renders templates in children, one job each; thread-safe (the server asks from its pool)."""
+
+    def __init__(self, keep_spare: bool = False):
+        self._ctx = multiprocessing.get_context("spawn")
+        self._keep_spare = keep_spare
+        self._spare: _Spare | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> _Spare:
+        me = multiprocessing.current_process()
+        if me.daemon:
+            # subtle: the tokenizing server is a daemonic process, and multiprocessing refuses a
+            # daemon children (so that none outlives it when it is terminated). Ours end with
+            # their parent by themselves (exit_with_parent, RLIMIT_CPU) and are daemonic in turn.
+            me.daemon = False
+        return _Spare(self._ctx)
+
+    def _take(self) -> _Spare:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None and spare.process.exitcode is None:
+            return spare
+        if spare is not None:
+            spare.end()
+        with self._lock:
+            return self._start()
+
+    def _restock(self) -> None:
+        """Start the next spare (after a job: the job's answer does not wait for it)."""
+        if not self._keep_spare:
+            return
+        with self._lock:
+            if self._spare is None:
+                self._spare = self._start()
+
+    def close(self) -> None:
+        with self._lock:
+            spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.end()
+
+    def render(self, template: str, messages: Sequence[tuple[str, str]], *, add_generation_prompt: bool,
+               bos_token: str = "", eos_token: str = "", with_cuts: bool = False,
+               seconds: float = MAX_SECONDS) -> tuple[str, list[int] | None]:
+        """(text, cuts) as `chat_sandbox.render_layout` gives them, rendered in a child;
+        TemplateProcessError with one line when the template fails or goes over a limit."""
+        child = self._take()
+        try:
+            if not child.conn.poll(max(0.0, child.started + START_GRACE - time.monotonic())):
+                raise TemplateProcessError("the chat template's process did not start in "
+                                           f"{START_GRACE:g} s")
+            child.conn.recv()  # ("ready",)
+            child.conn.send((template, [(m[0], m[1]) for m in messages], add_generation_prompt,
+                             bos_token, eos_token, with_cuts, seconds))
+            if not child.conn.poll(seconds + 1.0):
+                raise TemplateProcessError(f"the chat template took longer than {seconds:g} s")
+            answer = child.conn.recv()
+        except (EOFError, OSError):
+            child.process.join(1)
+            raise TemplateProcessError(_ended(child.process.exitcode)) from None
+        finally:
+            child.end()
+            self._restock()
+        if answer[0] == "error":
+            raise TemplateProcessError(answer[1])
+        return answer[1], answer[2]
+
+
+def _ended(code: int | None) -> str:
+    """Why a child that went away without an answer went: its limits, by its exit code."""
+    import signal
+
+    if code is not None and code < 0:
+        if code == -getattr(signal, "SIGXCPU", -1000):
+            return f"the chat template took longer than {MAX_SECONDS:g} s (CPU time)"
+        if code == -getattr(signal, "SIGKILL", -1000):
+            return f"the chat template's process was killed (memory over {MAX_MEMORY_MB} MB?)"
+        return f"the chat template's process ended on signal {-code}"
+    return f"the chat template's process ended (exit code {code})"
+
+
+_runners: dict[bool, TemplateRunner] = {}
+_runners_lock = threading.Lock()
+
+
+def runner(keep_spare: bool = False) -> TemplateRunner:
+    """The process's runner: with `keep_spare` (the tokenizing server) a child waits ahead."""
+    with _runners_lock:
+        if keep_spare not in _runners:
+            _runners[keep_spare] = TemplateRunner(keep_spare)
+        return _runners[keep_spare]
