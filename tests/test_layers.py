@@ -23,6 +23,10 @@ that is how heavy libraries (tiktoken, Qt) are loaded on first use, how `core/__
 names lazily, and how a backend reaches the analysis it reports (`merge_tree`). A TYPE_CHECKING
 import never runs. Both still count for the layers: a lazy import of a higher part is still an
 upward dependency.
+
+tests/core/test_core_is_pure.py stays beside this: it imports every core module in a fresh
+interpreter and looks at `sys.modules`, which also catches what a static reading cannot (an
+`importlib.import_module` of a computed name, a library that pulls Qt in).
 """
 
 from __future__ import annotations

@@ -324,16 +324,17 @@ def tokenizer_file(tok) -> tuple[str, bytes] | None:
     >>> tokenizer_file(BPETokenizer({(104, 105): 256}, None, {}))
     ('.model', b'minbpe v1\\n\\n0\\n104 105\\n')
     """
-    from tokexplorer.core.backends.trained_bpe import BPETokenizer
     from tokexplorer.core.files.minbpe import model_text
 
-    if isinstance(tok, BPETokenizer):
+    whole = tok.save_formats[0] if tok.save_formats else None  # the format that keeps it whole
+    if whole == "minbpe":
         try:
             return ".model", model_text(tok).encode("utf-8")
         except TokexplorerError:  # a pattern or special token minbpe's file cannot hold
             return None
-    proto = getattr(tok, "model_proto", None)  # SentencePiece: the model as trained
-    return (".model", proto) if isinstance(proto, bytes) else None
+    if whole == "sentencepiece":
+        return ".model", tok.model_proto  # the model as trained
+    return None
 
 
 def describe_time(saved_at: float, now: float | None = None) -> str:
