@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import QTimer
-from PySide6.QtWidgets import QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QTableView, QVBoxLayout, QWidget
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import ChunkSpans, ChunksOf
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
-from tokexplorer.gui.widgets.table_model import TableModel
+from tokexplorer.gui.widgets.table_model import TableModel, fixed_rows
 
 
 MAX_TEXT = 5_000_000  # characters: longer texts are not split for this view
@@ -68,9 +68,7 @@ class ChunkView(QWidget):
         # 270,000 rows; a table with fixed row heights asks for what it shows.
         self.list = QTableView()
         self.list.setModel(self.model)
-        self.list.verticalHeader().hide()
-        self.list.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.list.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        fixed_rows(self.list, self.fontMetrics().height() + 4)
         self.list.horizontalHeader().setStretchLastSection(True)
         self.list.setColumnWidth(0, 60)
         self.list.setColumnWidth(1, 110)

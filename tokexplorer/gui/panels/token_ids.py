@@ -13,7 +13,8 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.gui.widgets.colours import TokenPalette
-from tokexplorer.gui.widgets.table_model import ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel
+from tokexplorer.gui.widgets.table_model import (ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel,
+                                                 fixed_rows)
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
 
@@ -78,10 +79,7 @@ class TokenTable(QTableView):
         self.setMouseTracking(True)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.verticalHeader().hide()
-        # subtle: per-row height measurement over 300,000 rows would stall; fixed rows cost nothing.
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        fixed_rows(self, self.fontMetrics().height() + 4)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)  # the bytes take what is left, elided if need be

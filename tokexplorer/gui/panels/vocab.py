@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import numpy as np
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QSizePolicy, QHBoxLayout, QLabel, QLineEdit,
                                QPushButton, QTableView, QToolButton, QVBoxLayout, QWidget)
 
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.vocabulary import FILTERS, Kind, Occurrences, Vocabulary, next_occurrence
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
-from tokexplorer.gui.widgets.table_model import ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel
+from tokexplorer.gui.widgets.table_model import (ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel,
+                                                 fixed_rows)
 from tokexplorer.gui.state import AppState
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import VocabularyOf
@@ -161,9 +162,7 @@ class VocabPanel(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
+        fixed_rows(self.table, self.fontMetrics().height() + 6)
         self.table.horizontalHeader().setStretchLastSection(True)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicator(0, Qt.SortOrder.AscendingOrder)

@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.training.bpe import MergeRecord
-from tokexplorer.gui.widgets.table_model import ALIGNMENT, DISPLAY, RIGHT, TOOLTIP, TableModel
+from tokexplorer.gui.widgets.table_model import ALIGNMENT, DISPLAY, RIGHT, TOOLTIP, TableModel, fixed_rows
 
 
 class MergeLogModel(TableModel):
@@ -70,10 +70,8 @@ class MergeLogView(QTableView):
         self.setObjectName("merge_log")
         self.setModel(model)
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
-        self.verticalHeader().hide()
         # subtle: fixed row heights and column widths, so appending rows never measures them all
-        self.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
-        self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 4)
+        fixed_rows(self, self.fontMetrics().height() + 4)
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the new token
