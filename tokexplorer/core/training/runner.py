@@ -50,7 +50,7 @@ class TrainingRequest:
 
 @dataclass(frozen=True)
 class SweepRequest:
-    """A vocab-size sweep (core/sweep.py) of the Plots panel: a corpus (a file, or a text), the
+    """A vocab-size sweep (core.analysis.sweep) of the Plots panel: a corpus (a file, or a text), the
     vocab sizes, the split pattern, and the part held out for counting (None: the whole corpus).
     The reference tokenizers are counted by the window, which holds them."""
 
