@@ -38,14 +38,14 @@ class TemplateProcessError(Exception):
     """The template failed or went over a limit: the message says so, in one line."""
 
 
-def _limit_self() -> None:
+def _limit_self(seconds: float, memory_mb: int) -> None:
     """The child's own limits, where the OS has them (see the module's notes)."""
     try:
         import resource
     except ImportError:  # Windows
         return
     used = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(used.ru_utime + used.ru_stime + MAX_SECONDS) + 2
+    cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
     try:
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     except (ValueError, OSError):
@@ -54,7 +54,7 @@ def _limit_self() -> None:
         try:
             with open("/proc/self/status") as status:
                 size_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
-            limit = size_kb * 1024 + MAX_MEMORY_MB * 1024 * 1024
+            limit = size_kb * 1024 + memory_mb * 1024 * 1024
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
         except (ValueError, OSError, StopIteration):
             pass
@@ -74,15 +74,21 @@ def _child(conn) -> None:
         job = conn.recv()
     except (EOFError, OSError):
         return
-    _limit_self()
+    *job, memory_mb = job
+    _limit_self(job[-1], memory_mb)
+    too_much = ("error", f"the chat template used more than {memory_mb} MB")
     try:
         answer = _run(*job)
     except MemoryError:
-        answer = ("error", f"the chat template used more than {MAX_MEMORY_MB} MB")
+        answer = too_much
+    except BaseException as exc:  # noqa: B902 - a bug here: say it, in one line
+        answer = ("error", f"the chat template's process failed: {type(exc).__name__}: {exc}")
     try:
-        conn.send(answer)
-    except MemoryError:
-        conn.send(("error", f"the chat template used more than {MAX_MEMORY_MB} MB"))
+        try:
+            conn.send(answer)
+        except MemoryError:
+            answer = None
+            conn.send(too_much)
     except (EOFError, OSError):
         pass
     conn.close()
@@ -97,7 +103,7 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
     deadline = time.monotonic() + seconds
     try:
         text, cuts = render_layout(template, messages, add_generation_prompt, bos_token, eos_token,
-                                   with_cuts, deadline)
+                                   with_cuts, deadline, seconds)
     except jinja2.TemplateSyntaxError as exc:
         return ("error", f"the chat template has a syntax error on line {exc.lineno}: {exc.message}")
     except TemplateRefused as exc:
@@ -174,7 +180,7 @@ class TemplateRunner:
 
     def render(self, template: str, messages: Sequence[tuple[str, str]], *, add_generation_prompt: bool,
                bos_token: str = "", eos_token: str = "", with_cuts: bool = False,
-               seconds: float = MAX_SECONDS) -> tuple[str, list[int] | None]:
+               seconds: float = MAX_SECONDS, memory_mb: int = MAX_MEMORY_MB) -> tuple[str, list[int] | None]:
         """(text, cuts) as `chat_sandbox.render_layout` gives them, rendered in a child;
         TemplateProcessError with one line when the template fails or goes over a limit."""
         child = self._take()
@@ -184,13 +190,13 @@ class TemplateRunner:
                                            f"{START_GRACE:g} s")
             child.conn.recv()  # ("ready",)
             child.conn.send((template, [(m[0], m[1]) for m in messages], add_generation_prompt,
-                             bos_token, eos_token, with_cuts, seconds))
+                             bos_token, eos_token, with_cuts, seconds, memory_mb))
             if not child.conn.poll(seconds + 1.0):
                 raise TemplateProcessError(f"the chat template took longer than {seconds:g} s")
             answer = child.conn.recv()
         except (EOFError, OSError):
             child.process.join(1)
-            raise TemplateProcessError(_ended(child.process.exitcode)) from None
+            raise TemplateProcessError(_ended(child.process.exitcode, seconds, memory_mb)) from None
         finally:
             child.end()
             self._restock()
@@ -199,15 +205,15 @@ class TemplateRunner:
         return answer[1], answer[2]
 
 
-def _ended(code: int | None) -> str:
+def _ended(code: int | None, seconds: float, memory_mb: int) -> str:
     """Why a child that went away without an answer went: its limits, by its exit code."""
     import signal
 
     if code is not None and code < 0:
         if code == -getattr(signal, "SIGXCPU", -1000):
-            return f"the chat template took longer than {MAX_SECONDS:g} s (CPU time)"
+            return f"the chat template took longer than {seconds:g} s (CPU time)"
         if code == -getattr(signal, "SIGKILL", -1000):
-            return f"the chat template's process was killed (memory over {MAX_MEMORY_MB} MB?)"
+            return f"the chat template's process was killed (memory over {memory_mb} MB?)"
         return f"the chat template's process ended on signal {-code}"
     return f"the chat template's process ended (exit code {code})"
 

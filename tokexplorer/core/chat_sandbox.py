@@ -162,7 +162,7 @@ def _check_binop(operator: str, left: Any, right: Any) -> None:
         _check_percent(left, right)
 
 
-def _environment(deadline: float):
+def _environment(deadline: float, seconds: float = MAX_SECONDS):
     """A fresh bounded environment (its step count is its own) whose renders stop at `deadline`
     (time.monotonic)."""
     import jinja2
@@ -178,7 +178,7 @@ def _environment(deadline: float):
         if steps[0] > MAX_STEPS:
             raise TemplateLimit(f"the chat template loops too long (over {MAX_STEPS:,} loop turns and calls)")
         if time.monotonic() > deadline:
-            raise TemplateLimit(f"the chat template took longer than {MAX_SECONDS:g} s")
+            raise TemplateLimit(f"the chat template took longer than {seconds:g} s")
 
     class BoundedSandbox(ImmutableSandboxedEnvironment):
         intercepted_binops = frozenset({"**", "*", "+", "%"})
@@ -323,9 +323,9 @@ def _environment(deadline: float):
     return env
 
 
-def compile_template(source: str, deadline: float):
+def compile_template(source: str, deadline: float, seconds: float = MAX_SECONDS):
     """(environment, compiled template); jinja2.TemplateSyntaxError if it does not parse."""
-    env = _environment(deadline)
+    env = _environment(deadline, seconds)
     return env, env.from_string(env.parse_bounded(source))
 
 
@@ -360,7 +360,8 @@ def _error_line(exc: BaseException) -> str:
 
 
 def render_layout(template: str, messages: Sequence[tuple[str, str]], add_generation_prompt: bool,
-                  bos_token: str, eos_token: str, with_cuts: bool, deadline: float) -> tuple[str, list[int] | None]:
+                  bos_token: str, eos_token: str, with_cuts: bool, deadline: float,
+                  seconds: float = MAX_SECONDS) -> tuple[str, list[int] | None]:
     """The rendered conversation and, with `with_cuts`, the n + 2 cuts that split it into the
     messages' parts and the reply prompt's (`core.chat` says the rule); TemplateLimit,
     TemplateRefused or Jinja's and Python's own errors when the template fails.
@@ -373,7 +374,7 @@ def render_layout(template: str, messages: Sequence[tuple[str, str]], add_genera
     places are the prefixes' ends for every k. Otherwise each unsampled k is cut at the end of its
     content, as the rule does for a prefix that is not the start of the whole text.
     """
-    env, compiled = compile_template(template, deadline)
+    env, compiled = compile_template(template, deadline, seconds)
     dicts = [{"role": role, "content": content} for role, content in messages]
     n = len(dicts)
 

@@ -124,8 +124,11 @@ def _(request: p.VocabularyOf, server, progress):
 def _(request: p.CountChat, server, progress):
     from tokexplorer.core.chat import count_chat
 
+    # The template renders in a child of this process with time and memory limits (a template
+    # that runs away is killed there, with a message); one child waits ahead, so that a count
+    # while the user types costs no process start.
     count = count_chat(server.tokenizers.get(request.tokenizer), list(request.messages), format=request.format,
-                       add_generation_prompt=request.add_generation_prompt)
+                       add_generation_prompt=request.add_generation_prompt, keep_spare=True)
     return dataclasses.replace(count, encoding=portable(count.encoding))
 
 
