@@ -39,8 +39,8 @@ def view(qtbot, state):
 
 def wait_for_count(qtbot, view, generation=None):
     generation = view.generation if generation is None else generation
-    qtbot.waitUntil(lambda: view.count is not None and view.generation >= generation
-                    and not view._timer.isActive(), timeout=20_000)
+    qtbot.waitUntil(lambda: view.count is not None and view.generation >= generation and view.up_to_date,
+                    timeout=20_000)
 
 
 def test_the_view_shows_the_cores_counts(qtbot, view):

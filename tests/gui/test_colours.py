@@ -129,7 +129,7 @@ def test_token_colours_are_painted_and_kept(qtbot, make_window):
     soft_colour = TokenPalette(False, "soft").background(first[2])
     pixels = {image.pixelColor(x, y).name() for x in range(0, image.width(), 2) for y in range(0, 40)}
     assert soft_colour.name() not in pixels  # no backgrounds
-    assert editor._palette.boundary.name() in pixels  # but a line at each boundary
+    assert TokenPalette(False, "boundaries").boundary.name() in pixels  # but a line at each boundary
     window.window_settings.save()
     again = make_window()
     assert again.state.token_colours == "boundaries"

@@ -55,7 +55,7 @@ def test_an_emoji_split_across_gpt2_tokens(inspect, window):
     assert [window.state.result.encoding.ids[t.index] for t in panel.info.tokens] == [50169, 233]
     assert tree_rows(panel) == [(0, "U+1F44B", "WAVING HAND SIGN")]
     assert panel.tree.topLevelItem(0).text(8) == "#1 #2"
-    colours = [c.name() for c in panel.strip._colours]
+    colours = [c.name() for c in panel.strip.colours]
     assert colours[0] == colours[1] == colours[2] != colours[3]
     assert "2</b> tokens touched (1 whole)" in panel.summary.text()
     tip = panel.strip.tip(3)
@@ -128,8 +128,7 @@ def decoded(qtbot, panel, typed: str) -> str:
     """Type ids into the decode box; the server's answer, once it is shown."""
     panel.decode_box.clear()
     qtbot.keyClicks(panel.decode_box, typed)
-    asked = panel._decoding
-    qtbot.waitUntil(lambda: panel._decoded_for == asked, timeout=10_000)
+    qtbot.waitUntil(lambda: not panel.decode_pending, timeout=10_000)
     return panel.decoded.text()
 
 
@@ -195,7 +194,7 @@ def test_a_refused_text_says_so(inspect, window, qtbot):
 def test_double_clicking_a_byte_goes_to_its_token(inspect, window, qtbot):
     panel = inspect("gpt2", "hi 👋 there", 0, 10)
     k = next(i for i, c in enumerate(panel.strip.cells) if c.value == ord("t"))  # in ' there', token #3
-    qtbot.mouseDClick(panel.strip, Qt.MouseButton.LeftButton, pos=panel.strip._rects[k].center())
+    qtbot.mouseDClick(panel.strip, Qt.MouseButton.LeftButton, pos=panel.strip.cell_rect(k).center())
     qtbot.waitUntil(lambda: panel.up_to_date and panel.info.caret_token == 3)
     assert not window.editor.textCursor().hasSelection() and window.state.selection == (4, 4)
 
@@ -285,7 +284,8 @@ def first_row_shown_whole(panel) -> bool:
     strip = panel.strip
     view = panel.strip_area.viewport().rect()
     lh = QFontMetrics(strip.font()).height()
-    row = [r for r in strip._rects if r.top() == strip._rects[0].top()]
+    rects = [strip.cell_rect(i) for i in range(len(strip.cells))]
+    row = [r for r in rects if r.top() == rects[0].top()]
     labels = strip.token_labels(0, len(row))
     assert any(" " in text for _, text in labels)  # at least one label with its id
     fm = QFontMetrics(strip.label_font())
@@ -324,8 +324,8 @@ def notes_and_tree(panel) -> tuple[float, float, float]:
     """(lines the notes' text needs, lines the notes pane shows, rows the tree shows), the lines
     rounded (a label is a pixel or two taller than its lines' spacing)."""
     line = panel.notes.fontMetrics().lineSpacing()
-    need = round(panel.notes.heightForWidth(panel._split.width()) / line)
-    return need, round(panel._notes_area.height() / line), panel.tree.viewport().height() / panel.tree.sizeHintForRow(0)
+    need = round(panel.notes.heightForWidth(panel.split.width()) / line)
+    return need, round(panel.notes_area.height() / line), panel.tree.viewport().height() / panel.tree.sizeHintForRow(0)
 
 
 @pytest.mark.parametrize("scale", [1.0, 1.5])

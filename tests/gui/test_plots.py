@@ -63,7 +63,7 @@ def test_sweep_plots_the_cores_sequence_lengths_and_reference_points(qtbot, wind
     # Hover over the gpt2 point: the readout shows its numbers.
     vb = tab.figure.plotItem.vb
     gpt2 = core.references[0]
-    tab.figure._on_mouse_moved(vb.mapViewToScene(QPointF(np.log10(gpt2.n_vocab), gpt2.tokens)))
+    tab.figure.scene().sigMouseMoved.emit(vb.mapViewToScene(QPointF(np.log10(gpt2.n_vocab), gpt2.tokens)))
     assert tab.figure.readout.isVisible()
     assert tab.figure.readout.toPlainText().startswith(f"gpt2: vocab 50,257\n{gpt2.tokens:,} tokens")
 
@@ -136,7 +136,7 @@ def test_sweep_trains_in_a_child_process_that_cancel_and_closing_end(qtbot, wind
     tab = panel.sweep_tab
     window.dialogs.paths["open_text"] = str(big)
     tab.corpus_box.setCurrentIndex(1)
-    tab._on_corpus_chosen(1)
+    tab.corpus_box.activated.emit(1)  # as when the user picks it
     tab.pattern_box.setCurrentIndex(tab.pattern_box.findData(None))  # Basic: long merges
     tab.sizes_edit.setText("256,30000")
     for end in ("cancel", "close"):
@@ -169,7 +169,7 @@ def test_sweep_trains_on_a_chosen_file_and_reports_a_bad_one(qtbot, window, corp
     bad.write_bytes("caf\xe9\n".encode("latin-1") * 50)
     window.dialogs.paths["open_text"] = str(good)
     tab.corpus_box.setCurrentIndex(1)
-    tab._on_corpus_chosen(1)
+    tab.corpus_box.activated.emit(1)  # as when the user picks it
     assert tab.corpus_box.currentText() == "file: corpus.txt"
     tab.sizes_edit.setText("256,300")
     tab.run()
@@ -178,7 +178,7 @@ def test_sweep_trains_on_a_chosen_file_and_reports_a_bad_one(qtbot, window, corp
     assert (tab.figure.sweep.train_bytes, tab.figure.sweep.eval_bytes) == (
         len(train_text.encode("utf-8")), len(held.encode("utf-8")))
     window.dialogs.paths["open_text"] = str(bad)
-    tab._on_corpus_chosen(1)
+    tab.corpus_box.activated.emit(1)  # as when the user picks it
     tab.run()
     qtbot.waitUntil(lambda: tab.run_button.isEnabled() and "not UTF-8" in tab.status.text(), timeout=30_000)
     assert "(byte 0xE9 at offset 3): open it with File > Open" in tab.status.text()
@@ -250,7 +250,7 @@ def test_tokens_per_language_table_and_bars_are_the_cores(qtbot, window, tmp_pat
     # Hover over Hindi's bars: the readout has its numbers and its title in Devanagari.
     vb = tab.figure.plotItem.vb
     vb.setYRange(keys.index("hin") - 3, keys.index("hin") + 3)  # scrolled to it, as a user would
-    tab.figure._on_mouse_moved(vb.mapViewToScene(QPointF(0.5, float(keys.index("hin")))))
+    tab.figure.scene().sigMouseMoved.emit(vb.mapViewToScene(QPointF(0.5, float(keys.index("hin")))))
     assert tab.figure.readout.toPlainText().splitlines()[:3] == [
         f"Hindi (Deva): {hin.chars:,} characters, {hin.bytes:,} bytes", "मानव अधिकारों की सार्वभौम घोषणा",
         f"gpt2: {hin.tokens[0]:,} tokens, {hin.ratios[0]:.2f}× English"]

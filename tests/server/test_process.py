@@ -5,6 +5,7 @@ end of the pipe closes."""
 from __future__ import annotations
 
 import queue
+import time
 
 import pytest
 
@@ -56,8 +57,13 @@ def test_a_request_superseded_before_the_server_reached_it_is_not_answered(serve
 def test_a_server_that_dies_is_reported_once(server):
     process, answers, lost = server
     process.kill()
-    process._reader.join(10)
+    deadline = time.monotonic() + 10
+    while not lost and time.monotonic() < deadline:
+        time.sleep(0.01)
+    process.send(p.Call(1, p.Ping()))  # the sending side finds the pipe broken as well
+    time.sleep(0.5)  # time for a second report, if one were made
     assert len(lost) == 1 and "stopped" in lost[0]
+    assert not process.alive
 
 
 WINDOW = """

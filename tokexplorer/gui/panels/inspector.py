@@ -87,7 +87,7 @@ class ByteStrip(QWidget):
         self.setObjectName("byte_strip")
         self.cells: list[ByteCell] = []
         self._token_labels: dict[int, str] = {}  # token index -> its label under its bytes
-        self._colours: list[QColor | None] = []
+        self.colours: list[QColor | None] = []  # each byte's token colour (None: no token)
         self.tip: Callable[[int], str] = str  # byte index -> its tooltip, made when asked
         self._glyphs: dict[int, str] = {}  # character index -> its label above its bytes
         self._rects: list[QRect] = []
@@ -95,7 +95,7 @@ class ByteStrip(QWidget):
 
     def set_bytes(self, cells: list[ByteCell], colours: list[QColor | None], tip: Callable[[int], str],
                   glyphs: dict[int, str], token_labels: dict[int, str]) -> None:
-        self.cells, self._colours, self.tip, self._glyphs = cells, colours, tip, glyphs
+        self.cells, self.colours, self.tip, self._glyphs = cells, colours, tip, glyphs
         self._token_labels = token_labels
         self._lay_out()
         self.update()
@@ -208,7 +208,7 @@ class ByteStrip(QWidget):
         painter.setFont(self.font())
         for i in range(lo, hi):
             cell, rect = self.cells[i], self._rects[i]
-            colour = self._colours[i]
+            colour = self.colours[i]
             painter.fillRect(rect.adjusted(0, 0, -1, 0), colour if colour is not None else pal.base())
             painter.setPen(QPen(pal.mid().color()))
             painter.drawRect(rect.adjusted(0, 0, -1, -1))
@@ -221,6 +221,10 @@ class ByteStrip(QWidget):
                 x = rect.right() + (1 if nxt.char == cell.char else self.GAP // 2 + 1)
                 painter.drawLine(x, rect.top() - 2, x, rect.bottom() + 2)
         painter.end()
+
+    def cell_rect(self, i: int) -> QRect:
+        """Where byte i's cell is drawn, in the strip's coordinates."""
+        return QRect(self._rects[i])
 
     def byte_at(self, point: QPoint) -> int | None:
         for i, rect in enumerate(self._rects):
@@ -333,11 +337,11 @@ class InspectorPanel(QWidget):
         self.decoded.setTextFormat(Qt.TextFormat.RichText)
         self.decoded.hide()
 
-        self._notes_area = notes_area = QScrollArea()  # hidden while there is nothing to note
+        self.notes_area = notes_area = QScrollArea()  # hidden while there is nothing to note
         notes_area.setWidgetResizable(True)
         notes_area.setFrameShape(QScrollArea.Shape.NoFrame)
         notes_area.setWidget(self.notes)
-        self._split = split = QSplitter(Qt.Orientation.Vertical)
+        self.split = split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(strip_area)
         split.addWidget(self.tree)
         split.addWidget(notes_area)
@@ -436,7 +440,7 @@ class InspectorPanel(QWidget):
         """Give the notes the lines their text needs (up to NOTES_LINES) and the tree the rest; in
         a short dock, or at a large font, the notes give way first (down to one line, scrolling)
         while the tree has fewer than TREE_ROWS rows."""
-        area, split = self._notes_area, self._split
+        area, split = self.notes_area, self.split
         if area.isHidden() or split.width() <= 0:
             return
         strip, tree, notes = split.sizes()
@@ -494,7 +498,7 @@ class InspectorPanel(QWidget):
         self.strip.set_bytes([], [], str, {}, {})
         self.tree.clear()
         self.notes.setText("")
-        self._notes_area.hide()
+        self.notes_area.hide()
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -531,7 +535,7 @@ class InspectorPanel(QWidget):
                              {t.index: f"#{t.index} {t.id}" for t in info.tokens})
         self._fill_tree(info, result)
         self.notes.setText(self._notes_html(info))
-        self._notes_area.setVisible(bool(self.notes.text()))
+        self.notes_area.setVisible(bool(self.notes.text()))
         self._fit_notes()
 
     @staticmethod
@@ -616,6 +620,7 @@ class InspectorPanel(QWidget):
         self.decoded.setVisible(bool(typed))
         self._decoding += 1
         if not typed:
+            self._decoded_for = self._decoding
             self.decoded.setText("")
             return
         gen, name = self._decoding, self.state.tokenizer
@@ -632,6 +637,11 @@ class InspectorPanel(QWidget):
                 self._show_decoded(name, answer)
 
         self.state.server.ask(DecodeIds(name, typed), answered, answered)
+
+    @property
+    def decode_pending(self) -> bool:
+        """The box's ids were sent to be decoded and their answer is not shown yet."""
+        return self._decoded_for != self._decoding
 
     def _show_decoded(self, name: str, d: DecodedIds) -> None:
         tokens = " · ".join(f"{i} “{_escape(token_label(b))}”" for i, b in zip(d.ids[:SHOWN_IDS], d.token_bytes))
