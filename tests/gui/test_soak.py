@@ -15,6 +15,8 @@ import subprocess
 import sys
 import weakref
 
+import pytest
+
 from tokexplorer.gui.services.worker import run_job
 
 GROWTH_BUDGET_MB = 50
@@ -43,6 +45,7 @@ def test_a_finished_job_keeps_nothing_alive(qtbot):
     assert ref() is None
 
 
+@pytest.mark.slow
 def test_editing_soak_keeps_memory_and_threads_flat(tmp_path, corpora):
     edits = int(os.environ.get("TOKEXPLORER_SOAK_EDITS", "20"))
     env = dict(os.environ, QT_QPA_PLATFORM="offscreen", TOKEXPLORER_SETTINGS_DIR=str(tmp_path))
