@@ -6,15 +6,35 @@ first bad byte, unless the caller names an encoding; UTF-16 without a BOM (valid
 is Latin text, with a NUL in every other byte) is recognised and refused with the encoding to name. Writes go to a temporary file in the same folder
 that replaces the target only when complete (`write_atomic`), keeping the file's permissions and
 writing through symlinks; files that belong together are replaced together (`write_set`).
+
+`write_atomic` never clobbers what it should not: a read-only file (no write bit, or not writable
+by this process) is refused (`ReadOnlyError`), even for root; the new file gets the old one's
+owner, group and mode; a file with more than one name (a hard link) or one whose owner or group
+this process cannot give a new file (another user's file it may write) is written in place, as
+editors do, so every name keeps the new text and the owner stays. In place is not atomic (a kill in
+the middle leaves a mix), so it is used only then; the space is reserved first (`posix_fallocate`),
+so a full disk fails before a byte changes.
+
+`write_set` keeps a set whole under any kill, SIGKILL included. Its temporary files are complete and
+synced first; then a journal naming each temporary file and its target (`.NAME.PID.set`, beside
+the first file) is written and synced: the commit point. The renames follow, and the journal goes
+last. A process killed before the journal leaves the old set (and temporary files); killed after
+it, the journal says how to finish: the next `write_set` to those names, or `settle(path)` (which
+readers of a set's file call), renames what is left (rolls forward) once the writer's process is
+gone. Leftovers of a process that is gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are
+removed at the next write of the same names; nothing else in the folder is touched.
 """
 
 from __future__ import annotations
 
 import codecs
+import errno
+import json
 import os
+import re
+import secrets
 import signal
 import stat
-import tempfile
 import threading
 from pathlib import Path
 
@@ -147,13 +167,21 @@ def _write_temp(target: Path, data: bytes) -> Path:
     the old file's mode if there is one, else what the umask gives a new file (not mkstemp's 0600).
     """
     try:
-        mode = stat.S_IMODE(target.stat().st_mode)
+        old = target.stat()
+        mode = stat.S_IMODE(old.st_mode)
     except FileNotFoundError:
-        mode = 0o666 & ~_umask()
-    directory = target.parent if str(target.parent) else Path(".")
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
+        old, mode = None, 0o666 & ~_umask()
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # see _LEFTOVER
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+                 | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:
         with os.fdopen(fd, "wb") as f:
+            mine = os.fstat(f.fileno())
+            if old is not None and hasattr(os, "fchown") and (old.st_uid, old.st_gid) != (mine.st_uid, mine.st_gid):
+                try:  # the old owner and group (chown first: it clears set-id bits that fchmod restores)
+                    os.fchown(f.fileno(), old.st_uid, old.st_gid)
+                except PermissionError:  # write_atomic writes such files in place; a set keeps ours
+                    pass
             os.fchmod(f.fileno(), mode)
             f.write(data)
             f.flush()
@@ -171,31 +199,120 @@ def _unlink(path: Path) -> None:
         pass
 
 
+class ReadOnlyError(TokexplorerError):
+    """A file that exists and must not be written: no write permission bit, or not writable here."""
+
+    def __init__(self, path: str):
+        self.path = path
+        super().__init__(f"cannot write {path}: the file is read-only")
+
+
+def read_only(path: str | os.PathLike) -> bool:
+    """Whether `path` (through a symlink) is an existing file that must not be written: no write
+    bit at all (0444: refused even for root, who may write anything), or not writable by us."""
+    target = _target(path)
+    try:
+        st = target.stat()
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and (not st.st_mode & 0o222 or not os.access(target, os.W_OK))
+
+
+def _may_own_like(st: os.stat_result) -> bool:
+    """Whether a new file of this process's can be given `st`'s owner and group (fchown)."""
+    if not hasattr(os, "geteuid"):
+        return True
+    euid = os.geteuid()
+    if euid == 0:
+        return True
+    return st.st_uid == euid and (st.st_gid == os.getegid() or st.st_gid in os.getgroups())
+
+
 def write_atomic(path: str | os.PathLike, data: bytes) -> None:
     """Write bytes so that the file is either the old one or the complete new one.
 
-    Raises TokexplorerError (saying which file and why) when it cannot; the file keeps its
-    permissions, a symlink keeps pointing at it (the target gets the new
-    content), and a new file gets the umask's usual mode.
+    Raises TokexplorerError (saying which file and why) when it cannot, ReadOnlyError for a
+    read-only file; the file keeps its owner, group and permissions, a symlink keeps pointing at it
+    (the target gets the new content), and a new file gets the umask's usual mode. A hard-linked
+    file, or one whose owner this process cannot keep on a new file, is written in place (not
+    atomic then: see the module's note).
     """
-    write_set({path: data})
+    target = _target(path)
+    if read_only(target):
+        raise ReadOnlyError(str(target))
+    try:
+        st = target.stat()
+    except FileNotFoundError:
+        st = None
+    except OSError as exc:
+        raise TokexplorerError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    if st is not None and stat.S_ISREG(st.st_mode) and (st.st_nlink > 1 or not _may_own_like(st)):
+        try:
+            _write_in_place(target, data, st.st_size)
+        except OSError as exc:
+            raise TokexplorerError(f"cannot write {target}: {exc.strerror or exc}") from exc
+        return
+    tmp = None
+    try:
+        tmp = _write_temp(target, data)
+        with _sigint_held():
+            os.replace(tmp, target)
+    except OSError as exc:
+        if tmp is not None:
+            _unlink(tmp)
+        raise TokexplorerError(f"cannot write {target}: {exc.strerror or exc}") from exc
+    except BaseException:
+        if tmp is not None:
+            _unlink(tmp)
+        raise
+
+
+def _write_in_place(target: Path, data: bytes, old_size: int) -> None:
+    """Overwrite the file itself (its inode: every hard link, its owner, mode and ACLs stay)."""
+    fd = os.open(target, os.O_WRONLY | getattr(os, "O_CLOEXEC", 0))  # no O_TRUNC: nothing lost yet
+    try:
+        if len(data) > old_size and hasattr(os, "posix_fallocate"):
+            try:
+                os.posix_fallocate(fd, 0, len(data))  # a full disk fails here, before a byte changes
+            except OSError as exc:
+                if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+                    raise
+        with _sigint_held():
+            view, offset = memoryview(data), 0
+            while offset < len(view):
+                offset += os.pwrite(fd, view[offset:], offset)
+            os.ftruncate(fd, len(data))
+            os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def write_set(files: dict[str | os.PathLike, bytes]) -> None:
     """Write several files that belong together (a model and its vocabulary): either all are the
-    new ones or, if anything fails (a full disk, Ctrl-C), all are still the old ones.
+    new ones or, if anything fails (a full disk, Ctrl-C), all are still the old ones; after a kill
+    in the middle, the set is finished (all new) by the next write or read (see the module's note).
 
-    Every file is written to a temporary file first; only when all are complete are they renamed
-    into place, with Ctrl-C held back meanwhile, and a rename that fails puts the old files back.
+    Every file is written to a temporary file first; only when all are complete is the journal
+    written and are they renamed into place, with Ctrl-C held back meanwhile, and a rename that
+    fails puts the old files back.
     """
     targets = [(_target(p), data) for p, data in files.items()]
+    for folder in dict.fromkeys(t.parent for t, _ in targets):
+        try:
+            settle_folder(folder, {t.name for t, _ in targets if t.parent == folder})
+        except OSError:
+            pass  # a folder that cannot be tidied may still be written: the write says why not
     temps: list[Path] = []
     target = None
+    journal = None
     try:
         for target, data in targets:
             temps.append(_write_temp(target, data))
         with _sigint_held():
-            _rename_all([t for t, _ in targets], temps)
+            if len(targets) > 1:
+                target = targets[0][0]
+                journal = _write_journal([t for t, _ in targets], temps)
+            _rename_all([t for t, _ in targets], temps, journal)
     except OSError as exc:
         for tmp in temps:
             _unlink(tmp)
@@ -207,7 +324,121 @@ def write_set(files: dict[str | os.PathLike, bytes]) -> None:
         raise
 
 
-def _rename_all(targets: list[Path], temps: list[Path]) -> None:
+SET_MAGIC = "tokexplorer-file-set"
+# What write_set and write_atomic leave when killed: .NAME.PID.HEX8.tmp, .NAME.PID.old, .NAME.PID.set
+_LEFTOVER = re.compile(r"\.(?P<name>.+)\.(?P<pid>\d+)\.(?:[0-9a-f]{8}\.tmp|old|set)")
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make a rename in `folder` durable (a power cut; a kill needs nothing). Best effort."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _write_journal(targets: list[Path], temps: list[Path]) -> Path:
+    """The commit point of a set: which temporary file becomes which target, synced, in place."""
+    first = targets[0]
+    journal = first.with_name(f".{first.name}.{os.getpid()}.set")
+    body = json.dumps({"format": SET_MAGIC, "pid": os.getpid(),
+                       "files": [[tmp.name, str(target.absolute())] for tmp, target in zip(temps, targets)]})
+    tmp = _write_temp(journal, body.encode("utf-8"))
+    try:
+        os.replace(tmp, journal)
+    except BaseException:
+        _unlink(tmp)
+        raise
+    _fsync_folder(first.parent)
+    return journal
+
+
+def _process_gone(pid: int) -> bool:
+    """Whether no process has this id (a reused id counts as alive: its leftovers just wait)."""
+    if pid == os.getpid() or os.name == "nt":  # os.kill(pid, 0) would end a process on Windows
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def _read_journal(journal: Path) -> list[tuple[Path, Path]] | None:
+    """A dead writer's journal: (temporary file, target) pairs, each temporary file beside its
+    target and named as that writer names them; None for anything else (left alone)."""
+    match = _LEFTOVER.fullmatch(journal.name)
+    if match is None or not journal.name.endswith(".set") or not _process_gone(int(match["pid"])):
+        return None
+    try:
+        if not stat.S_ISREG(os.lstat(journal).st_mode) or os.lstat(journal).st_size > 1 << 20:
+            return None
+        data = json.loads(journal.read_bytes())
+        pairs = [(Path(target).with_name(tmp), Path(target)) for tmp, target in data["files"]]
+    except (OSError, ValueError, TypeError, KeyError):
+        return None
+    if data.get("format") != SET_MAGIC or data.get("pid") != int(match["pid"]):
+        return None
+    for tmp, target in pairs:
+        own = _LEFTOVER.fullmatch(tmp.name)
+        if own is None or own["name"] != target.name or own["pid"] != match["pid"] or not tmp.name.endswith(".tmp"):
+            return None
+    return pairs
+
+
+def _finish(journal: Path, pairs: list[tuple[Path, Path]]) -> None:
+    """Roll a dead writer's set forward: rename what it had not renamed, then drop its leftovers."""
+    pid = _LEFTOVER.fullmatch(journal.name)["pid"]
+    for tmp, target in pairs:
+        if os.path.lexists(tmp):
+            os.replace(tmp, target)
+    for folder in dict.fromkeys(target.parent for _, target in pairs):
+        _fsync_folder(folder)
+    for _, target in pairs:
+        _unlink(target.with_name(f".{target.name}.{pid}.old"))
+    _unlink(journal)
+
+
+def settle_folder(folder: Path, names: set[str] | None = None) -> None:
+    """Finish the sets in `folder` whose writer was killed after its commit point; then, for the
+    file `names` given, remove what writers that are gone left (temporary files, backups)."""
+    folder = folder if str(folder) else Path(".")
+    if not folder.is_dir():
+        return
+    for journal in folder.glob(".*.set"):
+        pairs = _read_journal(journal)
+        if pairs is not None:
+            _finish(journal, pairs)
+    if not names:
+        return
+    for entry in folder.iterdir():
+        match = _LEFTOVER.fullmatch(entry.name)
+        if match is None or entry.name.endswith(".set"):
+            continue
+        name = match["name"]  # a target's name, or a journal's (its own temporary file)
+        if (name in names or name.endswith(".set") and any(name.startswith(f".{n}.") for n in names)) \
+                and _process_gone(int(match["pid"])):
+            _unlink(entry)
+
+
+def settle(path: str | os.PathLike) -> None:
+    """Before reading a file that may belong to a set: finish a set left half-renamed by a killed
+    writer in its folder (no error if that cannot be done: the file is read as it is)."""
+    try:
+        settle_folder(Path(path).parent)
+    except OSError:
+        pass
+
+
+def _rename_all(targets: list[Path], temps: list[Path], journal: Path | None = None) -> None:
     backups: list[tuple[Path, Path | None]] = []  # (target, hard link to its old file or None)
     try:
         for target in targets:
@@ -224,7 +455,13 @@ def _rename_all(targets: list[Path], temps: list[Path]) -> None:
             for tmp, target in zip(temps, targets):
                 os.replace(tmp, target)
                 done += 1
+            if journal is not None:
+                for folder in dict.fromkeys(t.parent for t in targets):
+                    _fsync_folder(folder)
+                _unlink(journal)  # the set is whole: nothing to finish
         except BaseException:
+            if journal is not None:
+                _unlink(journal)  # the old set comes back instead: nothing to roll forward
             for target, backup in backups[:done]:
                 if backup is not None:
                     os.replace(backup, target)
