@@ -23,6 +23,8 @@ class FakeDialogs:
         self.stop_training_answer = True
         self.stop_sweep_answer = True
         self.unsaved_tokenizers_answer = "discard"
+        self.changed_answer = "cancel"  # a save over a file changed on disk
+        self.read_only_answer = "cancel"  # a save over a read-only file
 
     def open_text_path(self, folder):
         self.asked.append(("open_text_path", folder))
@@ -55,6 +57,14 @@ class FakeDialogs:
     def ask_restore(self, name, when, chars):
         self.asked.append(("ask_restore", (name, when, chars)))
         return self.restore_answer
+
+    def ask_changed_on_disk(self, path):
+        self.asked.append(("ask_changed_on_disk", path))
+        return self.changed_answer
+
+    def ask_read_only(self, path):
+        self.asked.append(("ask_read_only", path))
+        return self.read_only_answer
 
     def ask_stop_training(self, what, lost):
         self.asked.append(("ask_stop_training", (what, lost)))

@@ -94,7 +94,7 @@ def test_text_typed_before_a_kill_is_offered_back_exactly(tmp_path):
     third = Child("answer", settings=settings)
     seen = third.event()
     ((name, when, chars),) = seen["asked"]
-    assert (name, chars) == ("notes.txt", len(EXPECTED)) and when.endswith("seconds ago")
+    assert (name, chars) == (str(opened), len(EXPECTED)) and when.endswith("seconds ago")  # the path in full
     assert seen["text"] == EXPECTED
     assert (seen["path"], seen["newline"], seen["modified"], seen["tokenizer"]) == (
         str(opened), "\r\n", True, "gpt2")

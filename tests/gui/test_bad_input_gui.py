@@ -284,6 +284,7 @@ def test_a_failed_save_is_reported_and_keeps_the_file(qtbot, window, tmp_path, m
     target = tmp_path / "t.txt"
     target.write_text("kept", "utf-8")
     window.state.set_document(target)
+    window.documents.remember(target)  # as opening it does: Save writes there without asking where
     type_text(window.editor, "lost")
     monkeypatch.setattr(textfile.os, "fsync", lambda fd: (_ for _ in ()).throw(OSError(28, "No space left on device")))
     assert not window.documents.save()

@@ -8,6 +8,7 @@ settings and from each other.
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 from PySide6.QtCore import QSettings
@@ -31,11 +32,41 @@ ENV_DIR = "TOKEXPLORER_SETTINGS_DIR"
 
 
 def open_settings() -> QSettings:
-    """The application's settings store."""
+    """The application's settings store, made private first (`keep_private`)."""
     folder = os.environ.get(ENV_DIR)
     if folder:
-        return QSettings(str(Path(folder) / "tokexplorer.ini"), QSettings.Format.IniFormat)
-    return QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "tokexplorer", "tokexplorer")
+        settings = QSettings(str(Path(folder) / "tokexplorer.ini"), QSettings.Format.IniFormat)
+    else:
+        settings = QSettings(QSettings.Format.IniFormat, QSettings.Scope.UserScope, "tokexplorer", "tokexplorer")
+    keep_private(settings)
+    return settings
+
+
+def keep_private(settings: QSettings) -> None:
+    """The settings folder 0700 and the settings file 0600, whatever the umask: the recent files
+    name the user's files, and the folder holds the recovery folder (unsaved text) and the crash log.
+
+    The file is created empty (0600) if it is not there yet, or chmod-ed: QSettings writes through
+    QSaveFile, which gives the new file the old one's mode, so it stays 0600. A settings folder
+    that is not this user's, or cannot be changed, is left as it is (QSettings is as quiet when
+    it cannot write); the recovery folder inside refuses to work in a folder that is not private.
+    """
+    path = Path(settings.fileName())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = path.parent.stat()  # a user's own symlinked settings folder is theirs to keep
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return
+        if stat.S_IMODE(st.st_mode) != 0o700:
+            os.chmod(path.parent, 0o700)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o600)  # never truncates
+        try:
+            if hasattr(os, "fchmod") and stat.S_ISREG(os.fstat(fd).st_mode):
+                os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+    except OSError:
+        pass
 
 
 def settings_folder(settings: QSettings) -> Path:

@@ -4,10 +4,22 @@ text, tokenizer files added to the picker, dropped files, and the Open Recent li
 
 It owns the document's life (what is open, whether it may be dropped); it draws nothing and holds no
 token logic. Errors go to the `report` callable it is given (the window's banner), never a traceback.
+
+Saves never clobber. The file's identity on disk (mtime, size, inode) is noted when it is read and
+when it is saved; Save over it when it has changed since (another window, another program) asks
+first: Reload (the edits here are dropped), Overwrite, or Save As. A read-only file is refused with
+a message that offers Save As. Owner, group and mode are kept, and a hard-linked file is written in
+place (core/files/textfile.py `write_atomic`).
+
+Save writes without asking only to a file the user chose here: one opened or saved in this session,
+or one in Open Recent (every open and save puts it there). Any other path, such as the one a
+restored recovery file records (which anyone who could write that file could have set), makes
+Save ask where to save, as Save As does, with that path suggested and shown in full.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -16,7 +28,7 @@ from PySide6.QtWidgets import QMenu
 
 from tokexplorer.core.analysis.quirks import Quirk, sample_text
 from tokexplorer.core.resources import resource_path
-from tokexplorer.core.files.textfile import NotUtf8Error, decode_text, write_atomic
+from tokexplorer.core.files.textfile import NotUtf8Error, ReadOnlyError, decode_text, read_only, write_atomic
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.gui import settings as keys
 from tokexplorer.gui.widgets.dialogs import display_name
@@ -45,6 +57,22 @@ def read_text(path: Path, encoding: str | None, progress) -> EditorText:
     return editor_text(decode_text(b"".join(parts), source=str(path), encoding=encoding))
 
 
+def disk_stamp(path: Path) -> tuple[int, int, int, int] | None:
+    """What tells that a file changed on disk: (mtime in ns, size, inode, device); None when absent."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev
+
+
+def read_stamped(path: Path, encoding: str | None, progress) -> tuple[tuple | None, EditorText]:
+    """`read_text` with the file's stamp taken before reading: a change while it is read shows as
+    a change at the next save (asked about), never as none."""
+    stamp = disk_stamp(path)
+    return stamp, read_text(path, encoding, progress)
+
+
 def is_tokenizer_file(path: Path) -> bool:
     """Whether a dropped file is a tokenizer (added to the picker) rather than a text (opened)."""
     return path.suffix in TOKENIZER_SUFFIXES or path.name in TOKENIZER_NAMES
@@ -64,6 +92,9 @@ class Documents(QObject):
         self.state, self.editor, self.compare, self.service = state, editor, compare, service
         self.dialogs, self.banner, self.settings = dialogs, banner, settings
         self._report, self._progress, self._status = report, progress, status
+        # (absolute path, disk_stamp) of the file when last read or saved here
+        self._stamp: tuple[str, tuple] | None = None
+        self._chosen: set[str] = set()  # files opened or saved in this session (absolute paths)
         self.recent_menu = QMenu("Open &Recent")
         # subtle: a big text is tokenized while Qt takes it in (a 50 MB text: ~10 s each, on two
         # cores side by side), so the load's end asks again only if nothing asked meanwhile.
@@ -101,14 +132,16 @@ class Documents(QObject):
         if not asked and not self.maybe_save():
             return
         self.state.set_busy(f"reading {path.name}…")
-        run_job(lambda progress: read_text(path, encoding, progress),
-                on_result=lambda text: self._on_read(path, text),
+        run_job(lambda progress: read_stamped(path, encoding, progress),
+                on_result=lambda result: self._on_read(path, result[1], stamp=result[0]),
                 on_error=lambda exc: self._on_read_error(path, exc),
                 on_progress=lambda done, total: self._progress("reading", done, total))
 
-    def _on_read(self, path: Path | None, text: EditorText, *, sample_of: Path | None = None) -> None:
+    def _on_read(self, path: Path | None, text: EditorText, *, sample_of: Path | None = None,
+                 stamp: tuple | None = None) -> None:
         """Show a file read (`path`), or the beginning of one too big (`sample_of`, untitled)."""
         self.state.set_busy("")
+        self._stamp = (str(path.absolute()), stamp) if path is not None and stamp is not None else None
         if path is not None:
             self.remember(path)
         self.state.set_document(path, newline=text.newline, notes=text.notes)
@@ -151,6 +184,7 @@ class Documents(QObject):
         """A sample of the quirks gallery as a new, unsaved text, with what to look for in it."""
         if not self.maybe_save():
             return
+        self._stamp = None
         self.state.set_document(None)
         self.state.set_document_policy(quirk.allowed_special)
         self.editor.load_text(editor_text(sample_text(quirk)))
@@ -185,7 +219,8 @@ class Documents(QObject):
     # --- saving --------------------------------------------------------------------------
 
     def save(self) -> bool:
-        if self.state.path is None:
+        """Save to the document's file; Save As when it has none, or one the user did not choose here."""
+        if self.state.path is None or not self.chosen(self.state.path):
             return self.save_as()
         return self._write(self.state.path)
 
@@ -193,13 +228,43 @@ class Documents(QObject):
         path = self.dialogs.save_path(str(self.state.path or Path(self.folder()) / "untitled.txt"))
         return bool(path) and self._write(Path(path))
 
+    def chosen(self, path: Path) -> bool:
+        """Whether the user chose this file here: opened or saved in this session, or in Open Recent."""
+        name = str(path.absolute())
+        return name in self._chosen or name in self.recent()
+
+    def _may_write(self, path: Path) -> str:
+        """'write', or what the user answered instead ('save_as', 'reload', 'cancel') when `path` is
+        read-only or changed on disk since it was read or saved here."""
+        if read_only(path):
+            return self.dialogs.ask_read_only(str(path))
+        if self._stamp is not None and self._stamp[0] == str(path.absolute()):
+            now = disk_stamp(path)
+            if now is not None and now != self._stamp[1]:  # a file deleted meanwhile is written anew
+                answer = self.dialogs.ask_changed_on_disk(str(path))
+                return "write" if answer == "overwrite" else answer
+        return "write"
+
     def _write(self, path: Path) -> bool:
+        answer = self._may_write(path)
+        if answer == "save_as":
+            return self.save_as()
+        if answer == "reload":
+            self.open_text(path, asked=True)
+            return False
+        if answer != "write":
+            return False
         text = self.editor.user_text()
         try:
             write_atomic(path, text.encode("utf-8"))
+        except ReadOnlyError:  # made read-only since the check
+            return self.dialogs.ask_read_only(str(path)) == "save_as" and self.save_as()
         except TokexplorerError as exc:  # keeps the file's mode, writes through a symlink
             self._report("Cannot save", str(exc))
             return False
+        stamp = disk_stamp(path)
+        self._stamp = (str(path.absolute()), stamp) if stamp is not None else None
+        self._chosen.add(str(path.absolute()))
         self.editor.document().setModified(False)
         self.state.set_document(path, newline=self.state.newline)
         self.remember(path)
@@ -235,6 +300,7 @@ class Documents(QObject):
 
     def remember(self, path: Path) -> None:
         path = path.absolute()  # the list must work wherever the app is started next
+        self._chosen.add(str(path))
         paths = [str(path)] + [p for p in self.recent() if p != str(path)]
         self.settings.setValue(keys.RECENT_FILES, paths[:keys.MAX_RECENT])
         self.fill_recent()

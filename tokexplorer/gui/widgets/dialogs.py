@@ -140,6 +140,34 @@ class Dialogs:
         box.exec()
         return {restore: "restore", discard: "discard"}.get(box.clickedButton(), "later")
 
+    def ask_changed_on_disk(self, path: str) -> str:
+        """Save over a file that changed on disk since it was opened or saved here: 'reload',
+        'overwrite', 'save_as' or 'cancel'."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "File changed on disk",
+                          "The file has changed on disk since it was opened or saved here.", parent=self.parent)
+        box.setInformativeText(f"<p>{html.escape(path)}</p><p>Reload it (your changes here are dropped), "
+                               "overwrite it with your text (the other changes are lost), or save your "
+                               "text under another name?</p>")
+        reload = box.addButton("Reload", QMessageBox.ButtonRole.DestructiveRole)
+        overwrite = box.addButton("Overwrite", QMessageBox.ButtonRole.AcceptRole)
+        save_as = box.addButton("Save As…", QMessageBox.ButtonRole.ActionRole)
+        cancel = box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save_as)  # Return loses nothing
+        box.setEscapeButton(cancel)
+        box.exec()
+        return {reload: "reload", overwrite: "overwrite", save_as: "save_as"}.get(box.clickedButton(), "cancel")
+
+    def ask_read_only(self, path: str) -> str:
+        """Save to a read-only file: refused; 'save_as' (choose another name) or 'cancel'."""
+        box = QMessageBox(QMessageBox.Icon.Warning, "File is read-only",
+                          "The file is read-only; tokexplorer does not write over it.", parent=self.parent)
+        box.setInformativeText(f"<p>{html.escape(path)}</p><p>Save your text under another name?</p>")
+        save_as = box.addButton("Save As…", QMessageBox.ButtonRole.AcceptRole)
+        box.addButton(QMessageBox.StandardButton.Cancel)
+        box.setDefaultButton(save_as)
+        box.exec()
+        return "save_as" if box.clickedButton() is save_as else "cancel"
+
     def choose_encoding(self, error: NotUtf8Error) -> str | None:
         """An encoding from FALLBACK_ENCODINGS, or None to give up."""
         labels = [label for _, label in FALLBACK_ENCODINGS]
