@@ -150,3 +150,23 @@ def test_a_live_writers_journal_is_not_touched(tmp_path):
     journal = textfile._write_journal([tmp_path / "m.model"], [tmp])
     textfile.settle(tmp_path / "m.model")
     assert (tmp_path / "m.model").read_text() == "old" and tmp.exists() and journal.exists()
+
+
+def test_loading_a_file_of_a_killed_set_finishes_the_set_first(tmp_path):
+    """`-t m.model` after a killed `train -o m`: the reader sees the whole new set."""
+    from tokexplorer.core.backends.trained_bpe import BPETokenizer
+    from tokexplorer.core.files.minbpe import minbpe_files
+    from tokexplorer.core.registry import load_tokenizer_file
+
+    old, new = BPETokenizer({(104, 105): 256}, None), BPETokenizer({(104, 105): 256, (256, 33): 257}, None)
+    files = minbpe_files(new, tmp_path / "m")
+    for path, data in minbpe_files(old, tmp_path / "m").items():
+        path.write_bytes(data)
+    script = KILLER.replace('names = ["m.model", "m.vocab", "m.tiktoken", "m-gpt2.json"]\n', "").replace(
+        'textfile.write_set({folder / n: f"new {n}".encode() for n in names})',
+        f"textfile.write_set({{folder / n: d for n, d in {[(p.name, d) for p, d in files.items()]!r}}})")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), "1"], capture_output=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    assert (tmp_path / "m.vocab").read_bytes() != files[tmp_path / "m.vocab"]  # half-renamed
+    assert len(load_tokenizer_file(tmp_path / "m.model").merges) == 2
+    assert {p: p.read_bytes() for p in files} == files and sorted(os.listdir(tmp_path)) == ["m.model", "m.vocab"]

@@ -383,7 +383,9 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     from tokexplorer.core.files.file_budget import open_regular, read_limited
+    from tokexplorer.core.files.textfile import settle
 
+    settle(path)  # a set of output files a killed `train -o` left half-renamed is finished first
     # subtle: a device (/dev/zero), a FIFO or a folder is refused before a byte is read.
     f, _ = open_regular(path, what="tokenizer file")
     try:
