@@ -98,7 +98,7 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
     """("ok", text, cuts) or ("error", message)."""
     import jinja2
 
-    from tokexplorer.core.chat_sandbox import TemplateLimit, TemplateRefused, _error_line, render_layout
+    from tokexplorer.core.chat_sandbox import TemplateLimit, TemplateRefused, template_error_line, render_layout
 
     deadline = time.monotonic() + seconds
     try:
@@ -109,12 +109,12 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
     except TemplateRefused as exc:
         return ("error", f"the template refused the conversation: {exc}")
     except TemplateLimit as exc:
-        return ("error", f"{exc}{_error_line(exc)}")
+        return ("error", f"{exc}{template_error_line(exc)}")
     except jinja2.TemplateError as exc:
-        return ("error", f"the chat template failed{_error_line(exc)}: {exc}")
+        return ("error", f"the chat template failed{template_error_line(exc)}: {exc}")
     except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
             OverflowError, LookupError, ArithmeticError) as exc:
-        return ("error", f"the chat template failed{_error_line(exc)}: {type(exc).__name__}: {exc}")
+        return ("error", f"the chat template failed{template_error_line(exc)}: {type(exc).__name__}: {exc}")
     return ("ok", text, cuts)
 
 

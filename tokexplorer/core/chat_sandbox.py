@@ -349,7 +349,7 @@ EXACT_MESSAGES = 64  # up to this many messages every prefix is rendered (the ru
 FIND_WINDOW = 65_536  # characters past the previous part searched for a message's content
 
 
-def _error_line(exc: BaseException) -> str:
+def template_error_line(exc: BaseException) -> str:
     """' on line N' from the traceback frames Jinja maps to template lines, if any."""
     tb, line = exc.__traceback__, None
     while tb is not None:

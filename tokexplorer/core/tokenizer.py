@@ -68,6 +68,13 @@ class native_errors:
         pass
 
     def __exit__(self, kind, exc, tb) -> bool:
+        if isinstance(exc, ValueError) and str(exc).startswith("Regex error"):
+            # tiktoken's core: its split pattern gave up on this text (fancy-regex's backtracking
+            # limit, a pattern like (a|a)*(?=c) on a long run of a's)
+            raise TokexplorerError(
+                f"{self.source}: the split pattern gave up on this text ({str(exc).splitlines()[0]}); "
+                "the pattern backtracks too much for it"
+            ) from None
         if exc is not None and native_panic(exc):
             reason = str(exc).splitlines()[0] if str(exc) else "no reason given"
             raise TokexplorerError(
@@ -222,15 +229,29 @@ def resolve_special(
     allowed = set(allowed_special or ())
     unknown = allowed - set(special_tokens)
     if unknown:
-        known = ", ".join(sorted(special_tokens)) or "none"
+        # subtle: a vocabulary may have a thousand special tokens (DeepSeek's list is 41 KB): the
+        # message names a few, and where to see them all
         raise TokexplorerError(
-            f"unknown special token(s) {', '.join(sorted(unknown))}; this tokenizer has: {known}"
+            f"unknown special token(s) {_some(sorted(unknown))}; this tokenizer has: "
+            f"{_some(sorted(special_tokens, key=special_tokens.__getitem__), more=' (tokexplorer vocab -t NAME --filter special lists them)')}"
         )
     spelled = special_spans([t for t in special_tokens if t not in allowed], text)
     if spelled:
         start, end = spelled[0]
         raise DisallowedSpecialError(text[start:end], start)
     return allowed
+
+
+def _some(tokens: list[str], shown: int = 12, more: str = "") -> str:
+    """The first `shown` tokens, each cut to 40 characters, and how many are left out.
+
+    >>> _some([f"<{i}>" for i in range(14)], 3)
+    '<0>, <1>, <2> and 11 more'
+    """
+    if not tokens:
+        return "none"
+    text = ", ".join(t if len(t) <= 40 else t[:39] + "…" for t in tokens[:shown])
+    return text + (f" and {len(tokens) - shown:,} more{more}" if len(tokens) > shown else "")
 
 
 def special_spans(specials: Iterable[str], text: str) -> tuple[tuple[int, int], ...]:

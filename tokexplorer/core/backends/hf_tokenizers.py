@@ -43,7 +43,7 @@ from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, 
 from tokexplorer.core.analysis.merge_tree import MergeNode
 from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
 from tokexplorer.core.tokenizer import (AllowedSpecial, PipelineSplits, TokexplorerError, clean_text,
-                                      resolve_special)
+                                      native_errors, resolve_special)
 
 MODEL_TYPES = ("BPE", "Unigram", "WordPiece", "WordLevel")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -141,6 +141,10 @@ class TokenizersTokenizer:
             raise TokexplorerError(
                 f"{self.source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
             ) from None
+        # subtle: a file may ask to truncate (BERT's: 512 tokens) or pad what it encodes; the user's
+        # text is encoded whole, as it is
+        library.no_truncation()
+        library.no_padding()
         if self.config:
             _add_config_tokens(library, self.config)
         self._library = library
@@ -352,12 +356,19 @@ class TokenizersTokenizer:
         milliseconds while the other cores are busy), so those are encoded in this thread.
         """
         small = len(texts) <= SMALL_BATCH and sum(map(len, texts)) <= SMALL_BATCH * 16
-        with self._library_lock:
+        with self._library_lock, native_errors(self.source):
             self._library.encode_special_tokens = special_as_text
-            if small:
-                results = [self._library.encode(t, add_special_tokens=False) for t in texts]
-            else:
-                results = self._library.encode_batch(texts, add_special_tokens=False)
+            try:
+                if small:
+                    results = [self._library.encode(t, add_special_tokens=False) for t in texts]
+                else:
+                    results = self._library.encode_batch(texts, add_special_tokens=False)
+            except Exception as exc:  # noqa: BLE001 - the library's errors are bare Exceptions
+                # e.g. a WordPiece or Unigram model without its unknown token meets a character
+                # it lacks: the file cannot encode this text
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise TokexplorerError(f"{self.source}: tokenizers cannot encode this text with "
+                                       f"this file's model: {reason}") from None
         return [Run(np.array(r.ids, dtype=np.int64),
                     np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
                     np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
@@ -586,6 +597,27 @@ def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
                if tok.token_to_id(c) is None]  # in neither the vocabulary nor the added tokens
     if missing:
         tok.add_tokens(missing)
+
+
+def _check_ids(spec: dict, model: dict, source: str) -> None:
+    """Refuse ids that are not whole numbers from 0, or beyond what the file lists (the entries
+    and a gap, `file_budget.id_limit`): the tables built from them are indexed by id."""
+    from tokexplorer.core.files.file_budget import check_id, check_token_count
+
+    vocab = model.get("vocab") or {}
+    added = spec.get("added_tokens") or []
+    if not isinstance(added, list):
+        return  # the library refuses it with its own message
+    n_entries = len(vocab) + len(added) if isinstance(vocab, (dict, list)) else len(added)
+    check_token_count(n_entries, source=source, what="tokens and added tokens")
+    named = [(t.get("content"), t.get("id")) for t in added if isinstance(t, dict)]
+    if isinstance(vocab, dict):
+        named += list(vocab.items())
+    for token, token_id in named:
+        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
+            raise TokexplorerError(f"{source}: the token {str(token)[:40]!r} has id "
+                                   f"{json.dumps(token_id)[:40]}; ids are whole numbers from 0")
+        check_id(token_id, n_entries, source=source, what=f"the token {str(token)[:40]!r}")
 
 
 def _check_ids(spec: dict, model: dict, source: str) -> None:

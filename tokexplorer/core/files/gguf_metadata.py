@@ -168,7 +168,7 @@ def _read(buf: mmap.mmap, source: str) -> dict:
         if kind == ARRAY:
             element = struct.unpack_from(meta.order + "I", buf, meta.pos)[0] if meta.pos + 4 <= len(buf) else None
         if (scalar is None or kind not in scalar) and (elements is None or kind != ARRAY or element not in elements):
-            got = TYPE_NAMES.get(kind, f"type {kind}")
+            got = f"a {TYPE_NAMES.get(kind, f'value of type {kind}')}"
             if kind == ARRAY:
                 got = f"an array of {TYPE_NAMES.get(element, f'type {element}')}s"
             raise TokexplorerError(f"{source}: the field {key} is {got}, not {expected} as in "
