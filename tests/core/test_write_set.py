@@ -147,7 +147,7 @@ def test_a_live_writers_journal_is_not_touched(tmp_path):
     (tmp_path / "m.model").write_text("old")
     tmp = tmp_path / f".m.model.{os.getpid()}.0123abcd.tmp"
     tmp.write_text("new")
-    journal = textfile._write_journal([tmp_path / "m.model"], [tmp])
+    (journal,) = textfile._write_journal([tmp_path / "m.model"], [tmp])
     textfile.settle(tmp_path / "m.model")
     assert (tmp_path / "m.model").read_text() == "old" and tmp.exists() and journal.exists()
 
@@ -170,3 +170,36 @@ def test_loading_a_file_of_a_killed_set_finishes_the_set_first(tmp_path):
     assert (tmp_path / "m.vocab").read_bytes() != files[tmp_path / "m.vocab"]  # half-renamed
     assert len(load_tokenizer_file(tmp_path / "m.model").merges) == 2
     assert {p: p.read_bytes() for p in files} == files and sorted(os.listdir(tmp_path)) == ["m.model", "m.vocab"]
+
+
+def killed_set_across_folders(tmp_path) -> list[str]:
+    """`train --gpt2 -o m` writes m.model beside m-gpt2/encoder.json: killed after its first rename."""
+    names = ["m.model", "m-gpt2/encoder.json", "m-gpt2/vocab.bpe"]
+    (tmp_path / "m-gpt2").mkdir()
+    for n in names:
+        (tmp_path / n).write_text(f"old {n}")
+    script = KILLER.replace('names = ["m.model", "m.vocab", "m.tiktoken", "m-gpt2.json"]', f"names = {names!r}")
+    result = subprocess.run([sys.executable, "-c", script, str(tmp_path), "1"], capture_output=True)
+    assert result.returncode == -signal.SIGKILL, result.stderr.decode()
+    return names
+
+
+def test_a_set_across_folders_is_finished_from_either_folder(tmp_path):
+    names = killed_set_across_folders(tmp_path)
+    assert (tmp_path / "m.model").read_text() == "new m.model"  # renamed first
+    assert (tmp_path / "m-gpt2" / "vocab.bpe").read_text() == "old m-gpt2/vocab.bpe"
+    textfile.settle(tmp_path / "m-gpt2" / "encoder.json")  # a reader of the other folder's file
+    assert {n: (tmp_path / n).read_text() for n in names} == {n: f"new {n}" for n in names}
+    assert sorted(os.listdir(tmp_path)) == ["m-gpt2", "m.model"]
+    assert sorted(os.listdir(tmp_path / "m-gpt2")) == ["encoder.json", "vocab.bpe"]
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a file away needs root")
+def test_a_journal_of_another_user_is_not_followed(tmp_path):
+    """Root reading in a folder another user may write to never renames files a journal there names."""
+    names = killed_set_across_folders(tmp_path)
+    for journal in list(tmp_path.glob(".*.set")) + list((tmp_path / "m-gpt2").glob(".*.set")):
+        os.chown(journal, 4321, 4321)
+    textfile.settle(tmp_path / "m.model")
+    textfile.settle(tmp_path / "m-gpt2" / "vocab.bpe")
+    assert (tmp_path / "m-gpt2" / "vocab.bpe").read_text() == "old m-gpt2/vocab.bpe"

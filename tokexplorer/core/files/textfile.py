@@ -16,12 +16,13 @@ the middle leaves a mix), so it is used only then; the space is reserved first (
 so a full disk fails before a byte changes.
 
 `write_set` keeps a set whole under any kill, SIGKILL included. Its temporary files are complete and
-synced first; then a journal naming each temporary file and its target (`.NAME.PID.set`, beside
-the first file) is written and synced: the commit point. The renames follow, and the journal goes
-last. A process killed before the journal leaves the old set (and temporary files); killed after
+synced first; then a journal naming each temporary file and its target (`.NAME.PID.set`, NAME the
+first file's, one copy in each folder of the set) is written and synced: the commit point. The
+renames follow, and the journals go last. A process killed before the journal leaves the old set (and temporary files); killed after
 it, the journal says how to finish: the next `write_set` to those names, or `settle(path)` (which
 readers of a set's file call), renames what is left (rolls forward) once the writer's process is
-gone. Leftovers of a process that is gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are
+gone, and only when the journal and its temporary files are this user's (root does not finish a set
+another user's files name). Leftovers of a process that is gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are
 removed at the next write of the same names; nothing else in the folder is touched.
 """
 
@@ -304,15 +305,15 @@ def write_set(files: dict[str | os.PathLike, bytes]) -> None:
             pass  # a folder that cannot be tidied may still be written: the write says why not
     temps: list[Path] = []
     target = None
-    journal = None
+    journals: list[Path] = []
     try:
         for target, data in targets:
             temps.append(_write_temp(target, data))
         with _sigint_held():
             if len(targets) > 1:
                 target = targets[0][0]
-                journal = _write_journal([t for t, _ in targets], temps)
-            _rename_all([t for t, _ in targets], temps, journal)
+                journals = _write_journal([t for t, _ in targets], temps)
+            _rename_all([t for t, _ in targets], temps, journals)
     except OSError as exc:
         for tmp in temps:
             _unlink(tmp)
@@ -343,20 +344,31 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _write_journal(targets: list[Path], temps: list[Path]) -> Path:
-    """The commit point of a set: which temporary file becomes which target, synced, in place."""
+def _write_journal(targets: list[Path], temps: list[Path]) -> list[Path]:
+    """The commit point of a set: which temporary file becomes which target, synced, in place in
+    each folder of the set (a reader of any of its files finds it)."""
     first = targets[0]
-    journal = first.with_name(f".{first.name}.{os.getpid()}.set")
-    body = json.dumps({"format": SET_MAGIC, "pid": os.getpid(),
+    name = f".{first.name}.{os.getpid()}.set"
+    folders = list(dict.fromkeys(t.parent.absolute() for t in targets))
+    body = json.dumps({"format": SET_MAGIC, "pid": os.getpid(), "folders": [str(f) for f in folders],
                        "files": [[tmp.name, str(target.absolute())] for tmp, target in zip(temps, targets)]})
-    tmp = _write_temp(journal, body.encode("utf-8"))
+    journals = []
     try:
-        os.replace(tmp, journal)
+        for folder in folders:
+            journal = folder / name
+            tmp = _write_temp(journal, body.encode("utf-8"))
+            try:
+                os.replace(tmp, journal)
+            except BaseException:
+                _unlink(tmp)
+                raise
+            journals.append(journal)
+            _fsync_folder(folder)
     except BaseException:
-        _unlink(tmp)
+        for journal in journals:
+            _unlink(journal)
         raise
-    _fsync_folder(first.parent)
-    return journal
+    return journals
 
 
 def _process_gone(pid: int) -> bool:
@@ -372,18 +384,29 @@ def _process_gone(pid: int) -> bool:
     return False
 
 
-def _read_journal(journal: Path) -> list[tuple[Path, Path]] | None:
-    """A dead writer's journal: (temporary file, target) pairs, each temporary file beside its
-    target and named as that writer names them; None for anything else (left alone)."""
+def _mine(path: Path) -> bool:
+    """A regular file (not a link) of this process's user."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISREG(st.st_mode) and (not hasattr(os, "geteuid") or st.st_uid == os.geteuid())
+
+
+def _read_journal(journal: Path) -> tuple[list[tuple[Path, Path]], list[Path]] | None:
+    """A dead writer's journal: its (temporary file, target) pairs, each temporary file beside its
+    target and named as that writer names them, and the journal's copies; None for anything else,
+    or when the journal or a temporary file is not this user's (left alone)."""
     match = _LEFTOVER.fullmatch(journal.name)
     if match is None or not journal.name.endswith(".set") or not _process_gone(int(match["pid"])):
         return None
     try:
-        if not stat.S_ISREG(os.lstat(journal).st_mode) or os.lstat(journal).st_size > 1 << 20:
+        if not _mine(journal) or os.lstat(journal).st_size > 1 << 20:
             return None
         data = json.loads(journal.read_bytes())
         pairs = [(Path(target).with_name(tmp), Path(target)) for tmp, target in data["files"]]
-    except (OSError, ValueError, TypeError, KeyError):
+        copies = [Path(folder) / journal.name for folder in data["folders"]]
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
         return None
     if data.get("format") != SET_MAGIC or data.get("pid") != int(match["pid"]):
         return None
@@ -391,11 +414,14 @@ def _read_journal(journal: Path) -> list[tuple[Path, Path]] | None:
         own = _LEFTOVER.fullmatch(tmp.name)
         if own is None or own["name"] != target.name or own["pid"] != match["pid"] or not tmp.name.endswith(".tmp"):
             return None
-    return pairs
+        if os.path.lexists(tmp) and not _mine(tmp):
+            return None
+    return pairs, copies
 
 
-def _finish(journal: Path, pairs: list[tuple[Path, Path]]) -> None:
-    """Roll a dead writer's set forward: rename what it had not renamed, then drop its leftovers."""
+def _finish(journal: Path, pairs: list[tuple[Path, Path]], copies: list[Path]) -> None:
+    """Roll a dead writer's set forward: rename what it had not renamed, then drop its leftovers
+    and its journal's copies (the one read last: until then any copy can finish the set)."""
     pid = _LEFTOVER.fullmatch(journal.name)["pid"]
     for tmp, target in pairs:
         if os.path.lexists(tmp):
@@ -404,6 +430,9 @@ def _finish(journal: Path, pairs: list[tuple[Path, Path]]) -> None:
         _fsync_folder(folder)
     for _, target in pairs:
         _unlink(target.with_name(f".{target.name}.{pid}.old"))
+    for copy in copies:
+        if copy != journal and copy.name == journal.name and _mine(copy):
+            _unlink(copy)
     _unlink(journal)
 
 
@@ -414,9 +443,9 @@ def settle_folder(folder: Path, names: set[str] | None = None) -> None:
     if not folder.is_dir():
         return
     for journal in folder.glob(".*.set"):
-        pairs = _read_journal(journal)
-        if pairs is not None:
-            _finish(journal, pairs)
+        found = _read_journal(journal)
+        if found is not None:
+            _finish(journal, *found)
     if not names:
         return
     for entry in folder.iterdir():
@@ -438,7 +467,7 @@ def settle(path: str | os.PathLike) -> None:
         pass
 
 
-def _rename_all(targets: list[Path], temps: list[Path], journal: Path | None = None) -> None:
+def _rename_all(targets: list[Path], temps: list[Path], journals: list[Path] = ()) -> None:
     backups: list[tuple[Path, Path | None]] = []  # (target, hard link to its old file or None)
     try:
         for target in targets:
@@ -455,12 +484,13 @@ def _rename_all(targets: list[Path], temps: list[Path], journal: Path | None = N
             for tmp, target in zip(temps, targets):
                 os.replace(tmp, target)
                 done += 1
-            if journal is not None:
+            if journals:
                 for folder in dict.fromkeys(t.parent for t in targets):
                     _fsync_folder(folder)
+            for journal in journals:
                 _unlink(journal)  # the set is whole: nothing to finish
         except BaseException:
-            if journal is not None:
+            for journal in journals:
                 _unlink(journal)  # the old set comes back instead: nothing to roll forward
             for target, backup in backups[:done]:
                 if backup is not None:
