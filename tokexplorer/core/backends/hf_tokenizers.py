@@ -620,27 +620,6 @@ def _check_ids(spec: dict, model: dict, source: str) -> None:
         check_id(token_id, n_entries, source=source, what=f"the token {str(token)[:40]!r}")
 
 
-def _check_ids(spec: dict, model: dict, source: str) -> None:
-    """Refuse ids that are not whole numbers from 0, or beyond what the file lists (the entries
-    and a gap, `file_budget.id_limit`): the tables built from them are indexed by id."""
-    from tokexplorer.core.files.file_budget import check_id, check_token_count
-
-    vocab = model.get("vocab") or {}
-    added = spec.get("added_tokens") or []
-    if not isinstance(added, list):
-        return  # the library refuses it with its own message
-    n_entries = len(vocab) + len(added) if isinstance(vocab, (dict, list)) else len(added)
-    check_token_count(n_entries, source=source, what="tokens and added tokens")
-    named = [(t.get("content"), t.get("id")) for t in added if isinstance(t, dict)]
-    if isinstance(vocab, dict):
-        named += list(vocab.items())
-    for token, token_id in named:
-        if not isinstance(token_id, int) or isinstance(token_id, bool) or token_id < 0:
-            raise TokexplorerError(f"{source}: the token {str(token)[:40]!r} has id "
-                                   f"{json.dumps(token_id)[:40]}; ids are whole numbers from 0")
-        check_id(token_id, n_entries, source=source, what=f"the token {str(token)[:40]!r}")
-
-
 def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
     """A user's tokenizer.json, with the tokenizer_config.json beside it if there is one."""
     try:

@@ -324,11 +324,6 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
     from tokexplorer.core.files.file_budget import check_id
 
     check_id(highest, len(values), source=source, what=f"a token ({ranks_token(ranks, highest)!r})")
-    # subtle: the tables are indexed by id, so a rank is memory: one of 2^30 among 257 tokens
-    # would take gigabytes. Ranks may leave gaps, but not more than the vocabulary can explain.
-    from tokexplorer.core.files.file_budget import check_id
-
-    check_id(highest, len(values), source=source, what=f"a token ({ranks_token(ranks, highest)!r})")
     taken: set[int] = set()  # the special ids so far
     for token, token_id in special_tokens.items():
         if not isinstance(token, str) or not token:  # tiktoken's core would match "" for ever
@@ -347,11 +342,6 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
             raise TokexplorerError(f"{source}: special token {token!r} has id {token_id}, which is "
                                    "already a token's rank or another special token's id")
         taken.add(token_id)
-
-
-def ranks_token(ranks: dict[bytes, int], rank: int) -> bytes | None:
-    """The token of a rank (a search: for messages only)."""
-    return next((token for token, r in ranks.items() if r == rank), None)
 
 
 def ranks_token(ranks: dict[bytes, int], rank: int) -> bytes | None:
@@ -439,12 +429,6 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
     # would otherwise become a list of a hundred million lines.
     n_lines = data.count(b"\n") + data.count(b"\r") + 1
     check_token_count(n_lines, source=source, what="lines")
-    from tokexplorer.core.files.file_budget import check_id, check_token_count
-
-    # subtle: the lines are counted before they are split (one token a line): a file of newlines
-    # would otherwise become a list of a hundred million lines.
-    n_lines = data.count(b"\n") + data.count(b"\r") + 1
-    check_token_count(n_lines, source=source, what="lines")
     ranks: dict[bytes, int] = {}
     lines_of: dict[int, int] = {}  # rank -> line number
     for lineno, line in enumerate(data.splitlines(), 1):
@@ -465,7 +449,6 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
             raise TokexplorerError(
                 f"{source}: line {lineno}: {what}; the .tiktoken file is truncated or corrupt"
             )
-        check_id(rank, n_lines, source=f"{source}: line {lineno}", what="the token")
         check_id(rank, n_lines, source=f"{source}: line {lineno}", what="the token")
         ranks[token] = rank
         lines_of[rank] = lineno
