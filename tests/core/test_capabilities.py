@@ -165,3 +165,19 @@ def test_special_tokens_have_no_merge_tree(tok):
     if special is not None:
         with pytest.raises(TokexplorerError, match="special"):
             merge_tree(tok, special)
+
+
+def test_a_normalising_sentencepiece_model_says_so():
+    """A model trained with NFKC and whitespace folding declares it, changes the text as it says,
+    and gets no incremental rule; the same corpus with identity normalisation declares none."""
+    from tokexplorer.core.training.sentencepiece import llama2_options, train_sentencepiece
+
+    corpus = "hello world\nhello there ｱｲｳ ①\n" * 20
+    folding = train_sentencepiece(corpus, llama2_options(280, normalization_rule_name="nfkc",
+                                                          remove_extra_whitespaces=True))
+    assert folding.normalizes == "nfkc, extra whitespace removed"
+    assert folding.decode(folding.encode("ｱ  ①").ids) == "ア 1"
+    assert not IncrementalEncoder(folding).is_incremental
+    plain = train_sentencepiece(corpus, llama2_options(280))
+    assert plain.normalizes is None and plain.decode(plain.encode("ｱ  ①").ids) == "ｱ  ①"
+    assert IncrementalEncoder(plain).is_incremental
