@@ -159,3 +159,14 @@ def test_a_recovery_file_of_another_kind_is_not_read(tmp_path):
     with pytest.raises(TokexplorerError, match="not a regular file"):
         orphan.read()
     orphan.release(remove=False)
+
+
+def test_a_write_a_kill_interrupted_leaves_nothing_once_the_text_is_dealt_with(tmp_path):
+    folder = tmp_path / "recovery"
+    crashed = Session.claim(folder)
+    crashed.write(Recovered("text"))
+    (folder / f".{crashed.id}{recovery.SUFFIX}.0123abcd.tmp").write_bytes(b"half a write")
+    crashed.release(remove=False)
+    (orphan,) = recovery.orphans(folder)
+    orphan.release(remove=True)  # discarded (or adopted)
+    assert list(folder.iterdir()) == []

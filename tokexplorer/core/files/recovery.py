@@ -239,7 +239,9 @@ class Lock:
         if self._fd < 0:
             return
         if remove:
-            for p in (self.recovery_path, self.lock_path):
+            # the temporary files of writes a kill interrupted (write_private) go too
+            leftovers = list(self.folder.glob(f".{self.id}{SUFFIX}.*.tmp"))
+            for p in (*leftovers, self.recovery_path, self.lock_path):
                 try:
                     p.unlink()
                 except FileNotFoundError:
