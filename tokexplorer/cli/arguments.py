@@ -41,6 +41,28 @@ def read_text_argument(args: argparse.Namespace) -> str:
     return args.text
 
 
+def megabytes(value: str) -> float:
+    """--max-mb's type: a number of MB above 0 (nan, inf, 0 and negative numbers are usage errors,
+    not budgets).
+
+    >>> megabytes("2.5")
+    2.5
+    >>> megabytes("nan")
+    Traceback (most recent call last):
+    ...
+    argparse.ArgumentTypeError: 'nan' is not a number of MB above 0 (e.g. 300)
+    """
+    import math
+
+    try:
+        number = float(value)
+    except ValueError:
+        number = math.nan
+    if not math.isfinite(number) or number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number of MB above 0 (e.g. 300)")
+    return number
+
+
 def add_special_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--allowed-special",

@@ -10,6 +10,7 @@ from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.analysis.unicode_info import visible
 from tokexplorer.core.chat import FORMATS, count_chat, parse_messages
 from tokexplorer.core.registry import load_tokenizer
+from tokexplorer.core.tokenizer import TokexplorerError
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -30,15 +31,36 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(handler=run)
 
 
+def summary(total: int, overhead: int) -> str:
+    """The closing line's counts. The template's share is the total less the messages' contents
+    encoded alone, and it is below 0 when contents take more tokens alone than in the conversation
+    (a token of the template's text and the content's merged): then that is what it says.
+
+    >>> summary(10, 4)
+    "10 tokens, 4 of them the template's (special tokens, roles, separators)"
+    >>> summary(10, -2)
+    "10 tokens; the messages' contents encoded alone take 2 more than that (the template's text and theirs share tokens)"
+    """
+    if overhead >= 0:
+        return f"{total} tokens, {overhead} of them the template's (special tokens, roles, separators)"
+    return (f"{total} tokens; the messages' contents encoded alone take {-overhead} more than that "
+            "(the template's text and theirs share tokens)")
+
+
 def run(args: argparse.Namespace) -> int:
     args.text = args.messages
     source = args.file or "the conversation"
-    messages = parse_messages(read_text_argument(args), source)
+    try:
+        messages = parse_messages(read_text_argument(args), source)
+    except RecursionError:  # Python's JSON parser recurses once a level
+        raise TokexplorerError(f"{source} is not valid JSON here: it is nested too deeply (a "
+                               "conversation is a list of messages, two levels)") from None
     tok = load_tokenizer(args.tokenizer)
     count = count_chat(tok, messages, format=args.format, add_generation_prompt=not args.no_generation_prompt)
     if args.json:
         print_json({"tokenizer": tok.name, "format": count.format, "text": count.text,
-                    "ids": count.encoding.ids, "total": count.total, "overhead": count.overhead,
+                    "ids": [int(i) for i in count.encoding.ids],  # a list or an array (`TokenIds`)
+                    "total": count.total, "overhead": count.overhead,
                     "parts": [{"index": p.index, "role": p.role or None, "start": p.start, "end": p.end,
                                "tokens": p.tokens, "content_tokens": p.content_tokens}
                               for p in count.parts]})
@@ -48,6 +70,5 @@ def run(args: argparse.Namespace) -> int:
     print_table(["#", "role", "tokens", "content", "template"],
                 [[p.index if p.index >= 0 else "", p.role or "(reply prompt)", p.tokens, p.content_tokens,
                   p.tokens - p.content_tokens] for p in count.parts], right={0, 2, 3, 4})
-    print(f"{tok.name}, {count.format}: {count.total} tokens, {count.overhead} of them the template's "
-          f"(special tokens, roles, separators)", file=sys.stderr)
+    print(f"{tok.name}, {count.format}: {summary(count.total, count.overhead)}", file=sys.stderr)
     return 0

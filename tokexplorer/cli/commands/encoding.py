@@ -11,7 +11,8 @@ import sys
 import numpy as np
 
 from tokexplorer.cli.arguments import (
-    add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, read_text_argument,
+    add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, megabytes,
+    read_text_argument,
 )
 from tokexplorer.cli.output import print_json, print_table, print_table_stream
 from tokexplorer.core.analysis import id_lookup
@@ -70,7 +71,7 @@ def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
 
 def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
     p.add_argument(
-        "--max-mb", type=float, metavar="N",
+        "--max-mb", type=megabytes, metavar="N",
         help="memory budget: texts of any size stream in pieces through tokenizers with the GPT-2, "
         "GPT-4 or o200k split (about 150 MB beside twice the file's size); others encode whole, and "
         f"refuse a text of over N million characters (default {WHOLE_TEXT_DEFAULTS}: about "

@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from tokexplorer.cli.arguments import parse_token_id
+from tokexplorer.cli.arguments import megabytes, parse_token_id
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
                             training_over_budget, training_peak_gb)
@@ -41,7 +41,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="BPE: also write GPT-2's encoder.json and vocab.bpe into the folder PREFIX-gpt2")
     p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
-    p.add_argument("--max-mb", type=float, metavar="N",
+    p.add_argument("--max-mb", type=megabytes, metavar="N",
                    help="memory budget: refuse corpora of over N MB (default "
                    f"{TRAIN_LIMIT_MB['bpe']} for BPE, which peaks near {_peak('bpe')}; "
                    f"{TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, {_peak('sentencepiece')})")
@@ -72,7 +72,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    "'-t none' for none)")
     _add_pattern_argument(p)
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
-    p.add_argument("--max-mb", type=float, metavar="N",
+    p.add_argument("--max-mb", type=megabytes, metavar="N",
                    help=f"memory budget: refuse a corpus of over N MB (default {TRAIN_LIMIT_MB['bpe']}: "
                    f"training peaks near {_peak('bpe')}); the BPE sizes and the "
                    "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
@@ -174,9 +174,11 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -
     size = _file_bytes(paths)
     why = training_over_budget(algorithm, size, max_mb)
     if why is not None:
-        limit = int(TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb)
+        limit = TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb  # above 0 (`megabytes`)
+        # subtle: head's "M" is 1024 x 1024 bytes, "MB" a million: the budget's unit
+        part = f"{int(limit)}MB" if limit >= 1 else f"{int(limit * 1e6)}"
         raise TokexplorerError(
-            f"{why}; train on a part (e.g. the first {limit} MB: head -c {limit}M CORPUS > part.txt), "
+            f"{why}; train on a part (e.g. the first {limit:g} MB: head -c {part} CORPUS > part.txt), "
             f"or pass --max-mb {max_mb_for(size)} to go on "
             f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
 

@@ -304,11 +304,23 @@ def soak_text(path: Path, size: int = 1_000_000) -> str:
 def main(argv: list[str]) -> int:
     """`python -m tokexplorer.gui.bench.soak EDITS CORPUS`: run the soak, print its result as JSON (and a
     line on stderr every REPORT_EVERY edits in a longer run)."""
+    import argparse
     import faulthandler
     import json
 
+    parser = argparse.ArgumentParser(
+        prog="python -m tokexplorer.gui.bench.soak",
+        description="The editing soak: EDITS random edits in a real window on about 1 MB of CORPUS; "
+        "prints the readings as JSON (tokexplorer bench --soak N runs it).")
+    parser.add_argument("edits", type=int, metavar="EDITS", help="how many edits (a whole number from 1)")
+    parser.add_argument("corpus", type=Path, metavar="CORPUS", help="a UTF-8 text file, repeated or cut to 1 MB")
+    args = parser.parse_args(argv)
+    if args.edits < 1:
+        parser.error(f"EDITS must be a whole number from 1, not {args.edits}")
+    if not args.corpus.is_file():
+        parser.error(f"no such text file: {args.corpus}")
     faulthandler.enable()  # a crash inside Qt prints where the Python side was (one did, at ~2,000 edits)
-    edits, corpus = int(argv[0]), Path(argv[1])
+    edits, corpus = args.edits, args.corpus
     print(json.dumps(run_soak(edits, soak_text(corpus), report_every=REPORT_EVERY)), flush=True)
     return 0
 
