@@ -279,9 +279,10 @@ def _write_in_place(target: Path, data: bytes, old_size: int) -> None:
                 if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
                     raise
         with _sigint_held():
-            view, offset = memoryview(data), 0
-            while offset < len(view):
-                offset += os.pwrite(fd, view[offset:], offset)
+            os.lseek(fd, 0, os.SEEK_SET)  # (not pwrite: Windows has hard links but no pwrite)
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
             os.ftruncate(fd, len(data))
             os.fsync(fd)
     finally:
