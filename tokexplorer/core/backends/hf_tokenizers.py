@@ -253,6 +253,9 @@ class TokenizersTokenizer:
 
     @property
     def library_tokenizer(self) -> tokenizers.Tokenizer:
+        """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
+        return self._library
+
     def library_encoder(self):
         """`tokenizers.Tokenizer.encode(text, add_special_tokens=False).ids`."""
         lib = self._library
@@ -280,9 +283,6 @@ class TokenizersTokenizer:
         patterns = tuple(st["pattern"]["Regex"].replace("\r", r"\r").replace("\n", r"\n") for st in splits)
         added = frozenset(content for content, _ in self.added_tokens.values() if content)
         return PipelineSplits(patterns, self.encode_words, self.tokens_bytes, added)
-
-        """The `tokenizers.Tokenizer` itself (for benchmarks). Do not change its settings."""
-        return self._library
 
     def encode_words(self, words: list[str], allowed: set[str]) -> list[list[int]] | None:
         """Each of `words` encoded on its own (ids, as `encode` finds them), or None if the
