@@ -163,3 +163,14 @@ def test_a_model_without_its_unknown_token_is_one_line(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(spec), "utf-8")
     err = one_line(tokexplorer("encode", "-t", tmp_path / "tokenizer.json", "a b"))
     assert "tokenizers cannot encode this text" in err and "Missing [UNK] token" in err
+
+
+def test_a_file_the_library_would_panic_on_prints_no_panic_lines(tmp_path):
+    vocab = {c: i for i, c in enumerate("abcdefgh ")}
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+            "normalizer": {"type": "Replace", "pattern": {"String": ""}, "content": "a"},
+            "pre_tokenizer": None, "post_processor": None, "decoder": None,
+            "model": {"type": "WordLevel", "unk_token": "a", "vocab": vocab}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), "utf-8")
+    err = one_line(tokexplorer("encode", "-t", tmp_path / "tokenizer.json", "ab"))
+    assert "its normalizer replaces an empty string" in err

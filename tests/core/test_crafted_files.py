@@ -330,3 +330,17 @@ def test_a_split_pattern_that_gives_up_is_one_line(tmp_path):
     tok = load_tokenizer(path)
     with pytest.raises(TokexplorerError, match="the split pattern gave up on this text"):
         tok.encode("a" * 40 + "b")
+
+
+@pytest.mark.parametrize("normalizer, message", [
+    ({"type": "Replace", "pattern": {"String": ""}, "content": "a"}, "replaces an empty string"),
+    ({"type": "Sequence", "normalizers": [{"type": "Replace", "pattern": {"Regex": "x*"}, "content": "ab"}]},
+     "which matches the empty string"),
+    ({"type": "Prepend", "prepend": ""}, "prepends an empty string"),
+])
+def test_a_normalizer_the_library_panics_on_is_refused_when_loaded(tmp_path, normalizer, message):
+    # tokenizers' core indexes past the end of the text for these, and prints its panic on stderr
+    path = tmp_path / "tokenizer.json"
+    path.write_text(json.dumps(tokenizer_json() | {"normalizer": normalizer}), "utf-8")
+    with pytest.raises(TokexplorerError, match=message):
+        load_tokenizer(path)

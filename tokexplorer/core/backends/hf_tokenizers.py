@@ -135,6 +135,7 @@ class TokenizersTokenizer:
             )
         self.config = config or {}  # tokenizer_config.json, for views that need more of it
         _check_ids(spec, model, self.source)  # ids are table entries: bounded before any table
+        _check_normalizer(spec.get("normalizer"), self.source)
         try:
             library = tokenizers.Tokenizer.from_str(text)
         except Exception as exc:  # the library's own message says what is wrong
@@ -618,6 +619,43 @@ def _check_ids(spec: dict, model: dict, source: str) -> None:
             raise TokexplorerError(f"{source}: the token {str(token)[:40]!r} has id "
                                    f"{json.dumps(token_id)[:40]}; ids are whole numbers from 0")
         check_id(token_id, n_entries, source=source, what=f"the token {str(token)[:40]!r}")
+
+
+def _check_normalizer(node, source: str) -> None:
+    """Refuse the normalisers `tokenizers`' core panics on (an index out of bounds, with three lines
+    of its own on stderr) once it encodes: a Replace whose pattern matches the empty string, a
+    Prepend of nothing.
+
+    >>> _check_normalizer({"type": "Sequence", "normalizers": [{"type": "Prepend", "prepend": ""}]}, "t.json")
+    Traceback (most recent call last):
+    ...
+    tokexplorer.core.tokenizer.TokexplorerError: t.json: its normalizer prepends an empty string, which the tokenizers library fails on; the file is corrupt or crafted
+    """
+    import regex
+
+    if not isinstance(node, dict):
+        return
+    kind = node.get("type")
+    why = None
+    if kind == "Sequence":
+        for part in node.get("normalizers") or []:
+            _check_normalizer(part, source)
+    elif kind == "Prepend" and node.get("prepend") == "":
+        why = "prepends an empty string"
+    elif kind == "Replace" and isinstance(node.get("pattern"), dict):
+        pattern = node["pattern"]
+        if pattern.get("String") == "":
+            why = "replaces an empty string"
+        elif isinstance(pattern.get("Regex"), str):
+            try:
+                empty = any(m.start() == m.end() for m in regex.finditer(pattern["Regex"], "a b 1"))
+            except (regex.error, TypeError):
+                empty = False  # the library says what is wrong with it
+            if empty:
+                why = f"replaces matches of {pattern['Regex']!r}, which matches the empty string"
+    if why:
+        raise TokexplorerError(f"{source}: its normalizer {why}, which the tokenizers library fails "
+                               "on; the file is corrupt or crafted")
 
 
 def load_tokenizer_json(path: Path, data: bytes) -> TokenizersTokenizer:
