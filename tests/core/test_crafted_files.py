@@ -344,3 +344,14 @@ def test_a_normalizer_the_library_panics_on_is_refused_when_loaded(tmp_path, nor
     path.write_text(json.dumps(tokenizer_json() | {"normalizer": normalizer}), "utf-8")
     with pytest.raises(TokexplorerError, match=message):
         load_tokenizer(path)
+
+
+@pytest.mark.parametrize("line", ["97 \u00b2", "<x> " + "9" * 5000])
+def test_minbpe_numbers_python_cannot_read_are_one_short_line(tmp_path, line):
+    # '²' is a digit to str.isdigit but not to int(); int() refuses more than 4,300 digits
+    path = tmp_path / "odd.model"
+    n_special = "1" if line.startswith("<x>") else "0"
+    path.write_text(f"minbpe v1\n\n{n_special}\n{line}\n", "utf-8")
+    with pytest.raises(TokexplorerError, match="line 4 should be") as refused:
+        load_tokenizer(path)
+    assert len(str(refused.value)) < 400

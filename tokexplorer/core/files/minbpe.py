@@ -135,6 +135,8 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
     lines = [line.rstrip("\r") for line in lines]
 
     def corrupt(lineno: int, what: str) -> TokexplorerError:
+        if len(what) > 160:  # a crafted line may be megabytes: the message stays a line
+            what = what[:150] + "…'"
         return TokexplorerError(
             f"{source}: line {lineno} {what}; the minbpe .model is truncated or corrupt"
         )
@@ -157,7 +159,7 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
     specials: dict[str, int] = {}
     for lineno in range(4, 4 + n_special):
         fields = lines[lineno - 1].split()
-        if len(fields) != 2 or not fields[1].isdigit():
+        if len(fields) != 2 or not _number(fields[1]):
             raise corrupt(lineno, f"should be 'token id', not {lines[lineno - 1]!r}")
         specials[fields[0]] = int(fields[1])
     merges: dict[tuple[int, int], int] = {}
@@ -168,7 +170,7 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
     total = 256
     for lineno in range(4 + n_special, len(lines) + 1):
         fields = lines[lineno - 1].split()
-        if len(fields) != 2 or not all(f.isdigit() for f in fields):
+        if len(fields) != 2 or not all(map(_number, fields)):
             raise corrupt(lineno, f"should be a merge 'id1 id2', not {lines[lineno - 1]!r}")
         a, b = int(fields[0]), int(fields[1])
         new = 256 + len(merges)
@@ -186,6 +188,16 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
             )
     return BPETokenizer(merges, pattern, specials, name=name, source=source,
                         description="minbpe " + ("Regex" if pattern else "Basic") + " model")
+
+
+def _number(field: str) -> bool:
+    """Whether a field is an id: ASCII digits, at most 18 (str.isdigit also takes '²', which int()
+    refuses, and int() refuses more than 4,300 digits).
+
+    >>> _number("257"), _number("²"), _number("9" * 5000)
+    (True, False, False)
+    """
+    return field.isascii() and field.isdigit() and len(field) <= 18
 
 
 def load_minbpe_model(path: Path, data: bytes | None = None) -> BPETokenizer:
