@@ -27,7 +27,7 @@ def ready(qtbot, window, tokenizer="o200k_base"):
 def search(qtbot, panel, by: str, query: str) -> list[int]:
     panel.search_by.setCurrentIndex(panel.search_by.findData(by))
     panel.search_box.setText(query)
-    qtbot.waitUntil(lambda: not panel._search_timer.isActive(), timeout=2_000)
+    qtbot.waitUntil(lambda: panel.up_to_date, timeout=5_000)  # the search has run
     return [panel.model.token_id(r) for r in range(panel.model.rowCount())]
 
 
@@ -114,4 +114,5 @@ def test_a_new_vocabulary_is_read_once_the_text_is_tokenized(qtbot, window, monk
     assert panel.model.rowCount() == 0 and "reading o200k_base's vocabulary" in panel.info.text()
     qtbot.waitUntil(lambda: panel.vocab_name == "o200k_base", timeout=20_000)
     assert asked == [("o200k_base", "", "o200k_base")]
-    assert panel.model.rowCount() == 200_000 and not panel._loading
+    qtbot.waitUntil(lambda: panel.up_to_date, timeout=20_000)
+    assert panel.model.rowCount() == 200_000
