@@ -19,12 +19,14 @@ from tokexplorer.core.chat_sandbox import render_layout
 from tokexplorer.core.registry import get_builtin
 
 HELLO = [Message("user", "hello")]
-FEW_SECONDS = 12.0  # a cold child's start on a loaded machine, plus the 5 s limit, with room
+FEW_SECONDS = 15.0  # the 5 s limit, the kill 1 s later, a cold child's start on a loaded machine
 
 ATTACKS = [
-    ("{% set s = 'x' * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}", "loops too long"),
+    # a million turns take 1-3 s, more on a loaded machine: then the 5 s limit speaks first
+    ("{% set s = 'x' * 100000 %}{% for a in s %}{% for b in s %}{% endfor %}{% endfor %}",
+     "loops too long|took longer than 5 s"),
     ("{% for a in messages[0].content * 20000 %}{% for b in messages[0].content * 20000 %}{{ '' }}"
-     "{% endfor %}{% endfor %}", "loops too long"),
+     "{% endfor %}{% endfor %}", "loops too long|took longer than 5 s"),
     ("{% macro f(n) %}{% if n %}{{ f(n - 1) }}{{ f(n - 1) }}{% endif %}{% endmacro %}{{ f(60) }}",
      "loops too long|took longer than 5 s"),
     ("{{ 10 ** 1000000000 }}", r"10 \*\* 1,000,000,000 would have over"),
@@ -222,5 +224,5 @@ def test_a_long_conversation_is_linear_and_one_over_the_budget_is_refused():
     assert large < 10  # was minutes (3,000 messages took 17 s)
     assert large < 8 * small * 3 + 1  # 8 times the messages: about 8 times the time, not 64
     too_many = [Message("user", "x")] * (MAX_MESSAGES + 1)
-    with pytest.raises(TemplateError, match="over chat's budget of 20,000"):
+    with pytest.raises(TemplateError, match="over chat's budget of 10,000"):
         count_chat(tok, too_many)

@@ -44,6 +44,10 @@ def _limit_self(seconds: float, memory_mb: int) -> None:
         import resource
     except ImportError:  # Windows
         return
+    try:
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU's default action dumps core
+    except (ValueError, OSError):
+        pass
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
     try:
