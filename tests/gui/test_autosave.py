@@ -253,9 +253,9 @@ def test_a_users_tokenizer_file_is_opened_again(make_window, qtbot, tmp_path, is
 def test_typing_that_never_pauses_is_still_saved(make_window, qtbot, tmp_path, isolated_settings, monkeypatch):
     import tokexplorer.gui.services.autosave as autosave
 
-    window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)
-    window.autosave._timer.setInterval(24 * 3600 * 1000)  # a pause that never comes
+    monkeypatch.setenv(ENV_DEBOUNCE, str(24 * 3600 * 1000))  # a pause that never comes
     monkeypatch.setattr(autosave, "MAX_WAIT_MS", 0)
+    window, _ = edited_window(make_window, qtbot, tmp_path, isolated_settings)  # saved all the same
     type_text(window.editor, "w")
     qtbot.waitUntil(lambda: latest(isolated_settings).text == EXPECTED + "w")
 
