@@ -324,7 +324,8 @@ def test_closing_the_window_mid_training_ends_the_child(qtbot, window, corpora, 
     service = panel.service
     if when == "merging":
         qtbot.waitUntil(lambda: len(panel.log_model.records) > 0, timeout=TIMEOUT)
-        pid = service._process.pid
+        (trainer,) = _trainers()
+        pid = trainer.pid
         assert _alive(pid)
     window.close()  # FakeDialogs answers "Stop Training and Close"
     assert not service.running and [k for k, _ in window.dialogs.asked] == ["ask_stop_training"]
