@@ -14,7 +14,8 @@ tokexplorer has five parts (see the package docstring): `core` < `server` < `gui
 - bench imports core and server; gui only inside a function (the drivers of `bench --gui` run in
   a child process that loads the window); never cli, never Qt itself;
 - every part may import the root package `tokexplorer` (its version), which imports nothing.
-- no circles: none between parts (every import counted, lazy ones too), and none between modules.
+- no circles: none between parts (every import counted, lazy ones too), and none between modules;
+- no module imports another module's private (underscored) name.
 
 subtle: for the circles between modules only module-level imports count, not those inside a
 function body nor under `if TYPE_CHECKING:`. A function's import runs when the function is called,
@@ -272,6 +273,39 @@ def test_no_circle_between_parts(imports):
 
 def test_no_circle_between_modules(imports):
     assert cycles(module_graph(imports)) == []
+
+
+def private_imports(source: str, module: str, known: set[str]) -> list[str]:
+    """Each `from tokexplorer.x import _name` that takes a private name of another module (a
+    private module of the importer's own package, such as a compiled extension, is its own).
+
+    >>> private_imports("from tokexplorer.core.a import _helper", "tokexplorer.core.b", set())
+    ['tokexplorer.core.b:1 -> tokexplorer.core.a._helper']
+    >>> private_imports("from tokexplorer.core import _ext", "tokexplorer.core.b", {"tokexplorer.core._ext"})
+    []
+    """
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("tokexplorer")):
+            continue
+        for alias in node.names:
+            if not alias.name.startswith("_") or alias.name.startswith("__") or node.module == module:
+                continue
+            own_module = f"{node.module}.{alias.name}" in known and module.rpartition(".")[0] == node.module
+            if not own_module:
+                found.append(f"{module}:{node.lineno} -> {node.module}.{alias.name}")
+    return found
+
+
+def test_no_module_imports_a_private_name_of_another():
+    """A leading underscore means "this module's own": another module asks through a public name
+    (the same rule for attributes, `tok._sp`, is kept by review: it needs types to check)."""
+    files = {module_name(p, PACKAGE): p for p in sorted(PACKAGE.rglob("*.py"))}
+    # compiled extensions are modules too (their C source in a checkout, the built library once built)
+    extensions = {module_name(p.with_name(p.name.split(".")[0] + ".py"), PACKAGE)
+                  for pattern in ("*.c", "*.so", "*.pyd") for p in PACKAGE.rglob(pattern)}
+    assert [hit for name, path in files.items()
+            for hit in private_imports(path.read_text("utf-8"), name, set(files) | extensions)] == []
 
 
 # --- the checks fail on a violation --------------------------------------------------------------
