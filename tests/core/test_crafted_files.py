@@ -233,7 +233,8 @@ TOKENS = kv_array("tokenizer.ggml.tokens", 8, 3, b"".join(gguf_string(t) for t i
      "bos_token_id is 1,099,511,627,776, not one of the 3 token ids"),
     ("scores as strings", [MODEL_LLAMA, TOKENS, kv_array("tokenizer.ggml.scores", 8, 3, gguf_string("x") * 3)], None,
      "tokenizer.ggml.scores is an array of strings, not an array of numbers"),
-    ("truncated", [MODEL_GPT2, TOKENS[:-3]], None, "ends inside its metadata"),
+    ("truncated", [MODEL_GPT2, TOKENS[:-3]], None, "runs past the end of the file"),
+    ("truncated header", [MODEL_GPT2[:-3]], None, "the string tokenizer.ggml.model claims 4"),
     ("not utf-8", [MODEL_GPT2, kv_array("tokenizer.ggml.tokens", 8, 1, gguf_string(b"\xff"))], None, "not UTF-8"),
 ])
 def test_crafted_gguf_metadata_is_refused_in_one_line(tmp_path, name, pairs, keys, message):

@@ -88,6 +88,35 @@ class _Metadata:
         except UnicodeDecodeError as exc:
             raise self.fail(f"{what} is not UTF-8 text (byte {exc.start})") from None
 
+    def strings(self, n: int, what: str, keep: bool) -> list[str] | None:
+        """An array's `n` strings (kept: decoded; else skipped, None), read in one loop: a
+        vocabulary has hundreds of thousands."""
+        buf, pos, end = self.buf, self.pos, len(self.buf)
+        length_of = struct.Struct(self.order + self.size_format)
+        unpack, size = length_of.unpack_from, length_of.size
+        kept: list[bytes] = []
+        append = kept.append
+        # subtle: no check inside the loop (it runs a million times): a length past the end makes
+        # the next unpack fail, and the end is checked once after it
+        try:
+            for _ in range(n):
+                start = pos + size
+                pos = start + unpack(buf, pos)[0]
+                if keep:
+                    append(buf[start:pos])
+        except struct.error:
+            pos = end + 1
+        if pos > end:
+            raise self.fail(f"a string of {what} runs past the end of the file ({end:,} bytes)")
+        self.pos = pos
+        if not keep:
+            return None
+        try:
+            return [data.decode("utf-8") for data in kept]
+        except UnicodeDecodeError:
+            bad = next(i for i, data in enumerate(kept) if not _is_utf8(data))
+            raise self.fail(f"{what}[{bad}] is not UTF-8 text") from None
+
     def walk(self, what: str) -> None:
         self.walked += 1
         if self.walked > MAX_WALKED:
@@ -117,11 +146,10 @@ class _Metadata:
         if element == STRING:
             n = self.count(what, struct.calcsize(self.size_format))
             check_token_count(n, source=self.source, what=f"strings in {what}")
-            if keep:
-                return [self.value(STRING, f"{what}[{i}]", keep=True) for i in range(n)]
-            for i in range(n):
-                self.value(STRING, what)
-            return None
+            self.walked += n
+            if self.walked > MAX_WALKED:
+                raise self.fail(f"its metadata has over {MAX_WALKED:,} strings and arrays")
+            return self.strings(n, what, keep)
         if element == ARRAY:
             if depth + 1 >= MAX_DEPTH or keep:
                 raise self.fail(f"{what} nests arrays {'in a tokenizer field' if keep else 'too deeply'}")
@@ -131,6 +159,14 @@ class _Metadata:
                 self.value(ARRAY, what, depth + 1)
             return None
         raise self.fail(f"{what} is an array of the unknown type {element}")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def read_tokenizer_metadata(path: str | os.PathLike) -> dict:
