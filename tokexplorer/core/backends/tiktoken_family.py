@@ -504,6 +504,7 @@ def parse_gpt2_files(
             )
     special = {k: v for k, v in encoder.items() if k.startswith("<|") and k.endswith("|>")}
     ranks = {to_bytes(k): v for k, v in encoder.items() if k not in special}
+    check_token_count(vocab_bpe.count(b"\n"), source=f"{source}: vocab.bpe", what="lines of merges")
     try:
         lines = vocab_bpe.decode("utf-8").split("\n")
     except UnicodeDecodeError:
