@@ -47,7 +47,10 @@ def read_text(path: Path, encoding: str | None, progress) -> EditorText:
         total = path.stat().st_size
         check_size(path, total, encoding=encoding)  # over the window's budget: TextTooBig
         parts, done = [], 0
-        with open(path, "rb") as f:
+        from tokexplorer.core.files.file_budget import open_regular
+
+        f, _ = open_regular(path, what="text file")  # a device or a FIFO: refused, never read
+        with f:
             while block := f.read(READ_BLOCK):
                 parts.append(block)
                 done += len(block)
