@@ -226,3 +226,22 @@ def test_a_long_conversation_is_linear_and_one_over_the_budget_is_refused():
     too_many = [Message("user", "x")] * (MAX_MESSAGES + 1)
     with pytest.raises(TemplateError, match="over chat's budget of 10,000"):
         count_chat(tok, too_many)
+
+
+def test_a_child_takes_jobs_in_turn_until_one_fails():
+    """While the user types, one child renders count after count; a template that fails or goes
+    over a limit ends its child, and the next count gets a fresh one."""
+    runner = TemplateRunner(keep_spare=True)
+    try:
+        for _ in range(3):
+            assert runner.render(CHATML_TEMPLATE, [("user", "hi")], add_generation_prompt=False)[0] \
+                == "<|im_start|>user\nhi<|im_end|>\n"
+        first = runner._spare.process.pid
+        assert runner.render(CHATML_TEMPLATE, [("user", "hi")], add_generation_prompt=False)
+        assert runner._spare.process.pid == first  # the same child, given back
+        with pytest.raises(Exception, match="would be 10,000,000,000 long"):
+            runner.render("{{ 'a' * 10**10 }}", [], add_generation_prompt=False)
+        assert runner._spare.process.pid != first
+        assert runner.render("{{ messages | length }}", [("user", "hi")], add_generation_prompt=False)[0] == "1"
+    finally:
+        runner.close()

@@ -16,8 +16,11 @@ Limits, by platform:
   does not enforce RLIMIT_AS (set, not held); Windows has no rlimits: there the sandbox's size
   bounds and the caller's kill at the time limit are what hold.
 
-To answer quickly while the user types, one child is started ahead and waits for its job (a
-spare, idle, ended with its parent); each job takes the spare and starts the next.
+To answer quickly while the user types, a child is started ahead and waits for its job (a spare,
+idle, ended with its parent), and a child takes a few hundred jobs in turn before it ends
+(`JOBS_PER_CHILD`, `LIFE_SECONDS`, `GROWTH_MB`); one that fails or goes over a limit ends at once,
+and a fresh one is started. Each render builds a fresh Jinja environment: nothing passes between
+jobs but the process.
 """
 
 from __future__ import annotations
@@ -32,14 +35,30 @@ from tokexplorer.core.chat_sandbox import MAX_SECONDS
 
 MAX_MEMORY_MB = 512  # what a template may take on top of the child's own start
 START_GRACE = 10.0  # seconds a cold child may take to start (imports) before its job's clock runs
+# A child answers jobs one after another (a count while typing then costs a render, not a process
+# start: under load a start took a second) until a job fails or goes over a limit, or until these:
+JOBS_PER_CHILD = 200
+LIFE_SECONDS = 120.0
+GROWTH_MB = 64  # resident memory past its start (Linux; elsewhere the two bounds above)
 
 
 class TemplateProcessError(Exception):
     """The template failed or went over a limit: the message says so, in one line."""
 
 
-def _limit_self(seconds: float, memory_mb: int) -> None:
-    """The child's own limits, where the OS has them (see the module's notes)."""
+def _vm_kb(key: str) -> int | None:
+    """A size of this process in KB from Linux's /proc (None elsewhere)."""
+    try:
+        with open("/proc/self/status") as status:
+            return next(int(line.split()[1]) for line in status if line.startswith(key + ":"))
+    except (OSError, ValueError, StopIteration):
+        return None
+
+
+def _limit_self(seconds: float, memory_mb: int, start_kb: int | None) -> None:
+    """The child's limits for its next job, where the OS has them (see the module's notes). Soft
+    limits, set anew for each job (a process may raise its soft limits up to the hard ones); at the
+    soft CPU limit the kernel ends the process (SIGXCPU)."""
     try:
         import resource
     except ImportError:  # Windows
@@ -51,21 +70,20 @@ def _limit_self(seconds: float, memory_mb: int) -> None:
     used = resource.getrusage(resource.RUSAGE_SELF)
     cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
     try:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.getrlimit(resource.RLIMIT_CPU)[1]))
     except (ValueError, OSError):
         pass
-    if sys.platform.startswith("linux"):
+    if start_kb is not None:
         try:
-            with open("/proc/self/status") as status:
-                size_kb = next(int(line.split()[1]) for line in status if line.startswith("VmSize:"))
-            limit = size_kb * 1024 + memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-        except (ValueError, OSError, StopIteration):
+            limit = start_kb * 1024 + memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        except (ValueError, OSError):
             pass
 
 
 def _child(conn) -> None:
-    """The child's entry point: wait for one job, answer it, end."""
+    """The child's entry point: answer jobs until one fails or goes over a limit, or the child has
+    served JOBS_PER_CHILD jobs, lived LIFE_SECONDS or grown by GROWTH_MB; then end."""
     from tokexplorer.core.child_process import exit_with_parent
 
     exit_with_parent()
@@ -73,29 +91,42 @@ def _child(conn) -> None:
 
     from tokexplorer.core import chat_sandbox  # noqa: F401
 
+    start_kb = _vm_kb("VmSize") if sys.platform.startswith("linux") else None
+    start_rss = _vm_kb("VmRSS")
+    born, served = time.monotonic(), 0
     try:
         conn.send(("ready",))
-        job = conn.recv()
     except (EOFError, OSError):
         return
-    *job, memory_mb = job
-    _limit_self(job[-1], memory_mb)
-    too_much = ("error", f"the chat template used more than {memory_mb} MB")
-    try:
-        answer = _run(*job)
-    except MemoryError:
-        answer = too_much
-    except BaseException as exc:  # noqa: B902 - a bug here: say it, in one line
-        answer = ("error", f"the chat template's process failed: {type(exc).__name__}: {exc}")
-    try:
+    while True:
         try:
-            conn.send(answer)
+            job = conn.recv()
+        except (EOFError, OSError):
+            return
+        *job, memory_mb = job
+        _limit_self(job[-1], memory_mb, start_kb)
+        too_much = ("error", f"the chat template used more than {memory_mb} MB")
+        try:
+            answer = _run(*job)
         except MemoryError:
-            answer = None
-            conn.send(too_much)
-    except (EOFError, OSError):
-        pass
-    conn.close()
+            answer = too_much
+        except BaseException as exc:  # noqa: B902 - a bug here: say it, in one line
+            answer = ("error", f"the chat template's process failed: {type(exc).__name__}: {exc}")
+        served += 1
+        rss = _vm_kb("VmRSS")
+        more = (answer[0] == "ok" and served < JOBS_PER_CHILD and time.monotonic() - born < LIFE_SECONDS
+                and (rss is None or start_rss is None or rss - start_rss < GROWTH_MB * 1024))
+        try:
+            try:
+                conn.send((*answer, more))
+            except MemoryError:
+                answer, more = None, False
+                conn.send((*too_much, False))
+        except (EOFError, OSError):
+            return
+        if not more:
+            conn.close()
+            return
 
 
 def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_cuts, seconds):
@@ -131,6 +162,7 @@ class _Spare:
         self.process.start()
         child.close()
         self.started = time.monotonic()
+        self.ready = False  # its ("ready",) read
 
     def end(self) -> None:
         """Kill the child (done or not) without waiting: multiprocessing reaps it at its next start
@@ -141,7 +173,8 @@ class _Spare:
 
 
 class TemplateRunner:
-    """Renders templates in children, one job each; thread-safe (the server asks from its pool)."""
+    """Renders templates in children; thread-safe (the server asks from its pool). Without
+    `keep_spare` each child takes one job; with it, a child that can take more waits as the spare."""
 
     def __init__(self, keep_spare: bool = False):
         self._ctx = multiprocessing.get_context("spawn")
@@ -188,25 +221,37 @@ class TemplateRunner:
         """(text, cuts) as `chat_sandbox.render_layout` gives them, rendered in a child;
         TemplateProcessError with one line when the template fails or goes over a limit."""
         child = self._take()
+        more = False
         try:
-            if not child.conn.poll(max(0.0, child.started + START_GRACE - time.monotonic())):
-                raise TemplateProcessError("the chat template's process did not start in "
-                                           f"{START_GRACE:g} s")
-            child.conn.recv()  # ("ready",)
+            if not child.ready:
+                if not child.conn.poll(max(0.0, child.started + START_GRACE - time.monotonic())):
+                    raise TemplateProcessError("the chat template's process did not start in "
+                                               f"{START_GRACE:g} s")
+                child.conn.recv()  # ("ready",)
+                child.ready = True
             child.conn.send((template, [(m[0], m[1]) for m in messages], add_generation_prompt,
                              bos_token, eos_token, with_cuts, seconds, memory_mb))
             if not child.conn.poll(seconds + 1.0):
                 raise TemplateProcessError(f"the chat template took longer than {seconds:g} s")
-            answer = child.conn.recv()
+            *answer, more = child.conn.recv()
         except (EOFError, OSError):
             child.process.join(1)
             raise TemplateProcessError(_ended(child.process.exitcode, seconds, memory_mb)) from None
         finally:
-            child.end()
-            self._restock()
+            if not (more and self._keep_spare and self._give_back(child)):
+                child.end()
+                self._restock()
         if answer[0] == "error":
             raise TemplateProcessError(answer[1])
         return answer[1], answer[2]
+
+    def _give_back(self, child: _Spare) -> bool:
+        """Keep a child that will take another job as the spare (unless there is one)."""
+        with self._lock:
+            if self._spare is None:
+                self._spare = child
+                return True
+        return False
 
 
 def _ended(code: int | None, seconds: float, memory_mb: int) -> str:
