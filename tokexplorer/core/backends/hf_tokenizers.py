@@ -134,7 +134,7 @@ class TokenizersTokenizer:
                 f"are {', '.join(MODEL_TYPES)}"
             )
         self.config = config or {}  # tokenizer_config.json, for views that need more of it
-        _check_ids(spec, model, self.source)  # ids are table entries: bounded before any table
+        _check_file_ids(spec, model, self.source)  # ids are table entries: bounded before any table
         _check_normalizer(spec.get("normalizer"), self.source)
         try:
             library = tokenizers.Tokenizer.from_str(text)
@@ -600,7 +600,7 @@ def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:
         tok.add_tokens(missing)
 
 
-def _check_ids(spec: dict, model: dict, source: str) -> None:
+def _check_file_ids(spec: dict, model: dict, source: str) -> None:
     """Refuse ids that are not whole numbers from 0, or beyond what the file lists (the entries
     and a gap, `file_budget.id_limit`): the tables built from them are indexed by id."""
     from tokexplorer.core.files.file_budget import check_id, check_token_count
