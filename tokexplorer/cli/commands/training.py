@@ -8,7 +8,7 @@ import sys
 import threading
 import time
 
-from tokexplorer.cli.arguments import megabytes, parse_token_id
+from tokexplorer.cli.arguments import add_tokenizer_argument, megabytes, parse_token_id
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
                             training_over_budget, training_peak_gb)
@@ -50,8 +50,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("merges", help="the merge tree behind a token",
                        description="Show how BPE built a token, merge by merge, down to bytes.")
-    p.add_argument("-t", "--tokenizer", default="cl100k_base", metavar="NAME",
-                   help="a built-in name or a tokenizer file (default cl100k_base)")
+    add_tokenizer_argument(p)
     p.add_argument("--token", required=True, metavar="ID|TEXT",
                    help="a token id, or text (each of its tokens is shown)")
     p.add_argument("--json", action="store_true", help="print JSON")
