@@ -191,13 +191,14 @@ def parse_minbpe_model(data: bytes, *, source: str = "the model", name: str = "m
 
 
 def _number(field: str) -> bool:
-    """Whether a field is an id: ASCII digits, at most 18 (str.isdigit also takes '²', which int()
-    refuses, and int() refuses more than 4,300 digits).
+    """Whether a field is a whole number int() reads: ASCII digits, at most 4,000 (str.isdigit also
+    takes '²', which int() refuses, and int() refuses more than 4,300 digits). Its size is checked
+    where it is used.
 
     >>> _number("257"), _number("²"), _number("9" * 5000)
     (True, False, False)
     """
-    return field.isascii() and field.isdigit() and len(field) <= 18
+    return field.isascii() and field.isdigit() and len(field) <= 4000
 
 
 def load_minbpe_model(path: Path, data: bytes | None = None) -> BPETokenizer:
