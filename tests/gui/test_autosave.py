@@ -67,7 +67,8 @@ def test_unsaved_text_is_written_with_its_context(make_window, qtbot, tmp_path, 
     assert window.editor.user_text() == EXPECTED
     assert (rec.path, rec.newline, rec.tokenizer) == (str(path), "\r\n", window.state.tokenizer)
     window.state.set_tokenizer("gpt2")  # a change of tokenizer is kept too
-    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "gpt2")
+    # (30 s: the server loads the tokenizer first, slow when xdist runs a worker per core)
+    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "gpt2", timeout=30_000)
     wait_settled(qtbot, window)
 
 
@@ -84,8 +85,8 @@ def test_after_a_crash_the_text_is_restored_as_unsaved(make_window, qtbot, tmp_p
     first, path = edited_window(make_window, qtbot, tmp_path, isolated_settings)
     first.state.set_document_policy("all")
     qtbot.waitUntil(lambda: latest(isolated_settings).document_policy == "all")
-    first.state.set_tokenizer("o200k_base")
-    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "o200k_base")
+    first.state.set_tokenizer("o200k_base")  # loaded by the server first: 30 s under -n auto
+    qtbot.waitUntil(lambda: latest(isolated_settings).tokenizer == "o200k_base", timeout=30_000)
     crash(qtbot, first)
     dialogs = FakeDialogs()
     second = make_window(dialogs=dialogs)

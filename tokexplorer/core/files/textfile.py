@@ -18,12 +18,13 @@ so a full disk fails before a byte changes.
 `write_set` keeps a set whole under any kill, SIGKILL included. Its temporary files are complete and
 synced first; then a journal naming each temporary file and its target (`.NAME.PID.set`, NAME the
 first file's, one copy in each folder of the set) is written and synced: the commit point. The
-renames follow, and the journals go last. A process killed before the journal leaves the old set (and temporary files); killed after
-it, the journal says how to finish: the next `write_set` to those names, or `settle(path)` (which
-readers of a set's file call), renames what is left (rolls forward) once the writer's process is
-gone, and only when the journal and its temporary files are this user's (root does not finish a set
-another user's files name). Leftovers of a process that is gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are
-removed at the next write of the same names; nothing else in the folder is touched.
+renames follow, and the journals go last. A process killed before the journal leaves the old set
+(and temporary files); killed after it, the journal says how to finish: the next `write_set` to
+those names, or `settle(path)` (which readers of a set's file call), renames what is left (rolls
+forward) once the writer's process is gone, and only when the journal and its temporary files are
+this user's (root does not finish a set another user's files name). Leftovers of a process that is
+gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are removed at the next write of the same
+names; nothing else in the folder is touched.
 """
 
 from __future__ import annotations
