@@ -74,8 +74,12 @@ def process_settings_dir(tmp_path_factory):
         yield folder
 
 
-def pytest_collection_modifyitems(items):
-    """Mark every hypothesis test `property`, so `-m property` runs exactly those."""
+def pytest_collection_modifyitems(config, items):
+    """Mark every hypothesis test `property`, so `-m property` runs exactly those. Under xdist,
+    hand out the `slow` tests first: a minute-long test started last would keep one worker busy
+    after the others have finished (every worker collects in this same order)."""
     for item in items:
         if getattr(getattr(item, "obj", None), "is_hypothesis_test", False):
             item.add_marker(pytest.mark.property)
+    if hasattr(config, "workerinput"):  # an xdist worker: its order is the scheduler's
+        items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
