@@ -12,12 +12,17 @@ import sys
 from tokexplorer.core.tokenizer import TokexplorerError, parse_allowed_special
 
 
-def add_tokenizer_argument(p: argparse.ArgumentParser, default: str = "cl100k_base") -> None:
-    """-t NAME: one tokenizer, built-in or a file."""
-    from tokexplorer.core.registry import builtin_names
+def add_tokenizer_argument(p: argparse.ArgumentParser, default: str = "cl100k_base", *,
+                           list_names: bool = True) -> None:
+    """-t NAME: one tokenizer, built-in or a file. `list_names=False` leaves the built-ins' names
+    out of the help, for a module whose parser must not import the registry (`train`'s start-up)."""
+    names = "a built-in name"
+    if list_names:
+        from tokexplorer.core.registry import builtin_names
 
+        names = ", ".join(builtin_names())
     p.add_argument("-t", "--tokenizer", default=default, metavar="NAME",
-                   help=f"{', '.join(builtin_names())} or a tokenizer file (default {default})")
+                   help=f"{names} or a tokenizer file (default {default})")
 
 
 def add_text_arguments(p: argparse.ArgumentParser) -> None:

@@ -50,7 +50,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("merges", help="the merge tree behind a token",
                        description="Show how BPE built a token, merge by merge, down to bytes.")
-    add_tokenizer_argument(p)
+    add_tokenizer_argument(p, list_names=False)
     p.add_argument("--token", required=True, metavar="ID|TEXT",
                    help="a token id, or text (each of its tokens is shown)")
     p.add_argument("--json", action="store_true", help="print JSON")
