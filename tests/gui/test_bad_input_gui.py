@@ -328,7 +328,7 @@ def _bad_text(tmp_path, case: str):
 
 @pytest.mark.parametrize("case, message", [
     ("missing", "missing.txt: No such file or directory"),
-    ("folder", "folder.txt: Is a directory"),
+    ("folder", "folder.txt is a folder, not a text file"),  # refused before it is opened for reading
     ("unreadable", "cannot read /proc/self/mem: Input/output error"),
 ])
 def test_a_text_that_cannot_be_read_is_said_and_the_open_text_stays(qtbot, window, tmp_path, case, message):
