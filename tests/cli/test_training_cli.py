@@ -258,3 +258,26 @@ def test_train_imports_only_what_it_needs(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert (tmp_path / "m.model").exists()
+
+
+def test_ctrl_c_after_the_merge_loop_keeps_the_whole_model(tmp_path, capsys, monkeypatch):
+    """A real SIGINT while the files are being written: they are written whole, the command says
+    so and exits 130 (it used to save nothing)."""
+    import os
+    import signal
+
+    from tokexplorer.core.training import runner
+
+    real = runner.write_outputs
+
+    def interrupted_while_writing(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGINT)  # delivered at once, in this (the main) thread
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(runner, "write_outputs", interrupted_while_writing)
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("the cat sat on the mat with the hat " * 50, "utf-8")
+    code, out, err = run(capsys, "train", corpus, "--vocab-size", 270, "-o", tmp_path / "m", "--tiktoken")
+    assert code == 130 and "interrupted after training had finished: the model was saved whole" in err
+    learned = load_tokenizer(tmp_path / "m.model")
+    assert len(learned.merges) == 14 and load_tokenizer(tmp_path / "m.tiktoken").n_vocab == learned.n_vocab == 270

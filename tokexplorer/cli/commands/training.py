@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
 import threading
 import time
@@ -261,17 +263,18 @@ def run_train(args: argparse.Namespace) -> int:
     request = TrainingRequest(args.output, "bpe", args.vocab_size, tuple(args.corpus), pattern=pattern,
                               special_tokens=tuple(specials), encoding=args.encoding)
     run = run_bpe(request, _TrainReport(pattern, specials, preload), keep_on_interrupt=True)
-    from tokexplorer.core.backends.trained_bpe import BPETokenizer
-    from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, tiktoken_file
+    with _interrupts_held() as late:  # the merges are learned: Ctrl-C from here on waits for the files
+        from tokexplorer.core.backends.trained_bpe import BPETokenizer
+        from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, tiktoken_file
 
-    merges, n_bytes, kept, tokens = run.merges, run.corpus_bytes, run.trained_bytes, run.tokens
-    tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
-    files = minbpe_files(tok, args.output)
-    if args.tiktoken:
-        files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
-    if args.gpt2:
-        files.update(gpt2_files(tok, f"{args.output}-gpt2"))
-    written, moved = write_outputs(files, args.output, run.interrupted)
+        merges, n_bytes, kept, tokens = run.merges, run.corpus_bytes, run.trained_bytes, run.tokens
+        tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
+        files = minbpe_files(tok, args.output)
+        if args.tiktoken:
+            files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
+        if args.gpt2:
+            files.update(gpt2_files(tok, f"{args.output}-gpt2"))
+        written, moved = write_outputs(files, args.output, run.interrupted)
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
         "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
@@ -297,7 +300,26 @@ def run_train(args: argparse.Namespace) -> int:
         print(f"corpus: {kept} bytes{left_out} -> {tokens} tokens, compression ratio "
               f"{kept / max(tokens, 1):.2f}X")
         print("wrote " + ", ".join(str(p) for p in written))
-    return 130 if run.interrupted else 0
+    if late and not run.interrupted:
+        print("tokexplorer: interrupted after training had finished: the model was saved whole",
+              file=sys.stderr)
+    return 130 if run.interrupted or late else 0
+
+
+@contextlib.contextmanager
+def _interrupts_held():
+    """Ctrl-C inside the block is noted (the list yielded gains an entry), not raised, so that a
+    model whose merges are all learned is written whole; the caller says so and exits 130."""
+    late: list[int] = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: late.append(signum))
+    except ValueError:  # not the main thread (a test calling main() from a worker): nothing to hold
+        yield late
+        return
+    try:
+        yield late
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 class _TrainReport(Report):
