@@ -57,6 +57,15 @@ ChunkFinder = Callable[[str], list[tuple[int, int]]]
 SCAN_BLOCK = 1 << 20  # bytes of UTF-8 per step of `utf8_positions`
 
 
+def is_utf8(data: bytes) -> bool:
+    """Whether `data` is valid UTF-8 on its own (a token may be a piece of a character)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def utf8_array(text: str) -> np.ndarray:
     """The text's UTF-8 as a uint8 array, encoded a block of characters at a time: the encoded
     blocks are copied in and freed as they go, so no bytes object as long as the text's UTF-8

@@ -17,7 +17,7 @@ from tokexplorer.cli.arguments import (
 from tokexplorer.cli.output import print_json, print_table, print_table_stream
 from tokexplorer.core.analysis import id_lookup
 from tokexplorer.core.analysis.compare import cheapest, counts_from_stats, summary
-from tokexplorer.core.encoding import Token, TokenFlag
+from tokexplorer.core.encoding import Token, TokenFlag, is_utf8
 from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
 from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
@@ -203,21 +203,13 @@ def run_decode(args: argparse.Namespace) -> int:
     text = data.decode("utf-8", errors="replace")
     if args.json:
         print_json({"tokenizer": tok.name, "ids": ids, "text": text, "bytes": data.hex(),
-                    "valid_utf8": _is_utf8(data)})
+                    "valid_utf8": is_utf8(data)})
     else:
         sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
-        if not _is_utf8(data):
+        if not is_utf8(data):
             print("tokexplorer: note: the bytes are not valid UTF-8; invalid bytes shown as U+FFFD",
                   file=sys.stderr)
     return 0
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-        return True
-    except UnicodeDecodeError:
-        return False
 
 
 PATTERN_NAME = re.compile(r"[\w.-]+")  # what a name looks like; a regex of only such characters is not useful

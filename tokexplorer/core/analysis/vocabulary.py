@@ -17,7 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
-from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.encoding import Encoding, is_utf8
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
@@ -67,14 +67,6 @@ def _all_token_bytes(tok: Tokenizer) -> tuple[list[bytes], np.ndarray]:
     return data, np.array(unused, dtype=np.int64)
 
 
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
 @dataclass(frozen=True, eq=False)
 class Vocabulary:
     """Every id of one tokenizer: `token_bytes(i)` is `blob[offsets[i]:offsets[i + 1]]`."""
@@ -101,7 +93,7 @@ class Vocabulary:
         kinds = np.zeros(n, dtype=np.uint8)
         # Most tokens are ASCII; only the others need a decode attempt.
         for i, token in enumerate(data):
-            if not token.isascii() and not _is_utf8(token):
+            if not token.isascii() and not is_utf8(token):
                 kinds[i] = Kind.NOT_UTF8
         kinds[unused] = Kind.UNUSED
         kinds[list(tok.special_tokens.values())] = Kind.SPECIAL

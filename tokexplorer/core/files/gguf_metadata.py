@@ -21,6 +21,7 @@ import mmap
 import os
 import struct
 
+from tokexplorer.core.encoding import is_utf8
 from tokexplorer.core.files.file_budget import MAX_TOKENS, check_count, check_token_count, open_regular
 from tokexplorer.core.tokenizer import TokexplorerError
 
@@ -114,7 +115,7 @@ class _Metadata:
         try:
             return [data.decode("utf-8") for data in kept]
         except UnicodeDecodeError:
-            bad = next(i for i, data in enumerate(kept) if not _is_utf8(data))
+            bad = next(i for i, data in enumerate(kept) if not is_utf8(data))
             raise self.fail(f"{what}[{bad}] is not UTF-8 text") from None
 
     def walk(self, what: str) -> None:
@@ -159,14 +160,6 @@ class _Metadata:
                 self.value(ARRAY, what, depth + 1)
             return None
         raise self.fail(f"{what} is an array of the unknown type {element}")
-
-
-def _is_utf8(data: bytes) -> bool:
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
 
 
 def read_tokenizer_metadata(path: str | os.PathLike) -> dict:
