@@ -19,6 +19,8 @@ BUILTINS = builtin_names()  # every built-in, the new families included
 
 ROOT = Path(__file__).resolve().parents[2]
 
+pytestmark = pytest.mark.slow  # fresh processes that start the window and load every tokenizer
+
 SITECUSTOMIZE = '''
 import os, socket
 

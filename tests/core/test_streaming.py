@@ -68,6 +68,7 @@ def test_split_pieces_equal_the_whole_split(small_pieces, corpus_text, pattern):
     assert [s for spans in split_pieces(corpus_text, pattern) for s in spans] == split(corpus_text, pattern)
 
 
+@pytest.mark.slow
 def test_commands_print_the_whole_texts_tokens_in_pieces(small_pieces, corpus_text, tmp_path, capsys):
     path = tmp_path / "corpus.txt"
     path.write_text(corpus_text, encoding="utf-8")

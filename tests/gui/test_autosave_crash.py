@@ -67,6 +67,7 @@ def recovered_texts(settings: Path) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_text_typed_before_a_kill_is_offered_back_exactly(tmp_path):
     settings = tmp_path / "settings"
     opened = tmp_path / "notes.txt"

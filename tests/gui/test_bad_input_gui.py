@@ -96,6 +96,7 @@ def screenshot(tmp_path, *args) -> tuple[subprocess.CompletedProcess, float]:
     ("encoding", "'rot13' is not a text encoding"),
     ("utf16", "looks like UTF-16-LE text without a byte-order mark"),
 ])
+@pytest.mark.slow
 def test_screenshot_fails_with_the_reason_instead_of_saving(tmp_path, bad_tiktoken, case, message):
     text = tmp_path / "t.txt"
     text.write_bytes("hello".encode("utf-16-le" if case == "utf16" else "utf-8"))

@@ -31,6 +31,7 @@ def open_file(qtbot, window, path) -> None:
 ODD = "\r\u2028\u2029\x85\ufdd0\ufdd1\ufffe\uffff\ufeff"  # what Qt may not hold as it is
 
 
+@pytest.mark.slow
 def test_every_corpus_file_counts_as_on_the_command_line(qtbot, window):
     """Every file under cl100k_base; those holding a character of ODD under every built-in too
     (the others are plain text to Qt, and encoding 9 MB four times twice is slow); the token

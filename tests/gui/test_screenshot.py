@@ -8,6 +8,8 @@ import struct
 import subprocess
 import sys
 
+import pytest
+
 
 def png_size(path) -> tuple[int, int]:
     data = path.read_bytes()
@@ -21,22 +23,26 @@ def run(args, tmp_path):
                           env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_screenshot_of_the_real_window(tmp_path):
-    text = tmp_path / "sample.txt"
-    text.write_text("Hello 👋 world!\n    indented code()\n<|endoftext|> is refused here\n", encoding="utf-8")
+def shoot(tmp_path, text: str, *args: str):
+    """A screenshot (tmp_path/shot.png) of the window opened on `text`; the process and the path."""
+    path = tmp_path / "sample.txt"
+    path.write_text(text, encoding="utf-8")
     out = tmp_path / "shot.png"
-    proc = run(["--screenshot", str(out), "--open", str(text), "-t", "cl100k_base"], tmp_path)
+    proc = run(["--screenshot", str(out), "--open", str(path), *args], tmp_path)
     assert proc.returncode == 0, proc.stderr
+    return proc, out
+
+
+def test_screenshot_of_the_real_window(tmp_path):
+    _, out = shoot(tmp_path, "Hello 👋 world!\n    indented code()\n<|endoftext|> is refused here\n", "-t", "cl100k_base")
     width, height = png_size(out)
     assert width >= 600 and height >= 400  # the whole main window, not a widget of it
 
 
+@pytest.mark.slow
 def test_one_screenshot_per_tokenizer_each_with_its_counts(tmp_path):
+    proc, _ = shoot(tmp_path, "Hello 👋 world!\r\nline two\n", "-t", "gpt2", "-t", "llama-sp")
     text = tmp_path / "sample.txt"
-    text.write_text("Hello 👋 world!\r\nline two\n", encoding="utf-8")
-    out = tmp_path / "shot.png"
-    proc = run(["--screenshot", str(out), "--open", str(text), "-t", "gpt2", "-t", "llama-sp"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
     records = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["tokenizer"] for r in records] == ["gpt2", "llama-sp"]
     for r in records:
@@ -79,11 +85,7 @@ def test_screenshot_of_a_file_that_is_not_utf8(tmp_path):
 
 
 def test_screenshot_of_a_view_with_a_selection(tmp_path):
-    text = tmp_path / "sample.txt"
-    text.write_text("Hello 👋 world!\n", encoding="utf-8")
-    out = tmp_path / "shot.png"
-    proc = run(["--screenshot", str(out), "--open", str(text), "--view", "chunks", "--select", "6:7"], tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    _, out = shoot(tmp_path, "Hello 👋 world!\n", "--view", "chunks", "--select", "6:7")
     png_size(out)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import sys
 
+import pytest
+
 from tokexplorer.gui.services import server_link
 
 from .helpers import tokenizer_for, type_text, wait_settled
@@ -84,6 +86,7 @@ if __name__ == "__main__":
 """
 
 
+@pytest.mark.slow
 def test_the_window_process_runs_no_tokenizer_library(corpora, tmp_path):
     """After the 1 MB book, a switch through every built-in, typing, every view opened and four
     tokenizers compared, none of the tokenizer libraries is loaded in the window's process."""
