@@ -83,3 +83,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.property)
     if hasattr(config, "workerinput"):  # an xdist worker: its order is the scheduler's
         items.sort(key=lambda item: item.get_closest_marker("slow") is None)  # stable
+
+
+@pytest.fixture
+def umask_022():
+    """The usual umask (group and others may read), whatever the test process's own is."""
+    old = os.umask(0o022)
+    yield
+    os.umask(old)

@@ -68,13 +68,6 @@ def test_stale_lock_files_without_text_are_cleaned(tmp_path):
 # --- private to this user, whatever the umask; never through a planted link (issue 32, items 3-4) ---
 
 
-@pytest.fixture
-def umask_022():
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
 def mode(path) -> int:
     return os.lstat(path).st_mode & 0o777
 

@@ -25,13 +25,6 @@ def fast_autosave(monkeypatch):
     monkeypatch.setenv(ENV_DEBOUNCE, "50")
 
 
-@pytest.fixture
-def umask_022():
-    old = os.umask(0o022)
-    yield
-    os.umask(old)
-
-
 def mode(path) -> int:
     return os.lstat(path).st_mode & 0o777
 
