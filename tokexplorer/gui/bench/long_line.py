@@ -18,9 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from tokexplorer.gui.app import settled
-from tokexplorer.gui.main_window import MainWindow
-from tokexplorer.gui.bench.typing import EventLoop, press
+from tokexplorer.gui.bench.typing import open_metered, press, ready_window
 
 TOKENIZER = "cl100k_base"
 
@@ -41,18 +39,8 @@ def measure(n: int, keys: int, kind: str) -> dict:
     app.setStyle("Fusion")
     path = Path(tempfile.mkdtemp(prefix="tokexplorer-long-")) / "long.txt"
     path.write_text(long_line(n, kind) + "\n", encoding="utf-8")
-    window = MainWindow()
-    window.state.set_tokenizer(TOKENIZER)
-    window.resize(1100, 720)
-    window.show()
-    loop = EventLoop()
-    loop.run(30, lambda: settled(window))
-    t0 = time.perf_counter()
-    loop.start_meter()
-    window.documents.open_text(path)
-    if not loop.run(1200, lambda: window.state.path is not None and settled(window)):
-        raise RuntimeError(f"a line of {n:,} characters did not open within 1200 s")
-    open_s, open_stall = time.perf_counter() - t0, loop.stop_meter()
+    window, loop = ready_window(TOKENIZER, 30)
+    open_s, open_stall = open_metered(window, loop, path, 1200)
     editor = window.editor
     cursor = editor.textCursor()
     cursor.setPosition(n // 2)

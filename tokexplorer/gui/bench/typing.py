@@ -110,25 +110,37 @@ class EventLoop:
         return until is not None and until()
 
 
+def ready_window(tokenizer: str, settle_s: float) -> tuple[MainWindow, EventLoop]:
+    """A main window at the benchmarks' size, shown, with `tokenizer` loaded and the window
+    settled (its first paint alone stalls the loop for 0.6 s: no measurement starts before it)."""
+    window = MainWindow()
+    window.state.set_tokenizer(tokenizer)
+    window.resize(1100, 720)
+    window.show()
+    loop = EventLoop()
+    loop.run(settle_s, lambda: settled(window))
+    return window, loop
+
+
+def open_metered(window: MainWindow, loop: EventLoop, path: Path, within_s: float) -> tuple[float, float]:
+    """Open `path` in `window`: the seconds until it is open and coloured, and the longest stall."""
+    t0 = time.perf_counter()
+    loop.start_meter()
+    window.documents.open_text(path)
+    if not loop.run(within_s, lambda: window.state.path is not None and settled(window)):
+        raise RuntimeError(f"{path} did not open within {within_s:g} s")
+    return time.perf_counter() - t0, loop.stop_meter()
+
+
 def measure_typing(path: Path, n_keys: int, names: list[str] | None = None) -> TypingReport:
     """Open `path` in a new main window and type `n_keys` keys with each tokenizer in `names`."""
     app = QApplication.instance() or QApplication(["tokexplorer-bench"])
     app.setStyle("Fusion")
     names = names or builtin_names()
-    window = MainWindow()
-    window.state.set_tokenizer(names[-1])  # so that switching to the first is a real switch
-    window.resize(1100, 720)
-    window.show()
-    loop = EventLoop()
-    # The open starts in a ready window (shown, painted once, its tokenizer loaded): its first
-    # paint alone stalls the loop for 0.6 s, and the baseline's tokenizer is loaded beforehand too.
-    loop.run(300, lambda: settled(window))
-    t0 = time.perf_counter()
-    loop.start_meter()
-    window.documents.open_text(Path(path))
-    if not loop.run(300, lambda: window.state.path is not None and settled(window)):
-        raise RuntimeError(f"{path} did not open within 300 s")
-    report = TypingReport(app.platformName(), time.perf_counter() - t0, loop.stop_meter(), [])
+    # the last tokenizer first, so that switching to the first is a real switch; the open starts
+    # in a ready window, as the baseline's tokenizer is loaded beforehand too
+    window, loop = ready_window(names[-1], 300)
+    report = TypingReport(app.platformName(), *open_metered(window, loop, Path(path), 300), [])
     editor = window.editor
     # Type in the middle of the document, where a keystroke shifts half of the text.
     cursor = editor.textCursor()
