@@ -46,7 +46,7 @@ import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
-from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit, QToolTip
+from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.encoding import TokenFlag
@@ -55,6 +55,7 @@ from tokexplorer.gui.editor.line_tokens import Range, line_ranges
 from tokexplorer.gui.editor.token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT, TokenPalette
+from tokexplorer.gui.widgets.tooltips import answer_tooltip
 from tokexplorer.server.tokenized import Tokenized
 
 LONG_BLOCK = 1 << 14  # UTF-16 units: a longer line's visible part is read through a cursor
@@ -562,11 +563,8 @@ class TokenView(QPlainTextEdit):
     def viewportEvent(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip:
             index = self.token_at(event.pos())
-            if index is None:
-                QToolTip.hideText()
-            else:
-                QToolTip.showText(event.globalPos(), describe_token(self._result, index), self.viewport())
-            return True
+            tip = None if index is None else describe_token(self._result, index)
+            return answer_tooltip(event, tip, self.viewport())
         return super().viewportEvent(event)
 
     def _select(self, selections: list) -> None:

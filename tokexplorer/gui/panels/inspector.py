@@ -33,7 +33,7 @@ from typing import Callable
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
 from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QPushButton, QScrollArea, QSplitter, QToolTip, QTreeWidget,
+                               QPushButton, QScrollArea, QSplitter, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.encoding import TokenFlag
@@ -42,6 +42,7 @@ from tokexplorer.core.analysis.selection import ByteCell, CodePointRow, Selectio
 from tokexplorer.core.analysis.unicode_info import script_of, token_label
 from tokexplorer.server.protocol import DecodeIds
 from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.widgets.tooltips import answer_tooltip
 from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
 from tokexplorer.gui.services.worker import run_job
@@ -240,11 +241,7 @@ class ByteStrip(QWidget):
     def event(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip:
             i = self.byte_at(event.pos())
-            if i is None:
-                QToolTip.hideText()
-            else:
-                QToolTip.showText(event.globalPos(), self.tip(i), self)
-            return True
+            return answer_tooltip(event, None if i is None else self.tip(i), self)
         return super().event(event)
 
 
