@@ -144,7 +144,7 @@ def _ratio(a: float | None, b: float) -> str:
 
 
 def _child(kind: str, path: Path) -> dict:
-    """Run typing_bench's `app` or `plain` measurement in a fresh process (its own peak memory)."""
+    """Run gui.bench.typing's `app` or `plain` measurement in a fresh process (its own peak memory)."""
     proc = subprocess.run([sys.executable, "-m", "tokexplorer.gui.bench.typing", kind, str(path), HUGE_TOKENIZER],
                           capture_output=True, text=True, timeout=1800)
     if proc.returncode != 0:

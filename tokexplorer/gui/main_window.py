@@ -4,6 +4,9 @@ panels, created and wired to the one `AppState` and the `TokenizeService`.
 Files in and out live in `documents.py`, what persists between runs in `window_settings.py`, each
 view in its own module; the window holds no token logic of its own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
 reaches `_report` and is shown in the window, never as a traceback.
+
+It runs past 400 lines because it creates and wires every view, menu and action; there is no logic
+in it to split off.
 """
 
 from __future__ import annotations

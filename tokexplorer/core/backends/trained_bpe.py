@@ -10,7 +10,7 @@ result; such vocabularies are detected when the tokenizer is built and then enco
 encoder, and `fast_path_note` says why. The Python encoder also gives `trace`: which merge applied
 in what order within a chunk, for the GUI.
 
-It does not train (see `bpe_training`) nor read or write files (see `minbpe_files`).
+It does not train (see `training.bpe`) nor read or write files (see `files.minbpe`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, RegexCh
 if TYPE_CHECKING:
     from tokexplorer.core.encoding import Encoding
 
-# tiktoken_backend (and tiktoken), `encoding` and numpy are imported where they are used: training
+# tiktoken_family (and tiktoken), `encoding` and numpy are imported where they are used: training
 # and saving never need them (`tokexplorer train` is a whole process a user waits for).
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
 # merge loop quadratic, so Basic always uses the Python encoder (linear-logarithmic).

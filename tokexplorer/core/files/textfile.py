@@ -25,6 +25,9 @@ forward) once the writer's process is gone, and only when the journal and its te
 this user's (root does not finish a set another user's files name). Leftovers of a process that is
 gone (`.NAME.PID.*.tmp`, `.NAME.PID.old`, journals) are removed at the next write of the same
 names; nothing else in the folder is touched.
+
+It runs past 400 lines because reading exactly, writing atomically and writing a set whole share one
+set of rules for temporary files, syncs and renames.
 """
 
 from __future__ import annotations

@@ -31,7 +31,9 @@ the Python loop. The build is optional (no compiler: the install still works, tr
 slower); the compiled loop takes streams under 2**31 bytes and chunk counts under 2**32, and hands
 anything larger to Python.
 
-It does not encode (see `bpe_tokenizer`) nor read or write files (see `minbpe_files`).
+It does not encode (see `backends.trained_bpe`) nor read or write files (see `files.minbpe`).
+It runs past 400 lines because the pure-Python and the compiled loops, and the streaming of big
+corpora to them, are one algorithm with one set of tie rules: split, they would drift apart.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ a file and the model comes back in memory: nothing is written to the working dir
 
 Progress: the library trains in C++ without callbacks, so progress is reported while it reads the
 sentences (done, total) and once more when the model is ready. It does not implement the
-algorithms itself (see `bpe_training` for byte-level BPE).
+algorithms itself (see `training.bpe` for byte-level BPE).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ nothing.
 A keystroke's latency in a pane runs from posting its key event to the end of that pane's first
 paint showing the tokens of a text that includes it (`TokenEditor.painted_mark`, and the compare
 view's marks drawn in the same paint). A 5 ms timer runs meanwhile; its lateness is the stall of
-the UI event loop (`typing_bench.EventLoop`).
+the UI event loop (`gui.bench.typing.EventLoop`).
 """
 
 from __future__ import annotations

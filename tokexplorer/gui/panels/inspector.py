@@ -21,6 +21,9 @@ Encoding (its first SHOWN_CODE_POINTS code points, with a note; the counts cover
 selection) and the server's `core.id_lookup.DecodedIds`; this module only draws. A new selection
 shows on the next event-loop turn, a new text a moment later (after the editor's repaint), and
 nothing is done while the panel is hidden.
+
+It runs past 400 lines: the byte strip, the code-point tree and the decode box are drawn together
+because each highlights the others.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ Compression over merges shows the training run of the last sweep here, or a trai
 another view announces on `AppState.training_curve` (a CompressionCurve snapshot, growing while it
 trains). Closing the window while a sweep runs asks first (`may_close`, the window's closeEvent
 calls it). The panel never imports another panel.
+
+It runs past 400 lines: the controls of three kinds of plot and the sweep the panel runs; the
+figures themselves are in `widgets.figures`.
 """
 
 from __future__ import annotations

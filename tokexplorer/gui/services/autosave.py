@@ -27,6 +27,9 @@ It does not keep an undo history, the selection or the views' state, and keeps o
 of each crashed instance.
 
 Test hook: TOKEXPLORER_AUTOSAVE_MS sets the debounce in milliseconds (the crash test uses 50).
+
+It runs a little past 400 lines: the writer, the restore question and the adoption of a crashed
+instance's files share one lock and one folder's rules.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ offscreen QApplication when there is none, so `tokexplorer sweep --plot` and `re
 --plot` draw exactly what the window shows.
 
 It computes nothing (the core does) and knows no panel or command.
+
+It runs past 400 lines: one short figure class per result object (sweep, curve, histograms,
+languages) and the PNG export they share.
 """
 
 from __future__ import annotations
