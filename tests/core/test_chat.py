@@ -10,7 +10,7 @@ import pytest
 import tiktoken
 
 from tokexplorer.cli.main import main
-from tokexplorer.core.chat import (CHATML_TEMPLATE, Message, TemplateError, count_chat, parse_messages,
+from tokexplorer.core.chat.conversation import (CHATML_TEMPLATE, Message, TemplateError, count_chat, parse_messages,
                                    render)
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.core.tokenizer import TokexplorerError

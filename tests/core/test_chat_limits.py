@@ -12,10 +12,10 @@ import time
 
 import pytest
 
-from tokexplorer.core.chat import (CHATML_TEMPLATE, MAX_MESSAGES, Message, TemplateError, count_chat,
+from tokexplorer.core.chat.conversation import (CHATML_TEMPLATE, MAX_MESSAGES, Message, TemplateError, count_chat,
                                    render)
-from tokexplorer.core.chat_process import TemplateRunner
-from tokexplorer.core.chat_sandbox import render_layout
+from tokexplorer.core.chat.process import TemplateRunner
+from tokexplorer.core.chat.sandbox import render_layout
 from tokexplorer.core.registry import get_builtin
 
 HELLO = [Message("user", "hello")]
@@ -92,7 +92,7 @@ def test_the_caller_kills_a_child_past_its_time():
 
 ORPHAN_PARENT = textwrap.dedent("""
     import sys
-    from tokexplorer.core.chat_process import TemplateRunner
+    from tokexplorer.core.chat.process import TemplateRunner
 
     if __name__ == "__main__":
         runner = TemplateRunner()

@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from tokexplorer.core.chat import Message
+from tokexplorer.core.chat.conversation import Message
 from tokexplorer.core.registry import DEEPSEEK_V4
 from tokexplorer.gui.panels.chat import ChatView
 from tokexplorer.gui.services.server_link import ServerLink

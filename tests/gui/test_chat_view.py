@@ -10,7 +10,7 @@ import json
 import pytest
 from PySide6.QtWidgets import QApplication
 
-from tokexplorer.core.chat import Message, count_chat
+from tokexplorer.core.chat.conversation import Message, count_chat
 from tokexplorer.core.registry import get_builtin
 from tokexplorer.gui.panels.chat import ChatView
 from tokexplorer.gui.services.server_link import ServerLink

@@ -3,10 +3,10 @@ inspection and BPE training. Pure Python: imports no Qt and no pyqtgraph, and no
 server, the window or the command line.
 
 The root holds what every part shares: the `Tokenizer` protocol and its errors (`tokenizer`),
-`Encoding` (`encoding`), where tokenizers come from (`registry`), split patterns, chat templates,
-streaming of big texts, memory budgets, positions for editors, token colours. The families are in
-`backends/`, training in `training/`, re-tokenizing after an edit in `incremental/`, what the views
-and commands show in `analysis/`, files on disk in `files/`.
+`Encoding` (`encoding`), where tokenizers come from (`registry`), split patterns, streaming of big
+texts, memory budgets, positions for editors, token colours. The families are in `backends/`,
+training in `training/`, re-tokenizing after an edit in `incremental/`, what the views and commands
+show in `analysis/`, files on disk in `files/`, chat templates in `chat/`.
 
 The names below load their modules on first use, so that `tokexplorer train` (which needs only
 the trainer) does not pay for tiktoken, sentencepiece and the registry at start-up.

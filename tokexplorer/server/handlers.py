@@ -122,7 +122,7 @@ def _(request: p.VocabularyOf, server, progress):
 
 @handle.register
 def _(request: p.CountChat, server, progress):
-    from tokexplorer.core.chat import count_chat
+    from tokexplorer.core.chat.conversation import count_chat
 
     # The template renders in a child of this process with time and memory limits (a template
     # that runs away is killed there, with a message); one child waits ahead, so that a count

@@ -294,10 +294,10 @@ class VocabularyOf:
 
 @dataclass(frozen=True)
 class CountChat:
-    """-> core.chat.ChatCount (its Encoding carries no tokenizer)."""
+    """-> core.chat.conversation.ChatCount (its Encoding carries no tokenizer)."""
 
     tokenizer: str
-    messages: tuple  # core.chat.Message
+    messages: tuple  # core.chat.conversation.Message
     format: str | None
     add_generation_prompt: bool
 

@@ -8,7 +8,7 @@ import sys
 from tokexplorer.cli.arguments import add_tokenizer_argument, read_text_argument
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.analysis.unicode_info import visible
-from tokexplorer.core.chat import FORMATS, count_chat, parse_messages
+from tokexplorer.core.chat.conversation import FORMATS, count_chat, parse_messages
 from tokexplorer.core.registry import load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 

@@ -1,7 +1,7 @@
 """The Chat view: write a conversation, see the exact text and tokens a chat model receives.
 
 The conversation is a list of messages (role + content) edited in place; the tokenizer is the
-window's current one. Rendering and counting are the core's (`core.chat.count_chat`), run by the
+window's current one. Rendering and counting are the core's (`core.chat.conversation.count_chat`), run by the
 tokenizing server (`CountChat`: templates are rendered there, never in the window) with a
 generation number, so typing never waits for it and stale answers are dropped. The
 rendered text shows each token's background as a selection drawn under the text (never a
@@ -19,7 +19,7 @@ from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QHBoxLayout, 
                                QPlainTextEdit, QPushButton, QScrollArea, QSplitter, QTableWidget,
                                QTableWidgetItem, QTextEdit, QVBoxLayout, QWidget)
 
-from tokexplorer.core.chat import FORMATS, ROLES, ChatCount, Message
+from tokexplorer.core.chat.conversation import FORMATS, ROLES, ChatCount, Message
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette

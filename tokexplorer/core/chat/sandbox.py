@@ -15,7 +15,7 @@ refuses those before they start, with a message:
   `format`, `tojson(indent=…)`, `slice`, `batch`, `join`, `replace`, `ljust`, `zfill`, …) check
   that number first; `range` is a real range of at most `MAX_STEPS` numbers.
 
-These fail fast with a clear message; the process the template runs in (`core.chat_process`) is the
+These fail fast with a clear message; the process the template runs in (`core.chat.process`) is the
 bound for whatever they miss (its time and memory limits). No Qt, no tokenizer here: the child
 process imports only this and Jinja.
 
@@ -366,7 +366,7 @@ def render_layout(template: str, messages: Sequence[tuple[str, str]], add_genera
                   bos_token: str, eos_token: str, with_cuts: bool, deadline: float,
                   seconds: float = MAX_SECONDS) -> tuple[str, list[int] | None]:
     """The rendered conversation and, with `with_cuts`, the n + 2 cuts that split it into the
-    messages' parts and the reply prompt's (`core.chat` says the rule); TemplateLimit,
+    messages' parts and the reply prompt's (`core.chat.conversation` says the rule); TemplateLimit,
     TemplateRefused or Jinja's and Python's own errors when the template fails.
 
     The rule renders the first k messages for each k. Done as written that is n renders of up to n

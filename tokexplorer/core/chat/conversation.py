@@ -2,8 +2,8 @@
 tokenized with its special tokens, with per-message counts and the template's overhead.
 
 A template is Jinja, as in a Hugging Face `tokenizer_config.json` (`chat_template`), rendered in a
-child process with time and memory limits (`core.chat_process`), in a sandbox that also bounds
-steps and sizes (`core.chat_sandbox`): a template that loops or grows is stopped with a message.
+child process with time and memory limits (`core.chat.process`), in a sandbox that also bounds
+steps and sizes (`core.chat.sandbox`): a template that loops or grows is stopped with a message.
 The named formats are templates too, written here from the formats' published descriptions:
 - `chatml`: `<|im_start|>role\\ncontent<|im_end|>\\n` (Qwen's native format; on cl100k_base with
   `<|im_start|>` = 100264 and `<|im_end|>` = 100265, as tiktoken's README extends it);
@@ -18,7 +18,7 @@ Which message owns which tokens: message k owns what its addition appended, the 
 first k messages past that of the first k - 1. Where a template moves text around (Mistral
 puts the system prompt in the last user message), a prefix is not the start of the whole text;
 then message k's part runs from the previous part's end to the end of its content. Past 64
-messages the prefixes are not each rendered (that is quadratic): `chat_sandbox.render_layout`
+messages the prefixes are not each rendered (that is quadratic): `sandbox.render_layout`
 reads them from one render and checks a sample. Every token
 belongs to exactly one part (a message, or the generation prompt), so the parts add up to the total. This module renders and
 counts; it does not know any window.
@@ -33,7 +33,7 @@ from typing import Sequence
 
 import numpy as np
 
-from tokexplorer.core.chat_sandbox import MAX_OUTPUT, MAX_SECONDS, MAX_STEPS  # noqa: F401 - the budgets
+from tokexplorer.core.chat.sandbox import MAX_OUTPUT, MAX_SECONDS, MAX_STEPS  # noqa: F401 - the budgets
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
@@ -158,7 +158,7 @@ MAX_MESSAGES = 10_000  # a conversation's budget: messages (and MAX_OUTPUT chara
 
 def _render(template: str, messages: Sequence[Message], *, add_generation_prompt: bool, bos_token: str,
             eos_token: str, with_cuts: bool, keep_spare: bool) -> tuple[str, list[int] | None]:
-    from tokexplorer.core.chat_process import TemplateProcessError, runner
+    from tokexplorer.core.chat.process import TemplateProcessError, runner
 
     if len(messages) > MAX_MESSAGES:
         raise TemplateError(f"the conversation has {len(messages):,} messages, over chat's budget of "
@@ -178,7 +178,7 @@ def _render(template: str, messages: Sequence[Message], *, add_generation_prompt
 def render(template: str, messages: Sequence[Message], *, add_generation_prompt: bool,
            bos_token: str = "", eos_token: str = "", keep_spare: bool = False) -> str:
     """The text a template makes of a conversation, rendered in a process of its own with time and
-    memory limits (`core.chat_process`); TemplateError with the line when it fails.
+    memory limits (`core.chat.process`); TemplateError with the line when it fails.
 
     >>> render(CHATML_TEMPLATE, [Message("user", "hi")], add_generation_prompt=True)
     '<|im_start|>user\\nhi<|im_end|>\\n<|im_start|>assistant\\n'
@@ -245,7 +245,7 @@ def count_chat(tok: Tokenizer, messages: Sequence[Message], *, format: str | Non
                add_generation_prompt: bool = True, keep_spare: bool = False) -> ChatCount:
     """Render the conversation in `format` (a name in FORMATS, "template" for the tokenizer's own
     chat_template, or None for the tokenizer's default) and count its tokens per message.
-    The template is rendered in a child process (`core.chat_process`; `keep_spare` keeps one
+    The template is rendered in a child process (`core.chat.process`; `keep_spare` keeps one
     started ahead, for a caller that asks often); the conversation's budget is MAX_MESSAGES
     messages and MAX_OUTPUT characters, refused past it.
 

@@ -1,7 +1,7 @@
 """Chat templates rendered in a short-lived process of their own, with hard limits: what the
 command line's `chat` and the tokenizing server's `CountChat` both use.
 
-A template is code from a file the user opened. The bounded sandbox (`core.chat_sandbox`) refuses
+A template is code from a file the user opened. The bounded sandbox (`core.chat.sandbox`) refuses
 the usual ways of working for ever or filling memory; this is the bound for whatever it misses: a
 child process (multiprocessing's `spawn`: the same on Linux, macOS and Windows) renders one
 conversation and ends. The caller waits at most MAX_SECONDS plus a grace for the child's start,
@@ -31,7 +31,7 @@ import threading
 import time
 from typing import Sequence
 
-from tokexplorer.core.chat_sandbox import MAX_SECONDS
+from tokexplorer.core.chat.sandbox import MAX_SECONDS
 
 MAX_MEMORY_MB = 512  # what a template may take on top of the child's own start
 START_GRACE = 10.0  # seconds a cold child may take to start (imports) before its job's clock runs
@@ -89,7 +89,7 @@ def _child(conn) -> None:
     exit_with_parent()
     import jinja2  # noqa: F401 - imported before the clock and the limits start
 
-    from tokexplorer.core import chat_sandbox  # noqa: F401
+    from tokexplorer.core.chat import sandbox as chat_sandbox  # noqa: F401
 
     start_kb = _vm_kb("VmSize") if sys.platform.startswith("linux") else None
     start_rss = _vm_kb("VmRSS")
@@ -133,7 +133,7 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
     """("ok", text, cuts) or ("error", message)."""
     import jinja2
 
-    from tokexplorer.core.chat_sandbox import TemplateLimit, TemplateRefused, template_error_line, render_layout
+    from tokexplorer.core.chat.sandbox import TemplateLimit, TemplateRefused, template_error_line, render_layout
 
     deadline = time.monotonic() + seconds
     try:
@@ -218,7 +218,7 @@ class TemplateRunner:
     def render(self, template: str, messages: Sequence[tuple[str, str]], *, add_generation_prompt: bool,
                bos_token: str = "", eos_token: str = "", with_cuts: bool = False,
                seconds: float = MAX_SECONDS, memory_mb: int = MAX_MEMORY_MB) -> tuple[str, list[int] | None]:
-        """(text, cuts) as `chat_sandbox.render_layout` gives them, rendered in a child;
+        """(text, cuts) as `sandbox.render_layout` gives them, rendered in a child;
         TemplateProcessError with one line when the template fails or goes over a limit."""
         child = self._take()
         more = False
