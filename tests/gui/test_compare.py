@@ -64,8 +64,8 @@ def test_hello_world_gpt2_vs_cl100k(window, qtbot, tmp_path):
     assert "cheapest: cl100k_base, 4 tokens" in view.summary.text()
     assert window.compare_action.isChecked()
     # GPT-2 cuts the indentation after the first and second space; cl100k does not.
-    marks = view._visible_marks(view.panes[0])
-    assert marks.positions.tolist() == [1, 2] and not view._visible_marks(view.panes[1]).positions.size
+    marks = view.visible_marks(view.panes[0])
+    assert marks.positions.tolist() == [1, 2] and not view.visible_marks(view.panes[1]).positions.size
 
 
 def test_python_indentation_sample_opens_in_compare(window, qtbot, tmp_path):
@@ -118,7 +118,7 @@ def test_typing_in_any_pane_edits_all(window, qtbot, tmp_path):
     # The marks on screen are those of the new text, in every pane.
     encodings = [window.state.result.encoding] + [p.result.encoding for p in view.panes[1:]]
     for pane, m in zip(view.panes, boundary_marks(encodings)):
-        shown = view._visible_marks(pane)
+        shown = view.visible_marks(pane)
         assert shown.positions.tolist() == [utf16_len(text[:c]) for c in m.chars.tolist()]
         assert shown.fractions.tolist() == m.fraction.tolist()
 
@@ -161,11 +161,11 @@ def red_pixels(widget) -> int:
 def test_a_gpt2_boundary_inside_an_emoji_is_marked(window, qtbot):
     text = "hi 😀 and 😂"  # GPT-2 cuts each emoji after three of its four bytes; o200k_base does not
     view = compare(qtbot, window, text, ["gpt2", "o200k_base"])
-    marks = view._visible_marks(view.panes[0])
+    marks = view.visible_marks(view.panes[0])
     inside = marks.fractions > 0
     assert marks.positions[inside].tolist() == [utf16_len("hi "), utf16_len("hi 😀 and ")]
     assert marks.fractions[inside].tolist() == [0.75, 0.75] and marks.lengths[inside].tolist() == [2, 2]
-    assert not (view._visible_marks(view.panes[1]).fractions > 0).any()
+    assert not (view.visible_marks(view.panes[1]).fractions > 0).any()
     # Drawn: red marks in GPT-2's pane only.
     assert red_pixels(view.panes[0].viewport()) > 0 and red_pixels(view.panes[1].viewport()) == 0
 
@@ -194,7 +194,7 @@ def test_selection_counts_readable_in_four_narrow_panes(window, qtbot, corpora):
     qtbot.waitUntil(lambda: all(c.header.selection.text() for c in view.columns), timeout=5000)
     QApplication.processEvents()
     assert window.width() <= 1000 and len(view.columns) == 4
-    for column, result in view._shown():
+    for column, result in view.shown():
         label = column.header.selection
         s = selection_counts(result.encoding, 0, 400)
         assert s.tokens >= 100
@@ -225,7 +225,7 @@ def test_counts_and_summary_readable_in_four_narrow_panes(window, qtbot, corpora
     view = compare(qtbot, window, text, names)
     QApplication.processEvents()
     assert window.width() <= 1000 and len(view.columns) == 4
-    counts = compare_counts(names, [r.encoding for _, r in view._shown()])
+    counts = compare_counts(names, [r.encoding for _, r in view.shown()])
     for i, (column, c) in enumerate(zip(view.columns, counts)):
         head = column.header
         assert fits(head.counts) and fits(head.ratios), (head.counts.text(), head.ratios.text())
@@ -385,7 +385,7 @@ def test_a_crlf_file_is_compared_with_its_own_line_breaks(window, qtbot, tmp_pat
     # boundary between its "\r" and "\n" sits at that break.
     prefix = editor_prefix(source)
     for pane, m in zip(view.panes, boundary_marks(encodings)):
-        assert view._visible_marks(pane).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
+        assert view.visible_marks(pane).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
 
 
 def test_a_pane_follows_edits_across_kept_line_breaks(window, qtbot, tmp_path, capfd):
@@ -467,7 +467,7 @@ def test_a_long_line_is_compared_through_its_soft_breaks(window, qtbot, tmp_path
     assert token_counts(view) == [len(tiktoken_encoding(n, tmp_path).encode(expected)) for n in view.names]
     prefix = editor_prefix(expected, results[0].soft)
     for p, m in zip(view.panes, boundary_marks([r.encoding for r in results])):
-        assert view._visible_marks(p).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
+        assert view.visible_marks(p).positions.tolist() == (m.chars + prefix[m.chars]).tolist()
 
 
 def test_a_long_line_pasted_into_a_pane_goes_in_as_pieces(window, qtbot, tmp_path, capfd):

@@ -297,7 +297,7 @@ class CompareView(QWidget):
     def _settled(self) -> bool:
         """Every pane has the tokens of the text as it is now, or says why it has none."""
         return all(column.message or (result is not None and column.view.tokens_current)
-                   for column, result in self._shown())
+                   for column, result in self.shown())
 
     # --- results -------------------------------------------------------------------------
 
@@ -365,7 +365,7 @@ class CompareView(QWidget):
             if not same_marks(before.get(pane), self._marks[3].get(pane), lo - 1, hi + 1):
                 pane.update_range(lo, hi)
 
-    def _shown(self) -> list[tuple[Column, Tokenized | None]]:
+    def shown(self) -> list[tuple[Column, Tokenized | None]]:
         """Each shown column with its tokens (the first column's are the window's)."""
         return [(c, self.state.result if i == 0 else c.view.result) for i, c in enumerate(self.columns)]
 
@@ -374,7 +374,7 @@ class CompareView(QWidget):
         of the text as it is now (a pane that refused or failed is left out) and at least two
         do; else None."""
         columns, results = [], []
-        for column, result in self._shown():
+        for column, result in self.shown():
             if result is None:
                 if column.message:
                     continue
@@ -422,7 +422,7 @@ class CompareView(QWidget):
             self.parts.hide()
         counts = dict(zip(current[0], self._counts)) if current is not None else {}
         start, end = self.state.selection
-        for i, (column, result) in enumerate(self._shown()):
+        for i, (column, result) in enumerate(self.shown()):
             header, c = column.header, counts.get(column)
             if column.message:
                 header.say(column.message)
@@ -520,7 +520,7 @@ class CompareView(QWidget):
         if view is None:
             return False
         view.paintEvent(event)
-        marks = self._visible_marks(view)
+        marks = self.visible_marks(view)
         if marks is not None and len(marks.positions):
             painter = QPainter(watched)
             paint_marks(view, painter, event.rect(), marks, self.state.dark)
@@ -528,7 +528,7 @@ class CompareView(QWidget):
             view.painted_at = time.perf_counter()  # the benchmark counts the marks in
         return True
 
-    def _visible_marks(self, view: TokenView) -> Marks16 | None:
+    def visible_marks(self, view: TokenView) -> Marks16 | None:
         """This pane's marks over the visible text: computed with every pane's current tokens, or
         the last ones moved through the edits since while some pane is still tokenizing."""
         vp = view.viewport()
