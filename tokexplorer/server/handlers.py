@@ -14,6 +14,7 @@ from functools import singledispatch
 from typing import TYPE_CHECKING, Callable
 
 from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.memory_reading import settle_for_reading
 from tokexplorer.server import protocol as p
 from tokexplorer.server.tokenizers import info_of
 
@@ -175,19 +176,8 @@ def _status_mb(key: str) -> float | None:
 
 
 def _settle() -> None:
-    """For the soak's memory reading only (`Ping(settle=True)`; nothing else calls it): collect
-    garbage, and hand the C heap's free pages back where glibc can, as the soak does to the
-    window's process before reading it. Without the trim the server's RSS read +136 MB over 300
-    edits with the tokens equal (glibc keeping freed pages, not memory held; `bench --soak 300`),
-    and with it the readings compare what is held. It tunes nothing the server runs with."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
+    """For the soak's memory reading only (`Ping(settle=True)`; nothing else calls it)."""
+    settle_for_reading()
 
 
 def portable(encoding):

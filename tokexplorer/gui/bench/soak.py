@@ -14,7 +14,7 @@ table) does.
 What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPlainTextEdit given
 the same edits, November 2026):
 
-- RSS is read after settling, with freed memory handed back to the system (glibc's malloc_trim),
+- RSS is read after settling, with freed memory handed back to the system (`core.memory_reading`),
   so what remains is what is held: after each tokenizer of a switch through all of them, and the
   median of those readings kept (warm-up and end alike), since one reading strays by tens of MB.
 - The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks`, every arena) is what the program
@@ -37,7 +37,6 @@ the same edits, November 2026):
 from __future__ import annotations
 
 import ctypes
-import gc
 import os
 import random
 import statistics
@@ -47,6 +46,7 @@ import threading
 import time
 from pathlib import Path
 
+from tokexplorer.core.memory_reading import settle_for_reading
 from tokexplorer.core.headless import use_offscreen
 
 SETTLE_EVERY = 10  # edits between pauses in which the window catches up
@@ -73,10 +73,7 @@ def _libc():
 
 def rss_mb() -> float:
     """Resident memory of this process in MB (Linux), after handing freed memory back."""
-    gc.collect()
-    libc = _libc()
-    if libc is not None and hasattr(libc, "malloc_trim"):
-        libc.malloc_trim(0)
+    settle_for_reading()
     with open("/proc/self/status", encoding="ascii") as f:
         for line in f:
             if line.startswith("VmRSS:"):
