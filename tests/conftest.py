@@ -65,12 +65,14 @@ def builtin(request):
 @pytest.fixture(scope="session", autouse=True)
 def process_settings_dir(tmp_path_factory):
     """A settings folder of this test process's own, named in TOKEXPLORER_SETTINGS_DIR for the
-    whole session, so that nothing a test runs (a window, a command, a child process that inherits
+    whole session (and a cache folder, TOKEXPLORER_CACHE), so that nothing a test runs (a window, a command, a child process that inherits
     the environment) reads or writes the developer's settings or another xdist worker's. Each GUI
     test narrows this further to a folder of its own (tests/gui/conftest.py)."""
     folder = tmp_path_factory.mktemp("settings")  # under this worker's own base temp folder
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("TOKEXPLORER_SETTINGS_DIR", str(folder))
+        # The built-ins' compact copies (core/files/vocab_cache) too: never the developer's cache.
+        mp.setenv("TOKEXPLORER_CACHE", str(tmp_path_factory.mktemp("cache")))
         yield folder
 
 

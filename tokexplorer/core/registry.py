@@ -128,10 +128,21 @@ FIM_PREFIX, FIM_MIDDLE, FIM_SUFFIX = "<|fim_prefix|>", "<|fim_middle|>", "<|fim_
 ENDOFPROMPT = "<|endofprompt|>"
 
 
+def _cached_ranks(name: str, files: tuple[DataFile, ...], parse: Callable[..., tuple[dict[bytes, int], dict]]):
+    """`parse(*contents)` of the built-in's shipped files (each read and checked against its
+    sha256), or the same from the compact copy of an earlier start (`vocab_cache`)."""
+    from tokexplorer.core.files.vocab_cache import cached
+
+    contents = [f.read() for f in files]
+    digest = hashlib.sha256(" ".join(f.sha256 for f in files).encode("ascii")).hexdigest()
+    return cached(name, digest, lambda: parse(*contents))
+
+
 def _gpt2() -> Tokenizer:
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_gpt2_files
 
-    ranks, _ = parse_gpt2_files(GPT2_ENCODER.read(), GPT2_VOCAB_BPE.read(), source="gpt2")
+    ranks, _ = _cached_ranks("gpt2", (GPT2_ENCODER, GPT2_VOCAB_BPE),
+                             lambda enc, bpe: (parse_gpt2_files(enc, bpe, source="gpt2")[0], {}))
     return TiktokenTokenizer.from_ranks(
         "gpt2", ranks, GPT2_SPLIT_PATTERN, {ENDOFTEXT: 50256},
         source=BUILTINS["gpt2"].source, description=BUILTINS["gpt2"].description,
@@ -144,7 +155,8 @@ def _cl100k() -> Tokenizer:
     specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
                 ENDOFPROMPT: 100276}
     return TiktokenTokenizer.from_ranks(
-        "cl100k_base", parse_tiktoken_bpe(CL100K.read()), GPT4_SPLIT_PATTERN, specials,
+        "cl100k_base", _cached_ranks("cl100k_base", (CL100K,), lambda data: (parse_tiktoken_bpe(data), {}))[0],
+        GPT4_SPLIT_PATTERN, specials,
         source=BUILTINS["cl100k_base"].source, description=BUILTINS["cl100k_base"].description,
     )
 
@@ -153,7 +165,8 @@ def _o200k() -> Tokenizer:
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     return TiktokenTokenizer.from_ranks(
-        "o200k_base", parse_tiktoken_bpe(O200K.read()), O200K_SPLIT_PATTERN,
+        "o200k_base", _cached_ranks("o200k_base", (O200K,), lambda data: (parse_tiktoken_bpe(data), {}))[0],
+        O200K_SPLIT_PATTERN,
         {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
         source=BUILTINS["o200k_base"].source, description=BUILTINS["o200k_base"].description,
     )
@@ -196,8 +209,9 @@ def _qwen(name: str, data: DataFile, pattern: str, specials: list[str], first: i
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
     info = BUILTINS[name]
+    ranks, _ = _cached_ranks(name, (data,), lambda content: (parse_tiktoken_bpe(content, source=data.path), {}))
     return TiktokenTokenizer.from_ranks(
-        name, parse_tiktoken_bpe(data.read(), source=data.path), pattern,
+        name, ranks, pattern,
         {token: first + i for i, token in enumerate(specials)},
         source=info.source, description=info.description, normalizes="NFC",
     )
@@ -273,8 +287,13 @@ def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, di
 def _tekken() -> Tokenizer:
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer
 
+    def parse(data: bytes) -> tuple[dict[bytes, int], dict]:
+        ranks, pattern, specials = parse_tekken(data, source=TEKKEN.path)
+        return ranks, {"pattern": pattern, "specials": specials}
+
     info = BUILTINS["tekken"]
-    ranks, pattern, specials = parse_tekken(TEKKEN.read(), source=TEKKEN.path)
+    ranks, extra = _cached_ranks("tekken", (TEKKEN,), parse)
+    pattern, specials = extra["pattern"], extra["specials"]
     return TiktokenTokenizer.from_ranks("tekken", ranks, pattern, specials, source=info.source,
                                         description=info.description)
 

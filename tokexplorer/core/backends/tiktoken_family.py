@@ -66,11 +66,16 @@ class TiktokenTokenizer:
         # Each id's bytes (None in a gap between ids) and byte length: token bytes and spans come
         # from these tables, not from calls into tiktoken.
         top = max(max(mergeable_ranks.values(), default=0), max(self._specials.values(), default=0))
-        self._bytes: list[bytes | None] = [None] * (top + 1)
+        tokens = list(mergeable_ranks)
+        ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=len(tokens))
+        if np.array_equal(ranks, np.arange(len(tokens))):  # ranks 0..n-1 in order, as shipped
+            self._bytes: list[bytes | None] = tokens + [None] * (top + 1 - len(tokens))
+        else:
+            self._bytes = [None] * (top + 1)
+            for token, rank in zip(tokens, ranks.tolist()):
+                self._bytes[rank] = token
         self._lengths = np.zeros(top + 1, dtype=np.int32)
-        for token, rank in mergeable_ranks.items():
-            self._bytes[rank] = token
-            self._lengths[rank] = len(token)
+        self._lengths[ranks] = np.fromiter(map(len, tokens), dtype=np.int32, count=len(tokens))
         for token, rank in self._specials.items():
             self._bytes[rank] = token.encode("utf-8")
             self._lengths[rank] = len(self._bytes[rank])
