@@ -110,3 +110,41 @@ def test_lone_surrogate_is_reported_not_crashed():
     info = inspect_text("a\ud83d")
     assert info.code_points[1].kinds == ["surrogate"]
     assert info.sizes["utf8"] == 4  # 'a' + U+FFFD, as it would be encoded
+
+
+@pytest.mark.parametrize("text", ["h", "hello", "😄", "naïve 👋🏽", "안녕", "नमस्ते", "𝕏\n"])
+def test_python_bytes_are_what_python_prints(text):
+    """The lists `list(text.encode(codec))` prints, byte order mark included, from Python's codecs."""
+    from tokexplorer.core.analysis.unicode_info import python_bytes
+
+    got = python_bytes(text)
+    assert got == {codec: list(text.encode(codec)) for codec in ("utf-8", "utf-16", "utf-32")}
+
+
+def test_the_lectures_utf16_and_utf32_lists():
+    """The lecture printed these (on a little-endian machine, as nearly all are)."""
+    import sys
+
+    from tokexplorer.core.analysis.unicode_info import bom_note, python_bytes
+
+    if sys.byteorder != "little":
+        pytest.skip("the lecture's lists are a little-endian machine's")
+    assert python_bytes("h")["utf-16"] == [255, 254, 104, 0]
+    assert python_bytes("h")["utf-32"] == [255, 254, 0, 0, 104, 0, 0, 0]
+    assert python_bytes("hello")["utf-16"] == [255, 254, 104, 0, 101, 0, 108, 0, 108, 0, 111, 0]
+    assert python_bytes("😄")["utf-8"] == [240, 159, 152, 132]
+    assert "[255, 254]" in bom_note() and "little-endian" in bom_note()
+
+
+def test_code_values_in_decimal_and_hex():
+    from tokexplorer.core.analysis.unicode_info import code_point_info, code_values, number
+
+    for char in ("h", "é", "안", "👋"):
+        values, info = code_values(char), code_point_info(char)
+        assert values["utf8"] == list(char.encode("utf-8"))
+        assert " ".join(number(v, "hex") for v in values["utf8"]) == info.utf8
+        assert " ".join(number(v, "hex", 4) for v in values["utf16"]) == info.utf16
+        assert number(values["utf32"][0], "hex", 8) == info.utf32 and values["utf32"] == [ord(char)]
+    assert code_values("👋")["utf16"] == [0xD83D, 0xDC4B]
+    with pytest.raises(ValueError):
+        number(1, "octal")

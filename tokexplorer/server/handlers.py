@@ -80,6 +80,7 @@ def _(request: p.ChunksOf, server, progress):
 @handle.register
 def _(request: p.TraceAt, server, progress):
     from tokexplorer.core.analysis.encode_trace import chunk_at, trace_at
+    from tokexplorer.core.analysis.rule_trace import rules_at
 
     document = _document_encoding(server, request.doc, request.generation)
     if document is None:
@@ -90,7 +91,31 @@ def _(request: p.TraceAt, server, progress):
         trace = trace_at(tok, encoding, request.index)
     except TokexplorerError as exc:
         return p.TraceAnswer(None, str(exc), 0, 0, ())
-    return p.TraceAnswer(trace, "", first, stop, tuple(int(i) for i in encoding.id_array[first:stop]))
+    try:
+        rules, why = rules_at(tok, encoding, first, stop), ""
+    except TokexplorerError as exc:
+        rules, why = None, str(exc)
+    return p.TraceAnswer(trace, "", first, stop, tuple(int(i) for i in encoding.id_array[first:stop]), rules, why)
+
+
+@handle.register
+def _(request: p.ExplainChunksOf, server, progress):
+    from tokexplorer.core.analysis.pattern_parts import compare_splits, comparable, explain_chunks
+
+    document = _document_encoding(server, request.doc, request.generation)
+    if document is None:
+        return None
+    arrays = document.encoding.chunk_arrays()
+    pattern = document.tokenizer.split_pattern
+    if arrays is None or pattern is None:
+        return None
+    text = document.encoding.text
+    explained = explain_chunks(text, pattern, *arrays)
+    differs = None
+    if request.compare is not None:
+        differs = compare_splits(text, explained.starts, explained.ends, comparable(request.compare))
+    return p.ChunkParts(explained.starts, explained.ends, explained.alternatives, explained.names, pattern,
+                        differs, request.compare)
 
 
 @handle.register
@@ -102,9 +127,17 @@ def _(request: p.LengthHistograms, server, progress):
 
 @handle.register
 def _(request: p.DecodeIds, server, progress):
-    from tokexplorer.core.analysis.id_lookup import decode_ids
+    from tokexplorer.core.analysis.id_lookup import lookup
 
-    return decode_ids(server.tokenizers.get(request.tokenizer), request.text)
+    return lookup(server.tokenizers.get(request.tokenizer), request.text)
+
+
+@handle.register
+def _(request: p.PieceNamesOf, server, progress):
+    from tokexplorer.core.analysis.id_lookup import piece_names
+
+    names = piece_names(server.tokenizers.get(request.tokenizer), list(request.ids))
+    return None if names is None else tuple(names)
 
 
 @handle.register
@@ -200,3 +233,11 @@ def _(request: p.EncodeIds, server, progress):
     allowed = "none" if request.policy == "refuse" else request.policy  # as `documents.Retokenizer` does
     encoding = server.tokenizers.get(request.tokenizer).encode(request.text, allowed_special=allowed)
     return np.asarray(encoding.id_array, dtype=np.int64)
+
+
+@handle.register
+def _(request: p.LessonCheck, server, progress):
+    from tokexplorer.core.lesson.chapters import step_by_key
+    from tokexplorer.core.lesson.check import check_step
+
+    return check_step(step_by_key(request.step), request.text, server.tokenizers.get)

@@ -256,6 +256,31 @@ class TraceAnswer:
     first: int  # the chunk's tokens in the document
     stop: int
     expected: tuple[int, ...]  # their ids
+    rules: object | None = None  # core.rule_trace.RuleTrace of the same chunk, or None with `rules_message`
+    rules_message: str = ""
+
+
+@dataclass(frozen=True)
+class ExplainChunksOf:
+    """-> ChunkParts: which alternative of the split pattern made each chunk of document `doc` at
+    `generation`, and which chunks the pattern `compare` (a name of core.pattern_parts.COMPARABLE,
+    or None) does not make (None if the server's text has moved on, or the tokenizer does not
+    pre-split)."""
+
+    doc: int
+    generation: int
+    compare: str | None = None
+
+
+@dataclass(frozen=True)
+class ChunkParts:
+    starts: np.ndarray  # code points
+    ends: np.ndarray
+    alternatives: np.ndarray  # int64 per chunk: the alternative of `pattern` that matched (-1: none)
+    names: tuple[str, ...]  # per alternative
+    pattern: str
+    differs: np.ndarray | None  # bool per chunk: `compare` splits it otherwise; None without a comparison
+    compare: str | None
 
 
 @dataclass(frozen=True)
@@ -271,10 +296,20 @@ class LengthHistograms:
 
 @dataclass(frozen=True)
 class DecodeIds:
-    """-> core.id_lookup.DecodedIds of ids typed as text ("15339, 1917")."""
+    """-> core.id_lookup.DecodedIds of ids typed as text ("15339, 1917"), or a
+    core.id_lookup.CharacterLookup of characters or code points ("'h'", "U+0068")."""
 
     tokenizer: str
     text: str
+
+
+@dataclass(frozen=True)
+class PieceNamesOf:
+    """-> tuple of each id's piece as sentencepiece names it (`▁the`, `<0x0A>`), or None when the
+    tokenizer is not a SentencePiece vocabulary (core.id_lookup.piece_names)."""
+
+    tokenizer: str
+    ids: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -346,3 +381,15 @@ class EncodeIds:
     tokenizer: str
     text: str
     policy: str
+
+
+# --- the lesson ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LessonCheck:
+    """-> tuple of core.lesson.check.Checked: the numbers of the lesson step `step` (a key of
+    core.lesson.chapters) computed on `text`, each beside the value the lecture printed."""
+
+    step: str
+    text: str

@@ -7,13 +7,16 @@ For the string: extended grapheme clusters and the NFC / NFD / NFKC / NFKD forms
 Names and normalisation come from `unicodedata2` (a recent Unicode) when installed, else from the
 standard library (Unicode 14 on Python 3.11); scripts and graphemes from the `regex` module.
 Also `visible`, a string with its controls and invisibles escaped, for the cells of the command
-line's tables and the window's.
+line's tables and the window's; and the numbers as Python prints them (`python_bytes`: the lists
+of `list(text.encode(...))`, byte order mark included; `code_values` and `number` for a code
+point's bytes and code units in decimal or hex).
 This module does not know about tokens; views join the two by code-point offsets.
 """
 
 from __future__ import annotations
 
 import functools
+import sys
 from dataclasses import dataclass, field
 
 import regex
@@ -265,3 +268,61 @@ def token_label(data: bytes) -> str:
         out.append(f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF
                    else VISIBLE_SPACE if ch == " " else visible(ch))
     return "".join(out)
+
+
+# CPython's "utf-16" and "utf-32" codecs write a byte order mark, then the code units in this
+# machine's byte order (sys.byteorder): FF FE ... on little-endian machines, which almost all are.
+BYTE_ORDER = sys.byteorder
+PYTHON_CODECS = ("utf-8", "utf-16", "utf-32")
+BASES = ("decimal", "hex")
+
+
+def python_bytes(text: str) -> dict[str, list[int] | None]:
+    """`list(text.encode(codec))` for UTF-8, UTF-16 and UTF-32, as the student's Python prints
+    it (Python's own codecs, so the BOM and byte order are this machine's); None for a text
+    Python cannot encode (a lone surrogate).
+
+    >>> b = python_bytes("h")
+    >>> b["utf-8"], b["utf-16"] == list("h".encode("utf-16")), len(b["utf-32"])
+    ([104], True, 8)
+    """
+    out: dict[str, list[int] | None] = {}
+    for codec in PYTHON_CODECS:
+        try:
+            out[codec] = list(text.encode(codec))
+        except UnicodeEncodeError:
+            out[codec] = None
+    return out
+
+
+def bom_note() -> str:
+    """One line on the byte order mark of Python's "utf-16" / "utf-32" on this machine."""
+    mark16, mark32 = "".encode("utf-16"), "".encode("utf-32")
+    return (f"utf-16 and utf-32 start with a byte order mark ({list(mark16)} and {list(mark32)}), "
+            f"then each code unit {BYTE_ORDER}-endian: the machine's order, as CPython writes them")
+
+
+def code_values(char: str) -> dict[str, list[int]]:
+    """A code point's UTF-8 bytes, UTF-16 code units and UTF-32 value as integers.
+
+    >>> code_values("👋")
+    {'utf8': [240, 159, 145, 139], 'utf16': [55357, 56395], 'utf32': [128075]}
+    """
+    cp = ord(char)
+    if 0xD800 <= cp <= 0xDFFF:
+        return {"utf8": [], "utf16": [cp], "utf32": [cp]}
+    data = char.encode("utf-16-be")
+    return {"utf8": list(char.encode("utf-8")),
+            "utf16": [int.from_bytes(data[i:i + 2], "big") for i in range(0, len(data), 2)],
+            "utf32": [cp]}
+
+
+def number(value: int, base: str, width: int = 2) -> str:
+    """An integer in decimal (as Python prints it) or upper-case hex of at least `width` digits.
+
+    >>> number(104, "decimal"), number(104, "hex"), number(0xDC4B, "hex", 4)
+    ('104', '68', 'DC4B')
+    """
+    if base not in BASES:
+        raise ValueError(f"base {base!r}: use one of {', '.join(BASES)}")
+    return str(value) if base == "decimal" else f"{value:0{width}X}"
