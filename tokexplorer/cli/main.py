@@ -29,6 +29,7 @@ COMMANDS = {
     "vocab": "exploring",
     "trace": "exploring",
     "report": "reports",
+    "lesson": "lesson",
 }
 
 

@@ -215,7 +215,7 @@ class BpeByHand:
         if len(data) > MAX_TEXT_BYTES:
             raise TokexplorerError(
                 f"the text is {len(data):,} bytes; BPE by hand takes at most {MAX_TEXT_BYTES:,} "
-                "(10 MB): select or open a smaller part")
+                "(10 MB): use a smaller part of it")
         self.pattern = pattern
         self.n_bytes = len(data)
         self.steps: list[MergeStep] = []
