@@ -1,5 +1,5 @@
-"""What the sub-commands print: JSON, and tables whose columns line up for wide characters too
-(CJK, emoji), whole or a batch of rows at a time.
+"""What the sub-commands print: JSON, tables whose columns line up for wide characters too
+(CJK, emoji), whole or a batch of rows at a time, and progress on stderr.
 
 Nothing here reads arguments or runs a tokenizer.
 """
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from typing import Iterable
 
 
@@ -64,3 +65,23 @@ def print_table_stream(headers: list[str], batches: Iterable[list[list[object]]]
         print(fmt(headers))
         print("  ".join("-" * w for w in widths))
 
+
+class Progress:
+    """Progress on stderr: a rewritten line on a terminal, a line per 10% otherwise."""
+
+    def __init__(self, what: str):
+        self.what = what
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+        self.last = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.tty:
+            now = time.monotonic()
+            if now - self.last > 0.1 or done == total:
+                self.last = now
+                print(f"\r{self.what}: {done}/{total}", end="\n" if done == total else "",
+                      file=sys.stderr, flush=True)
+        elif total and done * 10 // total > self.shown:
+            self.shown = done * 10 // total
+            print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)

@@ -1,13 +1,16 @@
-"""`tokexplorer report languages | lengths`: tokens per language on parallel text, and token-length
-histograms of a text, per tokenizer (with `--plot PATH.png`, see `plotting`).
+"""`tokexplorer report languages | lengths | glitch`: tokens per language on parallel text,
+token-length histograms of a text, per tokenizer (with `--plot PATH.png`, see `plotting`), and a
+vocabulary's glitch tokens (`core.analysis.glitch`).
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 
-from tokexplorer.cli.arguments import add_text_arguments, read_text_argument
-from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.cli.arguments import add_text_arguments, add_tokenizer_argument, read_text_argument
+from tokexplorer.cli.output import Progress, print_json, print_table
+from tokexplorer.core.files.text_budget import WINDOW_TEXT_LIMIT_MB
 from tokexplorer.core.registry import REFERENCE_TOKENIZERS
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.cli.commands.plotting import add_plot_arguments
@@ -16,6 +19,8 @@ from tokexplorer.cli.commands.plotting import write_plot
 
 DEFAULT_TOKENIZERS = list(REFERENCE_TOKENIZERS)
 SORT_KEYS = ["ratio", "language", "script", "bytes", "file"]
+CORPUS_LIMIT_MB = WINDOW_TEXT_LIMIT_MB  # per --corpus file: the window's text budget
+SHOWN_TEXT = 40  # characters of a token's text in the glitch table (JSON has it whole)
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -52,6 +57,20 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     q.add_argument("--json", action="store_true", help="print JSON")
     add_plot_arguments(q)
     q.set_defaults(handler=run_lengths)
+
+    q = reports.add_parser(
+        "glitch", help="a vocabulary's glitch tokens: unreachable, not UTF-8, never produced, special, "
+        "reported under-trained",
+        description="List the tokens a model is likely to have learned badly or never, each with "
+        "why: encoding its own text does not give it back, it is not valid UTF-8 alone, a reference "
+        "corpus never produces it (the longest and rarest first), it is special, or the literature "
+        "reports it under-trained (GPT-2, cl100k_base, o200k_base).")
+    add_tokenizer_argument(q)
+    q.add_argument("--corpus", action="append", metavar="PATH",
+                   help="a text file to use as the reference corpus instead of the bundled texts "
+                   f"(repeat for more; each at most {CORPUS_LIMIT_MB} MB)")
+    q.add_argument("--json", action="store_true", help="print JSON")
+    q.set_defaults(handler=run_glitch)
 
 
 def sorted_rows(report, sort: str):
@@ -114,3 +133,41 @@ def run_lengths(args: argparse.Namespace) -> int:
     if args.plot:
         write_plot(hists, args.plot, dark=args.dark)
     return 0
+
+
+def read_corpus(paths: list[str]):
+    """The --corpus files as a reference corpus, each refused before reading if it is not a
+    regular file or is over CORPUS_LIMIT_MB."""
+    from tokexplorer.core.analysis.glitch import Corpus
+    from tokexplorer.core.files.file_budget import read_limited
+    from tokexplorer.core.files.textfile import decode_text
+
+    texts = tuple(decode_text(read_limited(path, limit=int(CORPUS_LIMIT_MB * 1e6), what="text file"), source=path)
+                  for path in paths)
+    return Corpus(texts, ", ".join(paths))
+
+
+def run_glitch(args: argparse.Namespace) -> int:
+    from tokexplorer.core.analysis.glitch import find_glitch_tokens
+    from tokexplorer.core.registry import load_tokenizer
+
+    corpus = read_corpus(args.corpus) if args.corpus else None
+    tok = load_tokenizer(args.tokenizer)
+    report = find_glitch_tokens(tok, corpus, progress=Progress("tokens and corpus texts"))
+    if args.json:
+        print_json(report.to_dict())
+        print(f"reference corpus: {report.corpus}", file=sys.stderr)
+        return 0
+    print_table(["id", "text", "reasons"], [[t.id, shorten(t.text.replace(" ", "␣")), "; ".join(t.reasons)]
+                                            for t in report.tokens], right={0})
+    print(f"\n{len(report.tokens):,} tokens of {report.tokenizer}; reference corpus: {report.corpus}")
+    return 0
+
+
+def shorten(text: str) -> str:
+    """A token's text cut to SHOWN_TEXT characters for a table cell.
+
+    >>> shorten("x" * 50)[-2:], len(shorten("x" * 50))
+    ('x…', 40)
+    """
+    return text if len(text) <= SHOWN_TEXT else text[:SHOWN_TEXT - 1] + "…"

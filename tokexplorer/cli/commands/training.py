@@ -14,7 +14,7 @@ import threading
 import time
 
 from tokexplorer.cli.arguments import add_tokenizer_argument, megabytes, parse_token_id
-from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.cli.output import Progress, print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
                             training_over_budget, training_peak_gb)
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -105,27 +105,6 @@ def _pattern(value: str) -> str | None:
     from tokexplorer.core.patterns import resolve_pattern
 
     return None if value.lower() == "none" else resolve_pattern(value)
-
-
-class _Progress:
-    """Progress on stderr: a rewritten line on a terminal, a line per 10% otherwise."""
-
-    def __init__(self, what: str):
-        self.what = what
-        self.tty = sys.stderr.isatty()
-        self.shown = -1
-        self.last = 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.tty:
-            now = time.monotonic()
-            if now - self.last > 0.1 or done == total:
-                self.last = now
-                print(f"\r{self.what}: {done}/{total}", end="\n" if done == total else "",
-                      file=sys.stderr, flush=True)
-        elif total and done * 10 // total > self.shown:
-            self.shown = done * 10 // total
-            print(f"{self.what}: {done}/{total}", file=sys.stderr, flush=True)
 
 
 def _preload(with_numpy: bool) -> None:
@@ -332,7 +311,7 @@ class _TrainReport(Report):
 
     def __init__(self, pattern: str | None, specials: dict[str, int | None], preload: threading.Thread):
         self.pattern, self.specials, self.preload = pattern, specials, preload
-        self.progress = _Progress("merges")
+        self.progress = Progress("merges")
 
     def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
         if trained_bytes < corpus_bytes:
@@ -445,7 +424,7 @@ class _SentencesReport(Report):
     """What `tokexplorer train` shows of a SentencePiece run: the sentences read, on stderr."""
 
     def __init__(self):
-        self.progress = _Progress("sentences")
+        self.progress = Progress("sentences")
 
     def sentences(self, done: int, total: int) -> None:
         self.progress(done, total)
@@ -525,7 +504,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     for tok in references:  # before training: those that count the evaluation text whole
         check_size(tok, text if evaluation is None else evaluation, args.max_mb)
     result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
-                   references=references, progress=_Progress("merges"))
+                   references=references, progress=Progress("merges"))
     if args.json:
         print_json(result.to_dict())
     else:
