@@ -241,3 +241,10 @@ def _(request: p.LessonCheck, server, progress):
     from tokexplorer.core.lesson.check import check_step
 
     return check_step(step_by_key(request.step), request.text, server.tokenizers.get)
+
+
+@handle.register
+def _(request: p.GlitchTokensOf, server, progress):
+    from tokexplorer.core.analysis.glitch import find_glitch_tokens
+
+    return find_glitch_tokens(server.tokenizers.get(request.tokenizer), progress=progress)

@@ -393,3 +393,11 @@ class LessonCheck:
 
     step: str
     text: str
+
+
+@dataclass(frozen=True)
+class GlitchTokensOf:
+    """-> core.analysis.glitch.GlitchReport: `tokenizer`'s glitch tokens, on the bundled reference
+    corpus (reports progress: the vocabulary's tokens checked, then the corpus's texts counted)."""
+
+    tokenizer: str
