@@ -244,6 +244,21 @@ def _(request: p.LessonCheck, server, progress):
 
 
 @handle.register
+def _(request: p.BpeByHandOf, server, progress):
+    from tokexplorer.core.analysis.bpe_by_hand import run_lesson
+
+    return run_lesson(request.text, request.merges, request.pattern, rows=request.rows, shown=request.shown,
+                      progress=progress)
+
+
+@handle.register
+def _(request: p.MergeTypedIds, server, progress):
+    from tokexplorer.core.analysis.bpe_by_hand import merge_typed
+
+    return merge_typed(request.ids, request.pair, request.new_id)
+
+
+@handle.register
 def _(request: p.GlitchTokensOf, server, progress):
     from tokexplorer.core.analysis.glitch import find_glitch_tokens
 

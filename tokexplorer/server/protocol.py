@@ -395,6 +395,32 @@ class LessonCheck:
     text: str
 
 
+# --- BPE by hand (core.analysis.bpe_by_hand) -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BpeByHandOf:
+    """-> core.analysis.bpe_by_hand.ByHandSnapshot: `merges` merges of the lecture's loop on `text`
+    from the start (pre-split `pattern`: none, gpt2, gpt4), with `rows` rows of the sorted pair
+    counts and the sequence's first `shown` ids. Reports progress."""
+
+    text: str
+    pattern: str
+    merges: int
+    rows: int = 100
+    shown: int = 2000
+
+
+@dataclass(frozen=True)
+class MergeTypedIds:
+    """-> core.analysis.bpe_by_hand.TypedMerge: the lecture's `merge(ids, pair, new_id)` on what
+    the user typed ("5, 6, 6, 7, 9, 1", "6, 7", "99")."""
+
+    ids: str
+    pair: str
+    new_id: str
+
+
 @dataclass(frozen=True)
 class GlitchTokensOf:
     """-> core.analysis.glitch.GlitchReport: `tokenizer`'s glitch tokens, on the bundled reference

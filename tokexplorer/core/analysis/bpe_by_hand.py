@@ -30,7 +30,7 @@ import heapq
 import re
 from array import array
 from dataclasses import dataclass, field
-from typing import NamedTuple, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -462,9 +462,19 @@ class BpeByHand:
             dict(self.vocab))
 
 
-def run_lesson(text: str, merges: int, pattern: str = "none", *, rows: int = 100,
-               shown: int = 2000) -> ByHandSnapshot:
-    """`merges` merges on `text` from the start, and where that leaves the run."""
+def run_lesson(text: str, merges: int, pattern: str = "none", *, rows: int = 100, shown: int = 2000,
+               progress: Callable[[int, int], None] | None = None) -> ByHandSnapshot:
+    """`merges` merges on `text` from the start, and where that leaves the run; `progress(done,
+    total)` is told now and then (about a hundred times at most).
+
+    >>> run_lesson("abab", 1).head
+    (256, 256)
+    """
     lesson = BpeByHand(text, pattern)
-    lesson.run(merges)
+    every = max(1, merges // 100)
+    for done in range(1, merges + 1):
+        if lesson.step() is None:
+            break
+        if progress is not None and done % every == 0:
+            progress(done, merges)
     return lesson.snapshot(rows, shown)
