@@ -15,7 +15,6 @@ import pytest
 
 from tokexplorer.core.lesson.chapters import CHAPTERS, FIZZBUZZ, all_steps, step_by_key
 from tokexplorer.core.lesson.check import check_step, step_text
-from tokexplorer.core.lesson.numbers import merge, pair_counts
 from tokexplorer.core.lesson.step import VIEWS, render
 from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -161,12 +160,6 @@ def test_minbpe_tie_rule_on_the_textbook_example():
     checked = check_step(step_by_key("bpe/wikipedia"), "aaabdaaabac", get_builtin)
     assert checked[0].value == 5
     assert checked[1].value == {(97, 97): 256, (256, 97): 257, (257, 98): 258}
-
-
-def test_merge_and_pair_counts_by_hand():
-    assert merge([5, 6, 6, 7, 9, 1], (6, 7), 99) == [5, 6, 99, 9, 1]
-    assert merge([1, 1, 1], (1, 1), 2) == [2, 1]  # left to right, no overlap
-    assert list(pair_counts([1, 2, 1, 2])) == [(1, 2), (2, 1)]  # in order of first occurrence
 
 
 def test_a_number_that_cannot_be_computed_says_why():

@@ -12,9 +12,9 @@ twice (a step has several numbers from one run) is done once (a small cache).
 from __future__ import annotations
 
 import functools
-from collections import Counter
 from typing import Callable
 
+from tokexplorer.core.analysis.bpe_by_hand import merge, pair_counts, parse_ids, sorted_counts
 from tokexplorer.core.lesson.step import Given
 
 Compute = Callable[[Given], object]
@@ -60,50 +60,18 @@ def from_code_point(number: int) -> Compute:
     return lambda given: chr(number)
 
 
-# --- BPE by hand (minbpe's get_stats and merge) -----------------------------------------------
-
-
-def pair_counts(ids: list[int]) -> Counter:
-    """How often each pair of neighbours occurs, in order of first occurrence (minbpe's
-    get_stats; the order is what breaks ties).
-
-    >>> pair_counts([1, 2, 2, 1, 2])
-    Counter({(1, 2): 2, (2, 2): 1, (2, 1): 1})
-    """
-    return Counter(zip(ids, ids[1:]))
-
-
-def merge(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    """Every occurrence of `pair`, left to right, replaced by `new_id` (minbpe's merge).
-
-    >>> merge([5, 6, 6, 7, 9, 1], (6, 7), 99)
-    [5, 6, 99, 9, 1]
-    """
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and (ids[i], ids[i + 1]) == pair:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
-
-
-def _ints(text: str) -> list[int]:
-    return [int(x) for x in text.replace(",", " ").split()]
+# --- BPE by hand (the lecture's get_stats and merge, from core.analysis.bpe_by_hand) ------------
 
 
 def merged_list(pair: tuple[int, int], new_id: int, part: Part = whole) -> Compute:
     """The text read as a list of integers ("5, 6, 6, 7, 9, 1"), with `pair` merged."""
-    return lambda given: merge(_ints(part(given)), pair, new_id)
+    return lambda given: merge(parse_ids(part(given)), pair, new_id)
 
 
 def top_pairs(k: int) -> Compute:
     """The k most frequent pairs of the text's UTF-8 bytes as `sorted(((v, k) for k, v in
     stats.items()), reverse=True)` lists them."""
-    return lambda given: sorted(((v, p) for p, v in pair_counts(list(given.text.encode("utf-8"))).items()),
-                                reverse=True)[:k]
+    return lambda given: sorted_counts(pair_counts(list(given.text.encode("utf-8"))))[:k]
 
 
 def top_pair(given: Given) -> tuple[int, int]:
