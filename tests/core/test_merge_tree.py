@@ -111,5 +111,25 @@ def test_tree_layout_places_leaves_in_byte_order():
 
     placed = tree_layout(merge_tree(get_builtin("gpt2"), 278))  # "ing" = ("i" + "n") + "g"
     assert [(p.node.text, p.x, p.y) for p in placed] == [
-        ("ing", 1.25, 0), ("in", 0.5, 1), ("i", 0.0, 2), ("n", 1.0, 2), ("g", 2.0, 1)]
+        ("ing", 1.75, 0), ("in", 1.0, 1), ("i", 0.5, 2), ("n", 1.5, 2), ("g", 2.5, 1)]
     assert [p.parent for p in placed] == [-1, 0, 1, 1, 0]
+
+
+def test_tree_layout_keeps_wide_boxes_of_a_level_apart():
+    """Boxes as wide as their labels: on every level, neighbours are at least the gap apart."""
+    from tokexplorer.core.analysis.merge_tree import tree_layout
+
+    tok = get_builtin("llama-sp")
+    tree = merge_tree(tok, tok.encode(" Chinese").ids[-1])
+
+    def width(node) -> float:  # a leaf's "id 28710 / rank 28451" is wider than its one character
+        return 10.0 + 7.0 * max(len(node.text), len(f"rank {node.rank}"))
+
+    placed = tree_layout(tree, width, gap=8.0)
+    for level in {p.y for p in placed}:
+        row = sorted((p.x - width(p.node) / 2, p.x + width(p.node) / 2) for p in placed if p.y == level)
+        for (_, right), (left, _) in zip(row, row[1:]):
+            assert left - right >= 8.0 - 1e-9
+    for p in placed[1:]:  # every child below its parent, and within the parent's subtree
+        assert p.y == placed[p.parent].y + 1
+    assert [p.node.text for p in placed if p.node.is_leaf] == list(" Chinese")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtCore import Qt
 
 from tokexplorer.core.registry import get_builtin
@@ -107,3 +108,44 @@ def test_hover_previews_and_leaving_returns_to_the_caret(qtbot, window):
     qtbot.waitUntil(lambda: shown(panel, 531), timeout=10_000)
     window.state.set_hovered(-1)
     qtbot.waitUntil(lambda: shown(panel, 23748), timeout=10_000)
+
+
+def overlapping_labels(panel) -> list[tuple[str, str]]:
+    """Pairs of label lines (text, id or rank) whose drawn rectangles intersect, anywhere in the tree."""
+    labels = [label for item in panel.items for label in item.labels]
+    rects = [label.sceneBoundingRect() for label in labels]
+    return [(labels[i].text(), labels[j].text()) for i in range(len(rects)) for j in range(i + 1, len(rects))
+            if rects[i].intersects(rects[j])]
+
+
+def test_sentencepiece_labels_never_overlap(qtbot, window):
+    """llama-sp's " Chinese": leaves whose "id 28710" and "rank 28451" are wider than their one
+    character once lay on top of each other; now each box is as wide as its label, and Fit keeps it so."""
+    open_text(qtbot, window, "llama-sp", "The Chinese language")
+    panel = window.merge_tree
+    chinese = get_builtin("llama-sp").encode(" Chinese").ids[-1]
+    put_caret(window, 6)
+    qtbot.waitUntil(lambda: shown(panel, chinese), timeout=10_000)
+    leaves = [item for item in panel.items if item.node.is_leaf]
+    assert [item.node.text for item in leaves] == list(" Chinese")
+    assert [label.text() for label in leaves[1].labels] == ["C", "id 28743", "rank 28484"]  # stacked lines
+    assert overlapping_labels(panel) == []
+    # every label inside its own box, so boxes keep their labels apart too
+    assert all(item.sceneBoundingRect().contains(label.sceneBoundingRect())
+               for item in panel.items for label in item.labels)
+    panel.fit()
+    scale = panel.view.transform().m11()
+    assert 0.5 <= scale <= 1.0 and overlapping_labels(panel) == []
+
+
+@pytest.mark.parametrize("tokenizer, text", [("gpt2", " SolidGoldMagikarp"), ("gpt2", " externalToEVA"),
+                                             ("cl100k_base", " unconstitutional"), ("cl100k_base", ".DataGridViewTextBoxColumn")])
+def test_long_trees_labels_never_overlap(qtbot, window, tokenizer, text):
+    open_text(qtbot, window, tokenizer, text)
+    panel = window.merge_tree
+    token_id = get_builtin(tokenizer).encode(text).ids[0]
+    put_caret(window, 3)
+    qtbot.waitUntil(lambda: shown(panel, token_id), timeout=10_000)
+    assert panel.tree.depth() >= 6
+    assert b"".join(item.node.bytes for item in panel.items if item.node.is_leaf) == text.encode()
+    assert overlapping_labels(panel) == []

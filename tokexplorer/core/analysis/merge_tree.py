@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
@@ -166,7 +166,7 @@ def piece_order(tok) -> tuple[dict[str, int], dict[str, float]]:
 
 
 class PlacedNode(NamedTuple):
-    """A node of a drawn tree: x in leaf slots (leaves at 0, 1, 2...), y in levels (root at 0)."""
+    """A node of a drawn tree: x the centre of its box (in the widths' unit), y its level (root 0)."""
 
     node: MergeNode
     x: float
@@ -174,29 +174,52 @@ class PlacedNode(NamedTuple):
     parent: int  # index of the parent in the layout, -1 for the root
 
 
-def tree_layout(root: MergeNode) -> list[PlacedNode]:
-    """Place a tree for drawing: leaves one slot apart, left to right in byte order; each parent
-    centred over its children, one level above them. Parents come before their children.
+def tree_layout(root: MergeNode, width: Callable[[MergeNode], float] = lambda node: 1.0,
+                gap: float = 0.0) -> list[PlacedNode]:
+    """Place a tree for drawing, each node as a box `width(node)` wide: leaves left to right in
+    byte order, `gap` apart; each parent one level above its children and centred over them. Every
+    subtree keeps to its own stretch of x, as wide as its widest level, and neighbouring stretches
+    are `gap` apart, so no two boxes of one level overlap however wide their labels are. Parents
+    come before their children.
 
     >>> a, b, c = MergeNode(0, b"a"), MergeNode(1, b"b"), MergeNode(2, b"c")
     >>> [(p.node.text, p.x, p.y, p.parent) for p in tree_layout(MergeNode(4, b"abc", MergeNode(3, b"ab", a, b), c))]
-    [('abc', 1.25, 0, -1), ('ab', 0.5, 1, 0), ('a', 0.0, 2, 1), ('b', 1.0, 2, 1), ('c', 2.0, 1, 0)]
+    [('abc', 1.75, 0, -1), ('ab', 1.0, 1, 0), ('a', 0.5, 2, 1), ('b', 1.5, 2, 1), ('c', 2.5, 1, 0)]
+    >>> [p.x for p in tree_layout(MergeNode(3, b"ab", a, b), width=lambda n: 3.0 if n.id == 3 else 1.0)]
+    [1.5, 1.0, 2.0]
     """
-    placed: list[PlacedNode] = []
-    next_leaf = [0]
+    spans: dict[int, float] = {}  # id(node) -> width of its subtree's stretch
 
-    def place(node: MergeNode, y: int, parent: int) -> float:
+    def span(node: MergeNode) -> float:
+        own = width(node)
+        if not node.is_leaf:
+            own = max(own, span(node.left) + gap + span(node.right))
+        spans[id(node)] = own
+        return own
+
+    span(root)
+    placed: list[PlacedNode] = []
+
+    def place(node: MergeNode, left: float, y: int, parent: int) -> None:
+        """Place a subtree in the stretch that starts at x = left."""
         index = len(placed)
         placed.append(PlacedNode(node, 0.0, y, parent))
+        whole = spans[id(node)]
         if node.is_leaf:
-            x = float(next_leaf[0])
-            next_leaf[0] += 1
+            x = left + whole / 2
         else:
-            x = (place(node.left, y + 1, index) + place(node.right, y + 1, index)) / 2
+            below = spans[id(node.left)] + gap + spans[id(node.right)]
+            start = left + (whole - below) / 2  # children centred when the parent is the wider
+            first = len(placed)
+            place(node.left, start, y + 1, index)
+            second = len(placed)
+            place(node.right, start + spans[id(node.left)] + gap, y + 1, index)
+            half = width(node) / 2
+            # over the children's centres, but inside its own stretch
+            x = min(max((placed[first].x + placed[second].x) / 2, left + half), left + whole - half)
         placed[index] = placed[index]._replace(x=x)
-        return x
 
-    place(root, 0, -1)
+    place(root, 0.0, 0, -1)
     return placed
 
 

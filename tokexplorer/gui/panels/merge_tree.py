@@ -14,6 +14,7 @@ Wheel with Ctrl zooms; the view scrolls. It never calls another panel.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 
 import numpy as np
@@ -22,26 +23,28 @@ from PySide6.QtGui import QBrush, QColor, QFont, QFontMetricsF, QPainter, QPen
 from PySide6.QtWidgets import (QGraphicsItem, QGraphicsRectItem, QGraphicsScene, QGraphicsSimpleTextItem,
                                QGraphicsView, QHBoxLayout, QLabel, QToolButton, QVBoxLayout, QWidget)
 
-from tokexplorer.core.analysis.merge_tree import MergeNode, PlacedNode, tree_layout
+from tokexplorer.core.analysis.merge_tree import MergeNode, tree_layout
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.gui.state import AppState
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import MergeTreeOf
 
-GAP = 10.0  # pixels between neighbouring leaf boxes
-LEVEL = 54.0  # pixels from one level's top to the next
+GAP = 10.0  # pixels between neighbouring boxes of a level
+RISE = 22.0  # pixels from a box's bottom to the top of the level below
+LONGEST = 16  # a node's text is elided beyond this many em
 PAD = 6.0  # pixels inside a node box
 CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
 
 
 class NodeItem(QGraphicsRectItem):
-    """One token of the tree: a box with its text and, below, its id and rank.
+    """One token of the tree: a box with its text and, below, its id and (when it differs) its rank,
+    one line each.
 
     subtle: no Python override of itemChange: Qt calls it for every flag, pen and position set on
     every item, which made drawing a tree cost 20 ms; the panel sets the selected node's pen."""
 
-    def __init__(self, node: MergeNode, rect: QRectF, texts: list[tuple[str, QFont, float]], fill: QColor,
+    def __init__(self, node: MergeNode, rect: QRectF, lines: list[tuple[str, QFont, float, float]], fill: QColor,
                  pen: QPen, ink: QColor):
         super().__init__(rect)
         self.node = node
@@ -50,11 +53,15 @@ class NodeItem(QGraphicsRectItem):
         if node.id is not None:
             self.setFlag(QGraphicsItem.GraphicsItemFlag.ItemIsSelectable)
             self.setCursor(Qt.CursorShape.PointingHandCursor)
-        for k, (text, font, width) in enumerate(texts):
+        self.labels: list[QGraphicsSimpleTextItem] = []  # its lines, top to bottom
+        top = rect.top() + PAD / 2
+        for text, font, width, height in lines:
             item = QGraphicsSimpleTextItem(text, self)
             item.setFont(font)
             item.setBrush(ink)
-            item.setPos(rect.center().x() - width / 2, rect.top() + PAD / 2 + k * (rect.height() - PAD) / 2)
+            item.setPos(rect.center().x() - width / 2, top)
+            top += height
+            self.labels.append(item)
         self.setToolTip(f"{token_label(node.bytes)}\nid {node.id}\nrank {node.rank}\nbytes {node.bytes.hex(' ')}"
                         + ("\nclick to mark its occurrences in the text" if node.id is not None else ""))
 
@@ -219,34 +226,44 @@ class MergeTreePanel(QWidget):
     def _draw(self, tree: MergeNode) -> None:
         self.scene.clear()
         self.items = []
-        placed = tree_layout(tree)
         dark = self.state.dark
         font = QFont(self.font())
         small = QFont(font)
-        small.setPointSizeF(max(font.pointSizeF() * 0.8, 6))
+        small.setPointSizeF(max(font.pointSizeF() * 0.9, 7))
         fm, fm_small = QFontMetricsF(font), QFontMetricsF(small)
+        longest = fm.horizontalAdvance("M") * LONGEST  # a longer token's text is elided in the middle
+        lines: dict[int, list[str]] = {}  # id(node) -> its label's lines (text, id, rank)
+
+        def width(node: MergeNode) -> float:
+            """The node's box: as wide as its widest line (measured in the fonts drawn)."""
+            if id(node) not in lines:
+                text = fm.elidedText(token_label(node.bytes), Qt.TextElideMode.ElideMiddle, longest)
+                lines[id(node)] = [text, *_subtitle(node)]
+            text, *subs = lines[id(node)]
+            return max([fm.horizontalAdvance(text)] + [fm_small.horizontalAdvance(s) for s in subs]) + 2 * PAD
+
+        placed = tree_layout(tree, width, GAP)
+        n_lines = max(len(v) for v in lines.values())  # every box of a tree equally tall
+        # subtle: a text item's bounding rect is the font height rounded up to whole pixels
+        tall, tall_small = math.ceil(fm.height()), math.ceil(fm_small.height())
+        height = tall + (n_lines - 1) * tall_small + PAD
+        level = height + RISE
         palette = TokenPalette(dark, self.state.token_colours)
         pen = QPen(QColor("#5f6368" if not dark else "#bdc1c6"), 1)
         ink = QColor("#202124") if not dark else QColor("#e8eaed")
         no_piece = QColor("#eeeeee") if not dark else QColor("#3c4043")
         colours = colour_indices(np.array([p.node.id or 0 for p in placed], dtype=np.int64))
-        lines = [(token_label(p.node.bytes), _subtitle(p.node)) for p in placed]
-        leaf_width = max((fm.horizontalAdvance(a) for (a, _), p in zip(lines, placed) if p.node.is_leaf), default=20)
-        slot = max(leaf_width, fm_small.horizontalAdvance("id 000000")) + 2 * PAD + GAP
-        height = fm.height() + fm_small.height() + PAD
         edge_pen = QPen(QColor("#9aa0a6"), 1.5)
         rects = []
-        for p, (text, sub), n_leaves, c in zip(placed, lines, _leaf_spans(placed), colours):
-            # A node's box may be as wide as the leaves below it: neighbours never overlap.
-            room = n_leaves * slot - GAP
-            text = fm.elidedText(text, Qt.TextElideMode.ElideMiddle, room - 2 * PAD)
-            w_text, w_sub = fm.horizontalAdvance(text), fm_small.horizontalAdvance(sub)
-            width = min(room, max(w_text, w_sub) + 2 * PAD)
-            cx = p.x * slot + (slot - GAP) / 2
-            rect = QRectF(cx - width / 2, p.y * LEVEL, width, height)
+        for p, c in zip(placed, colours):
+            text, *subs = lines[id(p.node)]
+            w = width(p.node)
+            rect = QRectF(p.x - w / 2, p.y * level, w, height)
             rects.append(rect)
             fill = (palette.background(int(c)) if p.node.id is not None else None) or no_piece
-            item = NodeItem(p.node, rect, [(text, font, w_text), (sub, small, w_sub)], fill, pen, ink)
+            texts = [(text, font, fm.horizontalAdvance(text), tall)]
+            texts += [(sub, small, fm_small.horizontalAdvance(sub), tall_small) for sub in subs]
+            item = NodeItem(p.node, rect, texts, fill, pen, ink)
             item.setZValue(1)
             self.scene.addItem(item)
             self.items.append(item)
@@ -303,18 +320,11 @@ class MergeTreePanel(QWidget):
                             + (", marked in the text." if n else "; it only occurs inside bigger tokens here."))
 
 
-def _subtitle(node: MergeNode) -> str:
+def _subtitle(node: MergeNode) -> list[str]:
+    """The lines under a node's text: its id, and its rank on a line of its own when it differs."""
     if node.id is None:
-        return "not a piece"
-    return f"id {node.id}" if node.rank in (None, node.id) else f"id {node.id} · rank {node.rank}"
-
-
-def _leaf_spans(placed: list[PlacedNode]) -> list[int]:
-    """How many leaves lie below each placed node (parents come before their children)."""
-    spans = [1 if p.node.is_leaf else 0 for p in placed]
-    for i in range(len(placed) - 1, 0, -1):  # children first, so each span is whole when added
-        spans[placed[i].parent] += spans[i]
-    return spans
+        return ["not a piece"]
+    return [f"id {node.id}"] + ([] if node.rank in (None, node.id) else [f"rank {node.rank}"])
 
 
 def _escape(text: str) -> str:
