@@ -14,6 +14,7 @@ from tokexplorer.cli.output import print_json, print_table
 # flag -> (module in tokexplorer.bench, runs when no flag is given)
 SECTIONS: dict[str, tuple[str, bool]] = {
     "encode": ("encoding", True),
+    "startup": ("startup", False),
     "training": ("training", False),
     "gui": ("gui", False),
     "panels": ("panels", False),
