@@ -89,8 +89,8 @@ UNICODE = Chapter("unicode", "Unicode and UTF-8", (
          )),
     Step("unicode/scripts", "Japanese, Korean, Hindi and Chinese",
          "Outside the Latin alphabet the numbers grow: Japanese kana and kanji take three UTF-8 bytes "
-         "each, and so do the Hangul syllables and each Devanagari letter and vowel sign (ह and its sign "
-         "ै are two code points). In UTF-16 the emoji 👋 needs two units, a surrogate pair (61, 216, 75, "
+         "each, and so do the Hangul syllables and each Devanagari letter and vowel sign (है is two code "
+         "points, a letter and a sign). In UTF-16 the emoji 👋 needs two units, a surrogate pair (61, 216, 75, "
          "220). Step through the lines in the inspector.",
          inline("Hello in japanese. 👋 日本語でこんにちは。\n안녕하세요 👋 (hello in Korean!)\nहैलो\n你好，世界hello word"),
          "inspector", numbers=(
