@@ -10,6 +10,7 @@ It does not train (see the training module).
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 
@@ -96,7 +97,14 @@ class SentencePieceTokenizer:
         self._lengths = self._table.lengths
         self._special_tokens = specials
         self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
-        self.options = _model_options(model_proto)
+        self._dummy_prefix = adds_dummy_prefix(model_proto)
+
+    @functools.cached_property
+    def options(self) -> dict[str, object]:
+        """The model's trainer and normaliser options, read from its proto when first asked for
+        (reading them imports protobuf's model classes: a tenth of a second a command that only
+        wants ids need not pay)."""
+        return _model_options(self.model_proto)
 
     # --- the protocol -------------------------------------------------------------------
 
@@ -168,7 +176,7 @@ class SentencePieceTokenizer:
             b"" if (i in self._special_tokens.values() and i != self._sp.unk_id()) else self._token_bytes[i]
             for i in ids
         )
-        if self.options.get("add_dummy_prefix", True) and out.startswith(b" "):
+        if self._dummy_prefix and out.startswith(b" "):
             out = out[1:]
         return out
 
@@ -207,7 +215,7 @@ class SentencePieceTokenizer:
         with self._lock:
             listed = self._sp.encode(part)
         ids = np.array(listed, dtype=np.int64)
-        lead = b" " if self.options.get("add_dummy_prefix", True) else b""  # the dummy prefix's bytes
+        lead = b" " if self._dummy_prefix else b""  # the dummy prefix's bytes
         if len(ids) and self._table.spells(ids, part.encode("utf-8"), lead):
             lengths = self._lengths[ids]
             ends = np.cumsum(lengths) - len(lead)
@@ -227,6 +235,53 @@ class SentencePieceTokenizer:
         for i in ids:
             if not 0 <= i < n:
                 raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")
+
+
+def _varint(data: bytes, at: int) -> tuple[int, int]:
+    value = shift = 0
+    while True:
+        byte = data[at]
+        value |= (byte & 0x7F) << shift
+        at += 1
+        if byte < 0x80:
+            return value, at
+        shift += 7
+
+
+def _fields(data: bytes):
+    """(field number, wire type, value) of a protobuf message's fields: an int for varints, the
+    bytes of length-delimited fields, None for fixed-width ones (skipped)."""
+    at = 0
+    while at < len(data):
+        key, at = _varint(data, at)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, at = _varint(data, at)
+        elif wire == 2:
+            length, at = _varint(data, at)
+            value, at = data[at:at + length], at + length
+        elif wire in (1, 5):
+            value, at = None, at + (8 if wire == 1 else 4)
+        else:
+            raise ValueError(f"protobuf wire type {wire}")
+        yield number, wire, value
+
+
+def adds_dummy_prefix(model_proto: bytes) -> bool:
+    """Whether the model puts a space before the text (its normaliser's add_dummy_prefix, true
+    unless the model says otherwise), read from the proto's wire format: ModelProto field 3 is the
+    NormalizerSpec, whose field 3 is add_dummy_prefix. Reading it so, rather than through
+    protobuf's model classes, keeps their import off every encode (`options` has the rest).
+    A model this reader cannot follow counts as the default (sentencepiece itself has loaded it)."""
+    try:
+        for number, wire, value in _fields(model_proto):
+            if number == 3 and wire == 2:
+                for inner, inner_wire, flag in _fields(value):
+                    if inner == 3 and inner_wire == 0:
+                        return bool(flag)
+    except (ValueError, IndexError):
+        pass
+    return True
 
 
 def _model_options(model_proto: bytes) -> dict[str, object]:
