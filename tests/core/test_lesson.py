@@ -175,3 +175,26 @@ def test_unknown_step():
 
 def test_render_matches_python():
     assert render([(20, (101, 32))]) == "[(20, (101, 32))]" and render(1.266) == "1.27"
+
+
+def test_the_other_notebooks_measurements_in_docs_lecture_md(seeds):
+    """docs/lecture.md's experiments 12, 14 and 39, on the texts the students' notebooks hold."""
+    from tokexplorer.core.analysis.bpe_by_hand import merge, pair_counts, sorted_counts
+    from tokexplorer.core.training.bpe import train
+    from tokexplorer.core.training.sentencepiece import llama2_options, train_sentencepiece
+
+    # 12: 001's copy of the article lost characters (24,592 bytes, not 24,613), yet ends with 001's merges.
+    article = _between(seeds["001"], 'text = """', '"""', "In [9]:")
+    tok = train(article, 276)
+    assert len(article.encode("utf-8")) == 24592 and len(tok.encode(article).ids) == 19475
+    assert list(tok.merges.items())[-3:] == [((97, 108), 273), ((259, 256), 274), ((111, 110), 275)]
+    # 14: 002's English-and-Japanese paragraph.
+    data = list(_between(seeds["002"], 'unicodetext = "', '"\n', "### Gathering text sequence").encode("utf-8"))
+    top = sorted_counts(pair_counts(data))[0]
+    assert (len(data), top, len(merge(data, top[1], 256))) == (1110, (81, (227, 129)), 1029)
+    # 39: 003's three sentences, trained with the Llama 2 options.
+    toy = ("SentencePiece is an unsupervised text tokenizer and detokenizer mainly for Neural Network-based "
+           "text generation systems.\nIt supports subword units such as BPE and unigram language models.")
+    assert toy.replace("\n", "") in re.sub(r'"\s*\n\s*"', "", seeds["003"]).replace("\\n", "")
+    ids = list(train_sentencepiece(toy, llama2_options(400)).encode("hello 안녕하세요").ids)
+    assert ids[:8] == [367, 398, 368, 379, 379, 376, 367, 239] and "[367, 398, 368, 379, 379, 376, 367, 239" in seeds["003"]

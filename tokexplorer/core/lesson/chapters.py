@@ -170,8 +170,8 @@ DECODING = Chapter("decoding", "Decoding and encoding", (
     Step("decoding/replace", "Not every byte sequence is UTF-8",
          "A byte of 128 or more alone is the middle of a character, not a character: strict decoding "
          "fails on it, and errors=\"replace\" writes � instead. In GPT-2 the lone byte 0x80 is token 222: "
-         "type 222 in the Token IDs view's decode box.",
-         inline("€"), "ids", tokenizer="gpt2", numbers=(
+         "type 222 in the inspector's decode box.",
+         inline("€"), "inspector", tokenizer="gpt2", numbers=(
              Number('bytes([128]).decode("utf-8")', n.strict_decode_error(bytes([128])),
                     "UnicodeDecodeError: 'utf-8' codec can't decode byte 0x80 in position 0: invalid start byte",
                     "002", printed="UnicodeDecodeError: 'utf-8' codec can't decode byte 0x80 in position 0: "
