@@ -93,3 +93,58 @@ def test_each_quirk_names_its_view_and_tokenizers():
         if len(q.samples) > 1:
             assert q.view == "compare", f"{q.name} compares parts: the compare view counts them"
     assert quirk("python-indentation").tokenizers == ("gpt2", "cl100k_base")
+
+
+def test_each_quirk_says_what_to_try_next():
+    from tokexplorer.core.analysis.quirks import description
+
+    for q in QUIRKS:
+        assert q.try_next.strip() and q.try_next not in q.observation, q.name
+        assert description(q) == f"{q.observation} Try next: {q.try_next}"
+    assert {"reverse", "trailing-space", "digits"} <= {q.name for q in QUIRKS}
+
+
+def test_reversing_a_string_the_model_sees_one_token_then_nine():
+    """The lecture: ChatGPT could not reverse '.DefaultCellStyle' (one GPT-4 token), and could once
+    it had written the letters with spaces between them."""
+    tok = get_builtin("cl100k_base")
+    word, backwards, spelled = (sample("reverse", label) for label in ("word", "reversed", "spelled out"))
+    assert backwards == word[::-1] and spelled.replace(" ", "") == word
+    assert tok.encode(word).ids == [98518]
+    assert [b.decode() for b in tok.encode(backwards).token_bytes] == ["ely", "t", "Sl", "le", "Ctl", "ua", "fe",
+                                                                      "D", "."]
+    for name in ("gpt2", "cl100k_base"):
+        pieces = get_builtin(name).encode(spelled).token_bytes
+        assert [b.strip() for b in pieces] == [bytes([c]) for c in word.encode()]  # a token per letter
+    assert "one token, its reversal nine" in quirk("reverse").observation and "(17)" in quirk("reverse").observation
+
+
+@pytest.mark.parametrize("name", ["gpt2", "cl100k_base"])
+def test_trailing_whitespace_warning_the_space_is_alone_where_training_glued_it(name):
+    tok = get_builtin(name)
+    ending = tok.encode(sample("trailing-space", "with it")).ids
+    trained = tok.encode(sample("trailing-space", "as in training"))
+    assert ending[-1] == 220 and tok.token_bytes(220) == b" "
+    assert trained.ids[:6] == ending[:6]  # "Here is a tag line:" alike, then the space goes with the word
+    assert trained.token_bytes[6] == b" Just" and 220 not in trained.ids
+    if name == "cl100k_base":
+        assert trained.ids[6] == 4702
+    assert "id 220" in quirk("trailing-space").observation and "id 4702" in quirk("trailing-space").observation
+
+
+def test_digits_gpt2_merges_any_run_cl100k_cuts_three_from_the_left():
+    gpt2, cl100k = get_builtin("gpt2"), get_builtin("cl100k_base")
+
+    def cuts(tok, text):
+        return [b.decode() for b in tok.encode(text).token_bytes]
+
+    number, years = sample("digits", "long number"), sample("digits", "years")
+    assert cuts(gpt2, number) == ["123", "45", "678", "90"]
+    assert cuts(cl100k, number) == ["123", "456", "789", "0"]
+    assert cuts(gpt2, years)[:4] == ["20", "24", " +", " 1999"]
+    assert cuts(cl100k, years) == ["202", "4", " +", " ", "199", "9", " =", " ", "402", "3"]
+    for piece in cuts(cl100k, number) + cuts(cl100k, years):  # never a space glued to a digit
+        assert not (any(c.isdigit() for c in piece) and not piece.isdigit()), piece
+        assert len(piece) <= 3 or not piece.isdigit()
+    observation = quirk("digits").observation
+    assert "123|45|678|90" in observation and "123|456|789|0" in observation and "202|4" in observation

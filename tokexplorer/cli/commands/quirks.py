@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from tokexplorer.cli.output import print_json, print_table
-from tokexplorer.core.analysis.quirks import QUIRKS, quirk
+from tokexplorer.core.analysis.quirks import QUIRKS, description, quirk
 from tokexplorer.core.registry import builtin_names, load_tokenizer
 from tokexplorer.core.analysis.unicode_info import token_label
 
@@ -38,7 +38,7 @@ def run(args: argparse.Namespace) -> int:
             results.append({"sample": label, "tokenizer": tok.name, "tokens": len(enc),
                             "pieces": [t.text for t in enc]})
     if args.json:
-        print_json({"name": q.name, "question": q.question, "observation": q.observation,
+        print_json({"name": q.name, "question": q.question, "observation": q.observation, "try_next": q.try_next,
                     "view": q.view, "tokenizers": list(q.tokenizers),
                     "samples": [{"label": lab, "text": text} for lab, text in q.samples],
                     "results": results})
@@ -47,5 +47,5 @@ def run(args: argparse.Namespace) -> int:
     print_table(["sample", "tokenizer", "tokens", "pieces"],
                 [[r["sample"], r["tokenizer"], r["tokens"],
                   "|".join(token_label(p.encode("utf-8")) for p in r["pieces"])] for r in results], right={2})
-    print(f"\n{q.observation}")
+    print(f"\n{description(q)}")
     return 0

@@ -1,11 +1,12 @@
 """The quirks gallery: short texts that show why tokenization explains odd LLM behaviour.
 
-Each quirk is a sample text with a one-line question and the observation a user should make when
-encoding it with the built-ins side by side, and where it makes its point: the view ("editor", or
-"compare" for side-by-side panes) and the tokenizers its observation names. The facts are the
-lecture's, checked by the tests against the real vocabularies. The samples live as data in
-resources/samples (one JSON file each: question, observation, view, tokenizers, the texts); this
-module reads them. Views (the app's Samples menu, `tokexplorer quirks`) only display them.
+Each quirk is a sample text with a one-line question, the observation a user should make when
+encoding it with the built-ins side by side, what to try next, and where it makes its point: the
+view ("editor", or "compare" for side-by-side panes) and the tokenizers its observation names. The
+facts are the lecture's, checked by the tests against the real vocabularies. The samples live as
+data in resources/samples (one JSON file each: question, observation, try, view, tokenizers, the
+texts); this module reads them. Views (the app's Samples menu, `tokexplorer quirks`) only display
+them, with `description`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class Quirk:
     question: str
     samples: tuple[tuple[str, str], ...]  # (label, text), compared with each other
     observation: str
+    try_next: str  # what to do next in the app to see more of it
     allowed_special: str | None = None  # the policy to encode the sample with, if not the default
     view: str = "editor"  # where it opens: "editor" or "compare"
     tokenizers: tuple[str, ...] = ("cl100k_base",)  # built-ins it opens with (compare: one per pane)
@@ -40,7 +42,7 @@ def load_quirks() -> list[Quirk]:
         quirks.append(Quirk(
             name=path.stem.split("-", 1)[1], question=data["question"],
             samples=tuple((s["label"], s["text"]) for s in data["samples"]),
-            observation=data["observation"], allowed_special=data.get("allowed_special"),
+            observation=data["observation"], try_next=data["try"], allowed_special=data.get("allowed_special"),
             view=data.get("view", "editor"), tokenizers=tuple(data.get("tokenizers", ("cl100k_base",)))))
     return quirks
 
@@ -52,10 +54,19 @@ def sample_text(q: Quirk) -> str:
     """The text a quirk opens with: its samples one after the other, each on its own line(s).
 
     >>> sample_text(quirk("trailing-space"))
-    'Here is a tag line:\\nHere is a tag line: '
+    'Here is a tag line: Just do it.\\nHere is a tag line:\\nHere is a tag line: '
     """
     return "".join(text if i == len(q.samples) - 1 or text.endswith("\n") else text + "\n"
                    for i, (_, text) in enumerate(q.samples))
+
+
+def description(q: Quirk) -> str:
+    """What a quirk shows and what to try next, in one paragraph (the Samples menu's status tip).
+
+    >>> description(quirk("case")).split(" Try next: ")[1]
+    "Put ' Egg' at the start of a line and after a word, and try the same words in o200k_base."
+    """
+    return f"{q.observation} Try next: {q.try_next}"
 
 
 def quirk(name: str) -> Quirk:
