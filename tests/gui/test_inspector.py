@@ -137,11 +137,13 @@ def test_decode_box(inspect, qtbot):
     text = decoded(qtbot, panel, "15339, 1917")
     assert "text: “hello world”" in text
     assert "15339 “hello” · 1917 “␣world”" in text
-    assert decoded(qtbot, panel, "15339") == "id 15339 in cl100k_base: “hello” · bytes 68 65 6C 6C 6F (5 bytes)"
+    assert decoded(qtbot, panel, "15339").startswith(
+        "id 15339 in cl100k_base: “hello” · bytes [104, 101, 108, 108, 111] (5 bytes)")
     text = decoded(qtbot, panel, "9468")  # the first two bytes of many emoji
     assert "not valid UTF-8 on its own" in text and "\\xf0\\x9f" in text
     text = decoded(qtbot, panel, "15339, x1")
-    assert text == "'x1' is not a token id (ids are whole numbers in the digits 0-9, such as 1917)"
+    assert text == ("'x1' is not a token id (ids are whole numbers in the digits 0-9, such as 1917; "
+                    "a character is looked up quoted, 'h', or as U+0068)")
     assert "c62828" in panel.decoded.styleSheet()
     assert "token id 100256 is not in cl100k_base" in decoded(qtbot, panel, "100256")
     panel.decode_box.clear()
@@ -357,3 +359,69 @@ def test_the_notes_take_only_the_lines_they_need(qtbot, make_window, app_font, s
     assert need > inspector.NOTES_LINES and shown == inspector.NOTES_LINES and rows >= inspector.TREE_ROWS
     need, shown, rows = show(14, 414, 300)  # a short dock
     assert rows < inspector.TREE_ROWS + 1 and shown == 1  # the notes gave way to the tree
+
+
+def test_numbers_as_python_prints_them(inspect, qtbot):
+    """Decimal by default, as the lecture's list(...) prints: the code-point columns, and the
+    lists of "h".encode("utf-8" / "utf-16" / "utf-32") with the byte order mark, from Python's own
+    codecs; the switch writes them in hex and says so to whoever listens."""
+    panel = inspect("gpt2", "h", 0, 1)
+    assert panel.base == panel.strip.base == "decimal"
+    item = panel.tree.topLevelItem(0)
+    assert [item.text(k) for k in (1, 5, 6, 7)] == ["U+0068", "104", "104", "104"]
+    text = panel.numbers.text()
+    for codec in ("utf-8", "utf-16", "utf-32"):
+        assert f'list(s.encode("{codec}"))</code> {list("h".encode(codec))}' in text
+    assert str([255, 254, 104, 0]) in text or __import__("sys").byteorder == "big"  # the lecture's, little-endian
+    with qtbot.waitSignal(panel.base_changed) as switched:
+        panel.base_box.setCurrentText("hex")
+    assert switched.args == ["hex"] and panel.strip.base == "hex"
+    item = panel.tree.topLevelItem(0)
+    assert [item.text(k) for k in (5, 6, 7)] == ["68", "0068", "00000068"]
+    assert " ".join(f"{b:02X}" for b in "h".encode("utf-16")) in panel.numbers.text()
+    assert decoded(qtbot, panel, "71").startswith("id 71 in gpt2: “h” · bytes 68 (1 byte)")
+    panel.set_base("decimal")
+    assert panel.base_box.currentText() == "decimal" and "[104]" in panel.decoded.text()
+
+
+def test_an_emoji_in_decimal_has_its_code_units(inspect):
+    panel = inspect("cl100k_base", "a👋", 1, 2)
+    item = panel.tree.topLevelItem(0)
+    assert [item.text(k) for k in (5, 6, 7)] == ["240 159 145 139", "55357 56395", "128075"]
+    assert str(list("👋".encode("utf-16"))) in panel.numbers.text()
+
+
+def test_decode_box_looks_up_characters_as_chr_and_ord(inspect, qtbot):
+    """U+0068, 'h' and h are characters (chr / ord); a bare number is a token id, with what chr
+    makes of it beside."""
+    panel = inspect("cl100k_base", "hello", 0)
+    for typed in ("U+0068", "'h'", "h", "chr(104)"):
+        text = decoded(qtbot, panel, typed)
+        assert text.startswith("ord('h') = 104 · chr(104) = 'h' · U+0068 LATIN SMALL LETTER H · UTF-8 [104]"), typed
+        assert "in cl100k_base: 71 “h”" in text
+    text = decoded(qtbot, panel, "104")
+    assert text.startswith("id 104 in cl100k_base: “")
+    assert "as a code point instead: chr(104) = 'h' (U+0068 LATIN SMALL LETTER H)" in text
+    panel.decode_box.setText("👋")  # (keyClicks cannot type it)
+    qtbot.waitUntil(lambda: not panel.decode_pending, timeout=10_000)
+    assert panel.decoded.text().startswith("ord('👋') = 128075 · chr(128075) = '👋' · U+1F44B WAVING HAND SIGN")
+    assert "past the last code point" in decoded(qtbot, panel, "U+110000")
+
+
+def test_sentencepiece_pieces_as_sentencepiece_names_them(inspect, window, qtbot):
+    """llama-sp's tokens by their names from sentencepiece's id_to_piece (▁hell, <0x0A>), asked of
+    the server; the app's own rendering (␣hell, \\n) one click away; gone for GPT-2."""
+    from .helpers import tokenizer_for
+
+    panel = inspect("llama-sp", "hello\n", 0, 6)
+    qtbot.waitUntil(lambda: panel.pieces_button.isVisible() and "▁" in panel.numbers.text(), timeout=10_000)
+    tok = tokenizer_for(window, "llama-sp")
+    names = [tok.pieces[i] for i in window.state.result.encoding.ids]
+    assert names == ["▁hell", "o", "<0x0A>"]
+    assert "tokens: 6312 “▁hell” · 28709 “o” · 13 “&lt;0x0A&gt;”" in panel.numbers.text()
+    assert decoded(qtbot, panel, "6312, 13").endswith("tokens: 6312 “▁hell” · 13 “&lt;0x0A&gt;”")
+    panel.pieces_button.click()
+    assert "tokens: 6312 “␣hell” · 28709 “o” · 13 “\\n”" in panel.numbers.text()
+    assert panel.decoded.text().endswith("tokens: 6312 “␣hell” · 13 “\\n”")
+    panel = inspect("gpt2", "hello", 0, 5)
+    qtbot.waitUntil(lambda: not panel.pieces_button.isVisible(), timeout=10_000)

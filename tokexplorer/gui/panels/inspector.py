@@ -7,9 +7,19 @@ shows as a bar inside its group) and a tooltip per byte naming its token (double
 editor goes to that token); the code points grouped by grapheme cluster (glyph, U+XXXX, name,
 category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ and the code
 points called out by name (as many lines as they need, up to NOTES_LINES, fewer in a short dock:
-the tree keeps its room); a box that decodes ids typed into it, or looks one up, in the current
-tokenizer (the tokenizing server decodes them: `DecodeIds`; an answer for an older box or
-tokenizer is dropped).
+the tree keeps its room); a box that decodes ids typed into it, or looks one up, or looks up
+characters as Python's chr and ord do (`104`, `U+0068`, `h`, `'h'`: the rules are
+`core.id_lookup`'s), in the current tokenizer (the tokenizing server answers: `DecodeIds`; an
+answer for an older box or tokenizer is dropped).
+
+Numbers are shown as Python prints them, decimal by default, or in hex (the switch at the top:
+`base`, `set_base`, `base_changed`): the bytes of the strip, the UTF-8 / UTF-16 / UTF-32 columns,
+the decode box's bytes. Under the summary, the selection's tokens and the lists that
+`list(s.encode("utf-8"))`, `"utf-16"` and `"utf-32"` print, byte order mark included (computed
+with Python's own codecs, so they are this machine's, as the student's Python prints them). For a
+SentencePiece vocabulary the tokens are named as sentencepiece names them (`▁the`, `<0x0A>`, from
+its `id_to_piece`, asked of the server: `PieceNamesOf`), with the app's rendering (`␣the`, `\n`)
+one click away (the "▁ pieces" button).
 
 Hovering a token (in the editor, a compare pane or the chunk view) shows it instead, once the
 mouse has rested on it for HOVER_MS; when the mouse leaves the tokens, or the selection or the text
@@ -35,15 +45,16 @@ from typing import Callable
 
 from PySide6.QtCore import QEvent, QPoint, QRect, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QColor, QFont, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import (QApplication, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QPushButton, QScrollArea, QSplitter, QTreeWidget,
+from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QPushButton, QScrollArea, QSplitter, QToolButton, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.encoding import TokenFlag
-from tokexplorer.core.analysis.id_lookup import DecodedIds
+from tokexplorer.core.analysis.id_lookup import CharacterLookup, DecodedIds
 from tokexplorer.core.analysis.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
-from tokexplorer.core.analysis.unicode_info import script_of, token_label
-from tokexplorer.server.protocol import DecodeIds
+from tokexplorer.core.analysis.unicode_info import (BASES, bom_note, code_values, name_of, number, python_bytes,
+                                                    script_of, token_label)
+from tokexplorer.server.protocol import DecodeIds, PieceNamesOf
 from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.gui.widgets.tooltips import answer_tooltip
 from tokexplorer.gui.state import AppState
@@ -52,6 +63,9 @@ from tokexplorer.gui.services.worker import run_job
 
 COLUMNS = ["glyph", "code point", "name", "cat", "script", "UTF-8", "UTF-16", "UTF-32", "tokens"]
 SHOWN_IDS = 32  # tokens listed under a decoded list of ids
+SHOWN_NUMBERS = 40  # of a long list of bytes, the numbers shown (then how many there are)
+SHOWN_TOKENS = 16  # tokens named in the line above the Python lists
+SHOWN_CHARACTERS = 8  # characters of a look-up described one by one
 SHOWN_CODE_POINTS = 100  # rows of a big selection shown (with a note); more is for Copy JSON's reader
 # An update for a new text waits this long (ms), so a keystroke's repaint comes first; one for a
 # new selection in the same text does not wait.
@@ -59,6 +73,7 @@ FOLLOW_EDITS_MS = 120
 HOVER_MS = 250  # the mouse rests this long on a token before the inspector shows it
 LEAVE_MS = 150  # the mouse is off the tokens this long before the selection shows again
 NOTES_LINES = 3  # the notes take the lines their text needs, up to this many (then they scroll)
+NUMBERS_LINES = 4  # so do the tokens and Python's lists, after the notes
 TREE_ROWS = 4  # rows of the code-point tree that the notes give way to in a short dock
 
 
@@ -93,6 +108,7 @@ class ByteStrip(QWidget):
         self._token_labels: dict[int, str] = {}  # token index -> its label under its bytes
         self.colours: list[QColor | None] = []  # each byte's token colour (None: no token)
         self.tip: Callable[[int], str] = str  # byte index -> its tooltip, made when asked
+        self.base = "decimal"  # how the bytes are written: "decimal" or "hex"
         self._glyphs: dict[int, str] = {}  # character index -> its label above its bytes
         self._rects: list[QRect] = []
         self.setMouseTracking(True)
@@ -106,8 +122,9 @@ class ByteStrip(QWidget):
 
     def _metrics(self) -> tuple[int, int, int]:
         fm = QFontMetrics(self.font())
-        # cell width; the height of a label line (the glyph above, the token below); of a cell
-        return fm.horizontalAdvance("WW") + 8, fm.height() + 2, fm.height() + 6
+        # cell width (three decimal digits fit); the height of a label line (the glyph above, the
+        # token below); of a cell
+        return max(fm.horizontalAdvance("WW"), fm.horizontalAdvance("888")) + 8, fm.height() + 2, fm.height() + 6
 
     def row_height(self) -> int:
         """One row of the strip from the top of its glyphs to the bottom of its token labels."""
@@ -217,7 +234,7 @@ class ByteStrip(QWidget):
             painter.setPen(QPen(pal.mid().color()))
             painter.drawRect(rect.adjusted(0, 0, -1, -1))
             painter.setPen(text_pen)
-            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, f"{cell.value:02X}")
+            painter.drawText(rect, Qt.AlignmentFlag.AlignCenter, number(cell.value, self.base))
             # A bar where a token ends and the next begins, inside a character or between two.
             nxt = self.cells[i + 1] if i + 1 < len(self.cells) else None
             if nxt is not None and nxt.token != cell.token:
@@ -268,6 +285,8 @@ class StripArea(QScrollArea):
 class InspectorPanel(QWidget):
     """The inspector dock's widget; see the module docstring."""
 
+    base_changed = Signal(str)  # "decimal" or "hex": the user (or a view through set_base) switched
+
     def __init__(self, state: AppState, parent=None):
         super().__init__(parent)
         self.state = state
@@ -280,6 +299,11 @@ class InspectorPanel(QWidget):
         self.refreshed_at = 0.0  # perf_counter when the last refresh ended (`bench --gui`)
         self._decoding = 0  # generation of the latest DecodeIds asked; older answers are dropped
         self._decoded_for = 0  # generation whose answer the decode box shows
+        self._decoded: DecodedIds | CharacterLookup | None = None  # the answer shown in the decode box
+        self._decoded_name = ""  # ... and the tokenizer it was asked of
+        self.base = "decimal"  # numbers as Python prints them; "hex" on the switch
+        self.piece_names: dict[int, str] = {}  # token id -> sentencepiece's name, for the shown tokens
+        self._naming = 0  # generation of the latest PieceNamesOf asked
 
         self.summary = QLabel("")
         self.summary.setObjectName("inspector_summary")
@@ -291,8 +315,24 @@ class InspectorPanel(QWidget):
         self.copy_json_button = QPushButton("Copy JSON")
         self.copy_json_button.setToolTip("Copy what the inspector shows as JSON")
         self.copy_json_button.clicked.connect(self.copy_json)
+        self.base_box = QComboBox()
+        self.base_box.setObjectName("inspector_base")
+        self.base_box.addItems(list(BASES))
+        self.base_box.setToolTip("Bytes and code units in decimal, as Python prints them (list(b\"...\")), or in hex")
+        self.base_box.currentTextChanged.connect(self.set_base)
+        self.pieces_button = QToolButton()
+        self.pieces_button.setObjectName("inspector_pieces")
+        self.pieces_button.setText("▁ pieces")
+        self.pieces_button.setCheckable(True)
+        self.pieces_button.setChecked(True)
+        self.pieces_button.setToolTip("Tokens named as sentencepiece names them (▁the, <0x0A>); off: as this app "
+                                      "writes them (␣the, \\n)")
+        self.pieces_button.toggled.connect(self._on_pieces_toggled)
+        self.pieces_button.hide()  # until the server says the tokenizer names its pieces
         top = QHBoxLayout()
         top.addWidget(self.summary, 1)
+        top.addWidget(self.pieces_button)
+        top.addWidget(self.base_box)
         top.addWidget(self.copy_text_button)
         top.addWidget(self.copy_json_button)
 
@@ -303,10 +343,18 @@ class InspectorPanel(QWidget):
         strip_area.setWidget(self.strip)
         strip_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
 
+        self.numbers = QLabel("")
+        self.numbers.setObjectName("python_numbers")
+        self.numbers.setWordWrap(True)
+        self.numbers.setTextFormat(Qt.TextFormat.RichText)
+        self.numbers.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.numbers.setToolTip(bom_note())
+
         self.tree = QTreeWidget()
         self.tree.setObjectName("code_points")
         self.tree.setColumnCount(len(COLUMNS))
         self.tree.setHeaderLabels(COLUMNS)
+        self._name_columns()
         self.tree.setUniformRowHeights(True)
         self.tree.setAlternatingRowColors(True)
         header = self.tree.header()
@@ -325,10 +373,13 @@ class InspectorPanel(QWidget):
         self.notes.setTextFormat(Qt.TextFormat.RichText)
 
         self.decode_box = QLineEdit()
-        self.decode_box.setToolTip('Token ids to decode with the current tokenizer (15339, 1917), or one id to look up')
+        self.decode_box.setToolTip(
+            "Token ids to decode with the current tokenizer (15339, 1917), or one id to look up (a bare number is "
+            "always a token id; its code point is shown beside). Characters as chr and ord see them: U+0068, "
+            "chr(104), 'h' or one character")
         self.decode_box.setObjectName("decode_box")
         self.decode_box.setClearButtonEnabled(True)
-        self.decode_box.setPlaceholderText("Token ids to decode (15339, 1917), or one id to look up")
+        self.decode_box.setPlaceholderText("Token ids (15339, 1917), or a character: U+0068, 'h'")
         self.decode_box.textChanged.connect(self.decode)
         self.decoded = QLabel("")
         self.decoded.setObjectName("decoded")
@@ -341,18 +392,25 @@ class InspectorPanel(QWidget):
         notes_area.setWidgetResizable(True)
         notes_area.setFrameShape(QScrollArea.Shape.NoFrame)
         notes_area.setWidget(self.notes)
+        self.numbers_area = numbers_area = QScrollArea()  # the lists Python prints, under the strip
+        numbers_area.setWidgetResizable(True)
+        numbers_area.setFrameShape(QScrollArea.Shape.NoFrame)
+        numbers_area.setWidget(self.numbers)
+        numbers_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.split = split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(strip_area)
+        split.addWidget(numbers_area)
         split.addWidget(self.tree)
         split.addWidget(notes_area)
-        split.setStretchFactor(1, 1)
+        split.setStretchFactor(2, 1)
         split.setCollapsible(0, False)
         # A short dock shows less of them, not a tall window. subtle: a minimum of 0 means "use
         # the minimum size hint" (a tree's is ~100 px); 1 lets the splitter shrink them away.
-        for part in (self.tree, notes_area):
+        for part in (numbers_area, self.tree, notes_area):
             part.setMinimumHeight(1)
         # The tree takes the rest; the notes, what their text needs (`_fit_notes`).
-        split.setSizes([strip_area.sizeHint().height(), 400, self.fontMetrics().lineSpacing()])
+        line = self.fontMetrics().lineSpacing()
+        split.setSizes([strip_area.sizeHint().height(), NUMBERS_LINES * line, 400, line])
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
@@ -374,8 +432,93 @@ class InspectorPanel(QWidget):
         state.tokenized.connect(self._schedule)
         state.tokenized.connect(self._warm_up)
         state.tokenizer_changed.connect(lambda _: self.decode())
+        state.tokenizer_changed.connect(self._forget_names)
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
+
+    # --- numbers and names ---------------------------------------------------------------
+
+    def set_base(self, base: str) -> None:
+        """Write bytes and code units in `base` ("decimal", as Python prints them, or "hex")."""
+        if base not in BASES or base == self.base:
+            return
+        self.base = self.strip.base = base
+        self.base_box.blockSignals(True)
+        self.base_box.setCurrentText(base)
+        self.base_box.blockSignals(False)
+        self._name_columns()
+        self._redraw()
+        self.base_changed.emit(base)
+
+    def _name_columns(self) -> None:
+        self.tree.headerItem().setText(COLUMNS.index("UTF-32"), "UTF-32 (ord)" if self.base == "decimal" else "UTF-32")
+
+    def _redraw(self) -> None:
+        """Draw what is shown again (a switch changed how it is written, not what it is)."""
+        self._shown = None
+        self.refresh()
+        if self._decoded is not None and not self.decode_pending:
+            self._show_decoded(self._decoded_name, self._decoded)
+
+    def _on_pieces_toggled(self, _on: bool) -> None:
+        self._redraw()
+
+    def _forget_names(self, *_) -> None:
+        self.piece_names = {}
+        self.pieces_button.hide()
+
+    def _ask_names(self, name: str, ids: list[int]) -> None:
+        """Ask the server for sentencepiece's names of these ids; draw again when they come."""
+        missing = tuple(sorted({i for i in ids if i not in self.piece_names}))
+        if not missing:
+            return
+        self._naming += 1
+        gen = self._naming
+
+        def named(names) -> None:
+            if gen != self._naming or name != self.state.tokenizer:
+                return  # a newer selection or tokenizer asked since
+            if names is None:  # not a SentencePiece vocabulary
+                self.pieces_button.hide()
+                return
+            self.piece_names.update(zip(missing, names))
+            self.pieces_button.show()
+            self._redraw()
+
+        self.state.server.ask(PieceNamesOf(name, missing), named, lambda _message: None)
+
+    def token_text(self, token_id: int, data: bytes, byte_fallback: bool = False) -> str:
+        """How a token is written here: sentencepiece's name for it when those are shown, else
+        the app's rendering (a byte-fallback piece of a vocabulary without piece names as <0xNN>)."""
+        if token_id in self.piece_names:
+            return self.piece_names[token_id] if self.pieces_button.isChecked() else token_label(data)
+        if byte_fallback and len(data) == 1:
+            return f"<0x{data[0]:02X}>"
+        return token_label(data)
+
+    def _numbers(self, values: list[int] | None, width: int = 2) -> str:
+        """A list of byte values as Python's list() prints it (decimal) or as hex bytes, elided."""
+        if values is None:
+            return "(Python cannot encode it: a lone surrogate)"
+        shown = values[:SHOWN_NUMBERS]
+        more = f", … ({len(values):,} bytes)" if len(values) > SHOWN_NUMBERS else ""
+        if self.base == "decimal":
+            return "[" + ", ".join(map(str, shown)) + more + "]"
+        return " ".join(number(v, "hex", width) for v in shown) + more.replace(",", "", 1)
+
+    def _fill_numbers(self, info: SelectionInfo, result: Tokenized) -> None:
+        """The tokens (by name) and the lists Python prints for the shown text."""
+        start = info.counts.start
+        text = result.encoding.text[start:start + info.shown]
+        tokens = " · ".join(
+            f"{t.id} “{_escape(self.token_text(t.id, t.bytes, bool(t.flags & TokenFlag.BYTE_FALLBACK)))}”"
+            for t in info.tokens[:SHOWN_TOKENS]) + (" · …" if len(info.tokens) > SHOWN_TOKENS else "")
+        lines = [f"<code>list(s.encode(\"{codec}\"))</code> {self._numbers(values)}"
+                 for codec, values in python_bytes(text).items()]
+        if tokens:
+            lines.append(f"tokens: {tokens}")
+        self.numbers.setText("<br>".join(lines))
+        self.numbers_area.show()
 
     # --- following the state -------------------------------------------------------------
 
@@ -437,20 +580,27 @@ class InspectorPanel(QWidget):
             self._fit_notes()
 
     def _fit_notes(self) -> None:
-        """Give the notes the lines their text needs (up to NOTES_LINES) and the tree the rest; in
-        a short dock, or at a large font, the notes give way first (down to one line, scrolling)
+        """Give the notes the lines their text needs (up to NOTES_LINES), then the tokens and
+        Python's lists theirs (up to NUMBERS_LINES), and the tree the rest; in a short dock, or at
+        a large font, the notes and the lists give way first (down to one line each, scrolling)
         while the tree has fewer than TREE_ROWS rows."""
-        area, split = self.notes_area, self.split
-        if area.isHidden() or split.width() <= 0:
+        split = self.split
+        if split.width() <= 0:
             return
-        strip, tree, notes = split.sizes()
-        room = tree + notes
+        strip, numbers, tree, notes = split.sizes()
+        room = numbers + tree + notes
         line = self.notes.fontMetrics().lineSpacing()
-        want = min(self.notes.heightForWidth(split.width()), NOTES_LINES * line)
         row = max(self.tree.sizeHintForRow(0), self.tree.fontMetrics().height())
         keep = self.tree.header().sizeHint().height() + TREE_ROWS * row + 2 * self.tree.frameWidth()
-        notes = max(min(want, room - keep), min(want, line))
-        split.setSizes([strip, room - notes, notes])
+        notes = 0
+        if not self.notes_area.isHidden():
+            want = min(self.notes.heightForWidth(split.width()), NOTES_LINES * line)
+            notes = max(min(want, room - keep), min(want, line))
+        numbers = 0
+        if not self.numbers_area.isHidden():
+            want = min(self.numbers.heightForWidth(split.width()), NUMBERS_LINES * line)
+            numbers = max(min(want, room - keep - notes), min(want, line))
+        split.setSizes([strip, numbers, room - notes - numbers, notes])
 
     def _on_palette(self, *_) -> None:
         self._palette = TokenPalette(self.state.dark, self.state.token_colours)
@@ -499,6 +649,8 @@ class InspectorPanel(QWidget):
         self.tree.clear()
         self.notes.setText("")
         self.notes_area.hide()
+        self.numbers.setText("")
+        self.numbers_area.hide()
 
     # --- drawing -------------------------------------------------------------------------
 
@@ -534,19 +686,20 @@ class InspectorPanel(QWidget):
                              {i: glyph(r.info.char, r.info.kinds) for i, r in rows.items()},
                              {t.index: f"#{t.index} {t.id}" for t in info.tokens})
         self._fill_tree(info, result)
+        self._fill_numbers(info, result)
+        self._ask_names(info.tokenizer or self.state.tokenizer, [t.id for t in info.tokens])
         self.notes.setText(self._notes_html(info))
         self.notes_area.setVisible(bool(self.notes.text()))
         self._fit_notes()
 
-    @staticmethod
-    def _byte_tip(cell: ByteCell, k: int, n: int, row, piece: TokenPiece | None) -> str:
+    def _byte_tip(self, cell: ByteCell, k: int, n: int, row, piece: TokenPiece | None) -> str:
         """Byte k of the n of its character, and the token covering it."""
-        lines = [f"byte {cell.value:02X}: byte {k + 1} of {n} of "
+        lines = [f"byte {number(cell.value, self.base)}: byte {k + 1} of {n} of "
                  + (f"{row.info.codepoint} {row.info.name}" if row else f"character {cell.char}")]
         if piece is None:
             lines.append("no token covers it" if cell.token < 0 else f"token #{cell.token}")
         else:
-            label = piece.label if piece.flags & TokenFlag.BYTE_FALLBACK else token_label(piece.bytes)
+            label = self.token_text(piece.id, piece.bytes, bool(piece.flags & TokenFlag.BYTE_FALLBACK))
             flags = flag_words(piece.flags)
             lines.append(f"token #{piece.index}, id {piece.id}: “{label}” ({piece.bytes.hex(' ').upper()})"
                          + (f", {flags}" if flags else ""))
@@ -582,8 +735,12 @@ class InspectorPanel(QWidget):
 
     def _row_item(self, r: CodePointRow, result: Tokenized) -> QTreeWidgetItem:
         i = r.info
-        item = QTreeWidgetItem([glyph(i.char, i.kinds), i.codepoint, i.name, i.category, i.script, i.utf8,
-                                i.utf16, i.utf32, " ".join(f"#{t}" for t in r.tokens)])
+        utf8, utf16, utf32 = i.utf8, i.utf16, i.utf32
+        if self.base == "decimal" and not 0xD800 <= ord(i.char) <= 0xDFFF:
+            values = code_values(i.char)
+            utf8, utf16, utf32 = (" ".join(map(str, values[key])) for key in ("utf8", "utf16", "utf32"))
+        item = QTreeWidgetItem([glyph(i.char, i.kinds), i.codepoint, i.name, i.category, i.script, utf8,
+                                utf16, utf32, " ".join(f"#{t}" for t in r.tokens)])
         if i.kinds:
             item.setToolTip(2, ", ".join(i.kinds))
         colour = self._colour(result, r.tokens[0]) if r.tokens else None
@@ -621,13 +778,14 @@ class InspectorPanel(QWidget):
         self._decoding += 1
         if not typed:
             self._decoded_for = self._decoding
+            self._decoded = None
             self.decoded.setText("")
             return
         gen, name = self._decoding, self.state.tokenizer
         if not self.state.catalog.is_loaded(name):
             self._decoded_error(f"{name} is still loading")  # until the answer replaces it
 
-        def answered(answer: DecodedIds | str) -> None:  # the ids decoded, or what is wrong with them
+        def answered(answer: DecodedIds | CharacterLookup | str) -> None:  # the answer, or what is wrong
             if gen != self._decoding:
                 return  # the box or the tokenizer changed meanwhile
             self._decoded_for = gen
@@ -643,21 +801,53 @@ class InspectorPanel(QWidget):
         """The box's ids were sent to be decoded and their answer is not shown yet."""
         return self._decoded_for != self._decoding
 
-    def _show_decoded(self, name: str, d: DecodedIds) -> None:
-        tokens = " · ".join(f"{i} “{_escape(token_label(b))}”" for i, b in zip(d.ids[:SHOWN_IDS], d.token_bytes))
-        if len(d.ids) > SHOWN_IDS:
-            tokens += f" · … ({len(d.ids):,} ids)"
+    def _decoded_tokens(self, ids: list[int], token_bytes: list[bytes], pieces: list[str] | None) -> str:
+        """Ids with their tokens, named as sentencepiece names them when those are shown."""
+        names = pieces if pieces is not None and self.pieces_button.isChecked() else None
+        shown = " · ".join(f"{i} “{_escape(names[k] if names else token_label(b))}”"
+                           for k, (i, b) in enumerate(zip(ids[:SHOWN_IDS], token_bytes)))
+        return shown + (f" · … ({len(ids):,} ids)" if len(ids) > SHOWN_IDS else "")
+
+    def _show_decoded(self, name: str, d: DecodedIds | CharacterLookup) -> None:
+        self._decoded, self._decoded_name = d, name
+        if d.pieces is not None:
+            self.pieces_button.show()
+        if isinstance(d, CharacterLookup):
+            self._show_characters(name, d)
+            return
         if len(d.ids) == 1:
             b = d.token_bytes[0]
-            body = (f"id {d.ids[0]} in {_escape(name)}: “{_escape(token_label(b))}” · bytes "
-                    f"{b.hex(' ').upper() or '(none)'} ({len(b)} byte{'s' if len(b) != 1 else ''})")
+            piece = d.pieces[0] if d.pieces is not None and self.pieces_button.isChecked() else token_label(b)
+            body = (f"id {d.ids[0]} in {_escape(name)}: “{_escape(piece)}” · bytes "
+                    f"{self._numbers(list(b)) if b else '(none)'} ({len(b)} byte{'s' if len(b) != 1 else ''})")
+            char = d.code_point
+            if char is not None:
+                body += (f"<br><span style='color:gray'>as a code point instead: chr({d.ids[0]}) = "
+                         f"{_escape(repr(char))} (U+{ord(char):04X} {_escape(name_of(char))})</span>")
         else:
-            body = f"text: “{_escape(d.text[:400])}”<br>tokens: {tokens}"
+            body = f"text: “{_escape(d.text[:400])}”<br>tokens: {self._decoded_tokens(d.ids, d.token_bytes, d.pieces)}"
         if not d.valid_utf8:
             body += "<br><i>not valid UTF-8 on its own: the broken bytes decode as U+FFFD</i>"
         self.decoded.setStyleSheet("")
         self.decoded.setText(body)
 
+    def _show_characters(self, name: str, d: CharacterLookup) -> None:
+        """Each character as chr and ord give it, its UTF-8 bytes, then the tokenizer's tokens."""
+        lines = []
+        for char in d.chars[:SHOWN_CHARACTERS]:
+            cp = ord(char)
+            ord_text = f"ord({_escape(repr(char))}) = {cp}" if self.base == "decimal" else \
+                f"hex(ord({_escape(repr(char))})) = {hex(cp)}"
+            utf8 = self._numbers(code_values(char)["utf8"]) if not 0xD800 <= cp <= 0xDFFF else "(none)"
+            lines.append(f"{ord_text} · chr({cp}) = {_escape(repr(char))} · U+{cp:04X} {_escape(name_of(char))}"
+                         f" · UTF-8 {utf8}")
+        if len(d.chars) > SHOWN_CHARACTERS:
+            lines.append(f"… ({len(d.chars):,} characters)")
+        lines.append(f"in {_escape(name)}: {self._decoded_tokens(d.ids, d.token_bytes, d.pieces) or '(no tokens)'}")
+        self.decoded.setStyleSheet("")
+        self.decoded.setText("<br>".join(lines))
+
     def _decoded_error(self, message: str) -> None:
+        self._decoded = None
         self.decoded.setStyleSheet("color: #c62828;")
         self.decoded.setText(_escape(message))
