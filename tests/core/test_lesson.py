@@ -108,7 +108,7 @@ def test_steps_on_your_text_say_why_the_stand_in_differs():
     assert all("does not ship: paste or open it to compare" in c.note for c in checked)
     eng = step_text(step)
     assert checked[0].app == str(len(eng.encode("utf-8")))  # the stand-in's own bytes, counted
-    assert "udhr/udhr_eng.txt" in step.source.describe()
+    assert "lesson/unicode_notes.txt" in step.source.describe()
 
 
 WORDS = {"`.DefaultCellStyle` turned out to be a single individual token": "single"}  # 1, in words

@@ -21,6 +21,7 @@ ARTICLE_OPENING = "the opening paragraph of " + ARTICLE
 SP_README = "the opening paragraph of sentencepiece's README (github.com/google/sentencepiece)"
 KOHLI = "the English Wikipedia biography of Virat Kohli"
 STAND_IN = "udhr/udhr_eng.txt"
+NOTES = "lesson/unicode_notes.txt"  # our own text with what the article steps look at: emoji, quotes, scripts
 
 FIZZBUZZ = ('\nfor i in range(1, 101):\n    if i % 3 == 0 and i % 5 == 0:\n        print("FizzBuzz")\n'
             '    elif i % 3 == 0:\n        print("Fizz")\n    elif i % 5 == 0:\n        print("Buzz")\n'
@@ -145,7 +146,7 @@ BPE = Chapter("bpe", "BPE by hand", (
          "Training starts from the text's UTF-8 bytes and counts every pair of neighbours. On English "
          "text 'e' followed by a space (101, 32) wins; the pairs (240, 159) and (226, 128) are the first "
          "two bytes of emoji and of typographic quotes. Merging the top pair shortens the text by its count.",
-         yours(ARTICLE_OPENING, STAND_IN), "bpe", numbers=(
+         yours(ARTICLE_OPENING, NOTES), "bpe", numbers=(
              Number("len(text)", n.length(), 533, "000", printed="length: 533"),
              Number("the five most frequent pairs", n.top_pairs(5),
                     [(20, (101, 32)), (15, (240, 159)), (12, (226, 128)), (12, (105, 110)), (10, (115, 32))], "000",
@@ -158,7 +159,7 @@ BPE = Chapter("bpe", "BPE by hand", (
          "Twenty merges, each the most frequent pair of the moment, turn 24,597 bytes into 19,438 tokens: "
          "1.27 times shorter, for a vocabulary of 276. Later merges build on earlier ones: 270 is 257 "
          "('in') plus 'g', and 275 is 'th' plus 'e '.",
-         yours(ARTICLE, STAND_IN), "bpe", numbers=(
+         yours(ARTICLE, NOTES), "bpe", numbers=(
              Number("tokens length (bytes)", n.byte_count, 24597, "000", printed="tokens length: 24597"),
              Number("ids length after 20 merges", n.trained_length(20), 19438, "000", printed="ids length: 19438"),
              Number("compression ratio", n.compression(20), 1.27, "000", printed="compression ratio: 1.27X"),
@@ -184,7 +185,7 @@ DECODING = Chapter("decoding", "Decoding and encoding", (
          "The vocabulary is the 256 bytes plus one entry per merge, each the two parts' bytes joined; "
          "decoding joins the tokens' bytes and decodes them once. With the article's merges 269 is 'en' "
          "and 265 is 'an'.",
-         yours(ARTICLE, STAND_IN), "vocab", numbers=(
+         yours(ARTICLE, NOTES), "vocab", numbers=(
              Number("decode([269, 265])", n.trained_decode(20, [269, 265]), "enan", "000", printed="enan"),
              Number("decode([128])", n.trained_decode(20, [128]), "\ufffd", "001", printed="\ufffd"),
          )),
@@ -192,7 +193,7 @@ DECODING = Chapter("decoding", "Decoding and encoding", (
          "Encoding starts from the bytes again and, while some neighbouring pair is a merge, applies the "
          "one learned first (the lowest new id). With the article's merges 'y ' is 272, so 'hey hey hey' "
          "keeps 'he' apart. The Encode Trace view steps through one chunk's merges.",
-         yours(ARTICLE, STAND_IN), "trace", numbers=(
+         yours(ARTICLE, NOTES), "trace", numbers=(
              Number('encode("hey hey hey")', n.trained_ids(20, "hey hey hey"),
                     [104, 101, 272, 104, 101, 272, 104, 101, 121], "002"),
              Number('encode("h")', n.trained_ids(20, "h"), [104], "002"),
