@@ -23,7 +23,7 @@ import html
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget,
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
                                QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
                                QTabWidget, QVBoxLayout, QWidget)
 
@@ -43,6 +43,10 @@ HIGHLIGHT = ("#ffca28", "#8d6e00")  # the next pair's occurrences: light, dark
 
 def _pair(pair: tuple[int, int]) -> str:
     return f"({pair[0]}, {pair[1]})"
+
+
+def _times(n: int) -> str:
+    return {0: "nowhere", 1: "once", 2: "twice"}.get(n, f"{n:,} times")
 
 
 def _list(ids: tuple[int, ...], limit: int = 200) -> str:
@@ -137,7 +141,8 @@ class BpeByHandView(QWidget):
         self.table.setHorizontalHeaderLabels(["count", "pair (ids)", "as text"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.setToolTip("The pair counts as sorted(((v, k) for k, v in stats.items()), reverse=True) "
                               "prints them; in bold the pair the next merge takes")
         self.sequence = QLabel("")
@@ -157,6 +162,7 @@ class BpeByHandView(QWidget):
         split.setStretchFactor(0, 2)
         split.setStretchFactor(1, 4)
         split.setStretchFactor(2, 2)
+        split.setSizes([260, 520, 260])  # the sequence widest (else the table takes what it likes)
 
         page = QWidget()
         layout = QVBoxLayout(page)
@@ -395,6 +401,7 @@ class BpeByHandView(QWidget):
         self.typed_result.setText(
             f"<p><code>merge({_list(typed.ids)}, {_pair(typed.pair)}, {typed.new_id})</code></p>"
             f"<p style='font-size:large'><code>{_list(typed.merged)}</code></p>"
-            f"<p>{len(typed.ids):,} ids → {len(typed.merged):,}; the pair occurred "
-            f"{(len(typed.ids) - len(typed.merged)):,} times (left to right, without overlaps).</p>"
+            f"<p>{len(typed.ids):,} ids → {len(typed.merged):,}: the pair was replaced {_times(len(typed.ids) - len(typed.merged))} "
+            "(read left to right: where two occurrences overlap, as in 1, 1, 1 for the pair 1, 1, the first one "
+            "is replaced).</p>"
             f"<p style='color:gray'>Its pair counts, sorted: [{counts}]</p>")
