@@ -155,3 +155,58 @@ def test_the_current_step_stays_in_view(qtbot, window, dock_height):
     settle_layout()
     assert panel.slider.value() == panel.slider.maximum() == len(panel.trace.steps) > 50
     assert current_step_shown(panel)
+
+
+def test_by_rule_the_lectures_twenty_merges_are_twenty_steps(qtbot, window, corpora):
+    """A Basic BPE of 20 merges (minbpe's trainer) on a text, that text in the editor: "by rule"
+    steps through the lecture's loop, one line per rule in the order learned, each with its places
+    and the length after, ending with the tokenizer's ids; "each merge" has one step per merge done."""
+    from tokexplorer.core.training.bpe import train
+    from tokexplorer.server.protocol import TrainedBpe
+
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:24_000]
+    tok = train(text, 276)
+    name = window.state.add_trained("lecture-20", TrainedBpe(dict(tok.merges), None, {}, "20 merges"))
+    qtbot.waitUntil(lambda: window.state.catalog.is_loaded(name), timeout=30_000)
+    window.state.set_tokenizer(name)
+    window.documents.set_text(text)
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    panel = window.trace
+    panel.set_mode("rule")
+    cursor = window.editor.textCursor()
+    cursor.setPosition(5)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: panel.trace is not None and panel.up_to_date, timeout=60_000)
+    enc = tok.encode(text)
+    assert panel.mode_box.currentText().startswith("by rule")
+    assert panel.steps.model().rowCount() == panel.slider.maximum() == 20
+    rows = [panel.steps_model.data(panel.steps_model.index(k)) for k in range(20)]
+    assert [int(re.search(r"→ (\d+)  ", row).group(1)) for row in rows] == list(range(256, 276))
+    first = panel.rules.rules[0]
+    assert rows[0].startswith(f"1. ({first.pair[0]}, {first.pair[1]}) → 256  ")
+    assert rows[-1].endswith(f"→ length {len(enc.ids):,}")
+    assert panel.rules.final == enc.ids and panel.verdict.text().startswith("✓")
+    assert "20 rules applied" in panel.title.text()
+    panel.slider.setValue(1)
+    assert f"at {len(first.positions):,} places; length {first.length:,}" in panel.step_label.text()
+    panel.mode_box.setCurrentIndex(0)  # each merge: thousands of steps, the same final ids
+    assert panel.mode == "occurrence"
+    assert panel.steps.model().rowCount() == len(panel.trace.steps) == panel.rules.occurrences > 4000
+    assert panel.verdict.text().startswith("✓")
+
+
+def test_by_rule_says_why_not_for_sentencepiece(qtbot, window):
+    window.state.set_tokenizer("llama-sp")
+    window.documents.set_text("hello world")
+    wait_settled(qtbot, window)
+    window.show_view("trace")
+    panel = window.trace
+    cursor = window.editor.textCursor()
+    cursor.setPosition(8)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: panel.trace is not None and panel.up_to_date, timeout=10_000)
+    panel.set_mode("rule")
+    assert "piece score" in panel.title.text() and panel.steps.model().rowCount() == 0
+    panel.set_mode("occurrence")
+    assert panel.steps.model().rowCount() > 0 and panel.verdict.text().startswith("✓")

@@ -3,6 +3,13 @@ buttons) walks through the merges; the sequence after the current step is drawn 
 the part just made underlined; the list of every merge (pair, new token, rank) sits beside it.
 The last line compares the trace's final ids with the tokenizer's own for that chunk.
 
+Two modes (the switch at the top): "each merge", one step per occurrence merged (the lowest rank
+first, leftmost on ties), and "by rule", the lecture's encode loop: one step per merge rule
+applied, every occurrence of its pair at once, with the places it applied and the length after
+(`core.rule_trace`; on a text a Basic BPE learned 20 merges from, 20 steps where "each merge"
+takes thousands). The server computes both for the chunk (`TraceAnswer.rules`), so switching
+asks nothing; a tokenizer without ranked rules (SentencePiece) says why in that mode.
+
 The trace is the core's reference (`encode_trace.trace_at`), computed by the tokenizing server
 on its copy of the text (`TraceAt`, with the chunk's tokens and their ids) under the generation
 rule (a chunk of 64 KB, the core's bound, takes seconds in pure Python); the panel keeps the last
@@ -18,10 +25,11 @@ import html
 
 import numpy as np
 from PySide6.QtCore import QAbstractListModel, QModelIndex, QSize, Qt
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QListView, QSlider, QSplitter, QToolButton, QVBoxLayout,
-                               QWidget)
+from PySide6.QtWidgets import (QComboBox, QHBoxLayout, QLabel, QListView, QSlider, QSplitter, QToolButton,
+                               QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.encode_trace import EncodeTrace, Part
+from tokexplorer.core.analysis.rule_trace import RuleTrace
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.gui.state import AppState
@@ -31,6 +39,8 @@ from tokexplorer.server.protocol import TraceAnswer, TraceAt
 PAGE_PARTS = 240  # parts of the sequence drawn at once (a long chunk's page around the new part)
 SHOWN_CHUNK_BYTES = 120  # of a long chunk, the title shows the start
 SHOWN_IDS = 24  # of a long list of ids, the verdict shows the start
+SHOWN_PLACES = 8  # of a rule's places, a row of the list shows the first
+MODES = {"each merge": "occurrence", "by rule (the lecture's loop)": "rule"}  # the switch's items -> mode
 
 
 def _ids(ids: list[int]) -> str:
@@ -46,22 +56,38 @@ class StepsModel(QAbstractListModel):
     def __init__(self, parent=None):
         super().__init__(parent)
         self.trace: EncodeTrace | None = None
+        self.rules: RuleTrace | None = None  # shown instead of the trace's steps, when set
 
-    def show(self, trace: EncodeTrace | None) -> None:
+    def show(self, trace: EncodeTrace | None, rules: RuleTrace | None = None) -> None:
         self.beginResetModel()
-        self.trace = trace
+        self.trace, self.rules = trace, rules
         self.endResetModel()
 
     def rowCount(self, parent=QModelIndex()) -> int:
-        return 0 if parent.isValid() or self.trace is None else len(self.trace.steps)
+        if parent.isValid():
+            return 0
+        if self.rules is not None:
+            return len(self.rules.rules)
+        return 0 if self.trace is None else len(self.trace.steps)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if role != Qt.ItemDataRole.DisplayRole or self.trace is None:
+        if role != Qt.ItemDataRole.DisplayRole or (self.trace is None and self.rules is None):
             return None
         k = index.row()
+        if self.rules is not None:
+            return rule_line(k, self.rules.rules[k])
         s = self.trace.steps[k]
         return (f"{k + 1}. {token_label(s.left.bytes)} + {token_label(s.right.bytes)} → "
                 f"{token_label(s.left.bytes + s.right.bytes)}  (id {s.new_id}, rank {s.rank})")
+
+
+def rule_line(k: int, rule) -> str:
+    """One rule of the loop as a row: the pair, its new id, where it applied, the length after."""
+    places = ", ".join(map(str, rule.positions[:SHOWN_PLACES]))
+    if len(rule.positions) > SHOWN_PLACES:
+        places += f", … ({len(rule.positions):,} places)"
+    return (f"{k + 1}. ({rule.pair[0]}, {rule.pair[1]}) → {rule.new_id}  {token_label(rule.left)} + "
+            f"{token_label(rule.right)}  at [{places}] → length {rule.length:,}")
 
 
 class StepsList(QListView):
@@ -88,6 +114,9 @@ class TracePanel(QWidget):
         self.setObjectName("trace_panel")
         self.state = state
         self.trace: EncodeTrace | None = None
+        self.rules: RuleTrace | None = None  # the same chunk by rule, or None with `rules_message`
+        self.rules_message = ""
+        self.mode = "occurrence"  # or "rule": the lecture's loop (the switch)
         self.expected: list[int] = []  # the tokenizer's own ids for the traced chunk
         self._key: tuple | None = None  # (result, first, stop): the tokens traced or being traced
         self._generation = 0
@@ -113,7 +142,14 @@ class TracePanel(QWidget):
         self.verdict = QLabel("")
         self.verdict.setObjectName("trace_verdict")
         self.verdict.setWordWrap(True)
+        self.mode_box = QComboBox()
+        self.mode_box.setObjectName("trace_mode")
+        self.mode_box.addItems(list(MODES))
+        self.mode_box.setToolTip("Each merge: one step per occurrence merged. By rule: the lecture's encode loop, "
+                                 "one step per merge rule, every occurrence of its pair at once")
+        self.mode_box.currentTextChanged.connect(lambda text: self.set_mode(MODES[text]))
         buttons = QHBoxLayout()
+        buttons.addWidget(self.mode_box)
         for text, tip, move in (("⏮", "Before any merge", lambda: 0),
                                 ("◀", "One merge back", lambda: self.slider.value() - 1),
                                 ("▶", "One merge more", lambda: self.slider.value() + 1),
@@ -156,10 +192,22 @@ class TracePanel(QWidget):
         """The trace asked for last is shown (for screenshots and tests)."""
         return self._answered == self._generation
 
+    def set_mode(self, mode: str) -> None:
+        """Show the trace per occurrence ("occurrence") or per rule ("rule"); the trace is kept."""
+        if mode not in MODES.values() or mode == self.mode:
+            return
+        self.mode = mode
+        self.mode_box.blockSignals(True)
+        self.mode_box.setCurrentText(next(text for text, m in MODES.items() if m == mode))
+        self.mode_box.blockSignals(False)
+        if self.trace is not None:
+            self._draw()
+
     def _clear(self) -> None:
         self._generation += 1
         self._answered = self._generation
         self._key, self.trace, self.expected = None, None, []
+        self.rules, self.rules_message = None, ""
         self.steps_model.show(None)
         self.slider.setRange(0, 0)
         self.title.setText("Put the caret in the text to see how its chunk was encoded.")
@@ -195,6 +243,7 @@ class TracePanel(QWidget):
                 return
             if answer.trace is not None:
                 self._key = (result, answer.first, answer.stop)
+            self.rules, self.rules_message = answer.rules, answer.rules_message
             self._show(gen, answer.trace if answer.trace is not None else answer.message, list(answer.expected))
 
         self.state.server.ask(TraceAt(self.state.doc, result.generation, index), done,
@@ -217,27 +266,81 @@ class TracePanel(QWidget):
             self._show_problem(answer)
             return
         self.trace, self.expected = answer, expected
+        self._draw()
+
+    def _draw(self) -> None:
+        """Show the trace in the current mode, at its last step."""
+        answer, expected = self.trace, self.expected
+        by_rule = self.mode == "rule"
+        if by_rule and self.rules is None:
+            self._show_problem(f"{self.rules_message or 'no by-rule trace for this chunk'} (switch to “each merge”)")
+            self.trace = answer  # kept for the other mode
+            return
+        final, how = (self.rules.final, self.rules.how) if by_rule else (answer.final, answer.how)
+        n_steps = len(self.rules.rules) if by_rule else len(answer.steps)
         label = token_label(answer.chunk[:SHOWN_CHUNK_BYTES]) + ("…" if len(answer.chunk) > SHOWN_CHUNK_BYTES else "")
+        counted = (f"{n_steps:,} rule{'s' * (n_steps != 1)} applied, {self.rules.occurrences:,} merges in all"
+                   if by_rule else f"{n_steps:,} merge{'s' * (n_steps != 1)}")
         self.title.setText(f"Chunk <b>{html.escape(label)}</b> "
                            f"(characters {answer.start:,}–{answer.end:,}, {len(answer.chunk):,} bytes, "
-                           f"{len(answer.initial_ids):,} parts → {len(answer.final):,} tokens) · {answer.tokenizer}"
-                           f"<br><span style='color:gray'>Each step: {html.escape(answer.how)}.</span>")
-        self.steps_model.show(answer)
-        agree = answer.final == expected
+                           f"{len(answer.initial_ids):,} parts → {len(final):,} tokens; {counted}) · {answer.tokenizer}"
+                           f"<br><span style='color:gray'>Each step: {html.escape(how)}.</span>")
+        self.steps_model.show(answer, self.rules if by_rule else None)
+        agree = final == expected
         extra = (f" Then byte fallback: {', '.join(answer.fallback)} became byte pieces."
-                 if answer.fallback else "")
+                 if answer.fallback and not by_rule else "")
         self.verdict.setText(
-            (f"✓ Final ids {_ids(answer.final)} equal {answer.tokenizer}'s own." if agree else
-             f"✗ The trace ends with {_ids(answer.final)}, but {answer.tokenizer} gave {_ids(expected)}.") + extra)
+            (f"✓ Final ids {_ids(final)} equal {answer.tokenizer}'s own." if agree else
+             f"✗ The trace ends with {_ids(final)}, but {answer.tokenizer} gave {_ids(expected)}.") + extra)
         self.slider.blockSignals(True)
-        self.slider.setRange(0, len(answer.steps))
-        self.slider.setValue(len(answer.steps))
+        self.slider.setRange(0, n_steps)
+        self.slider.setValue(n_steps)
         self.slider.blockSignals(False)
-        self._show_step(len(answer.steps))
+        self._show_step(n_steps)
+
+    def _show_rule(self, k: int) -> None:
+        """The sequence after the first k rules, the parts rule k made underlined."""
+        rules = self.rules
+        ids, data = rules.sequence(k)
+        rule = rules.rules[k - 1] if k > 0 else None
+        made = [p - j for j, p in enumerate(rule.positions)] if rule is not None else []  # in the sequence after
+        first = made[0] if made else -1
+        n_parts = len(ids)
+        lo = max(0, min(first - PAGE_PARTS // 2, n_parts - PAGE_PARTS))
+        hi = min(n_parts, lo + PAGE_PARTS)
+        parts = [Part(i, b) for i, b in zip(ids[lo:hi], data[lo:hi])]
+        page = "" if (lo, hi) == (0, n_parts) else f" Showing parts {lo + 1:,}–{hi:,}."
+        if rule is None:
+            self.step_label.setText(f"Before any rule: {n_parts:,} parts.{page}")
+        else:
+            self.step_label.setText(
+                f"Rule {k:,} of {len(rules.rules):,}: ({rule.pair[0]}, {rule.pair[1]}) → {rule.new_id}, "
+                f"{token_label(rule.left)} + {token_label(rule.right)}, at {len(rule.positions):,} "
+                f"place{'s' * (len(rule.positions) != 1)}; length {n_parts:,}.{page}")
+        self.sequence.setText(self._parts_html(parts, {m - lo for m in made}, lo > 0, hi < n_parts))
+        self._select_row(k)
+
+    def _select_row(self, k: int) -> None:
+        """The list's row of step k (none before the first)."""
+        selection = self.steps.selectionModel()
+        selection.blockSignals(True)
+        if k > 0:
+            row = self.steps_model.index(k - 1)
+            self.steps.setCurrentIndex(row)
+            self.steps.scrollTo(row)
+        else:
+            self.steps.clearSelection()
+            self.steps.setCurrentIndex(QModelIndex())
+        selection.blockSignals(False)
+        self.steps.viewport().update()
 
     def _show_step(self, k: int) -> None:
         trace = self.trace
         if trace is None:
+            return
+        if self.mode == "rule":
+            if self.rules is not None:
+                self._show_rule(k)
             return
         n_parts = len(trace.initial_ids) - k  # each merge joins two parts into one
         step = trace.steps[k - 1] if k > 0 else None
@@ -253,20 +356,10 @@ class TracePanel(QWidget):
             self.step_label.setText(
                 f"Step {k:,} of {len(trace.steps):,}: {token_label(step.left.bytes)} + "
                 f"{token_label(step.right.bytes)} → id {step.new_id} (rank {step.rank}); {n_parts:,} parts.{page}")
-        self.sequence.setText(self._parts_html(parts, made - lo, lo > 0, hi < n_parts))
-        selection = self.steps.selectionModel()
-        selection.blockSignals(True)
-        if k > 0:
-            row = self.steps_model.index(k - 1)
-            self.steps.setCurrentIndex(row)
-            self.steps.scrollTo(row)
-        else:
-            self.steps.clearSelection()
-            self.steps.setCurrentIndex(QModelIndex())
-        selection.blockSignals(False)
-        self.steps.viewport().update()
+        self.sequence.setText(self._parts_html(parts, {made - lo}, lo > 0, hi < n_parts))
+        self._select_row(k)
 
-    def _parts_html(self, parts: list[Part], made: int, before: bool = False, after: bool = False) -> str:
+    def _parts_html(self, parts: list[Part], made: set[int], before: bool = False, after: bool = False) -> str:
         palette = TokenPalette(self.state.dark, self.state.token_colours)
         ids = np.array([p.id if p.id is not None else 0 for p in parts], dtype=np.int64)
         colours = colour_indices(ids) if len(ids) else ids
@@ -275,7 +368,7 @@ class TracePanel(QWidget):
             colour = palette.background(int(c)) if p.id is not None else None
             bg = colour.name() if colour is not None else "#dddddd"
             label = html.escape(token_label(p.bytes))
-            if i == made:  # the part this step made
+            if i in made:  # a part this step made
                 label = f"<span style='text-decoration:underline; font-weight:bold;'>{label}</span>"
             out.append(f"<span style='background-color:{bg};'>&nbsp;{label}&nbsp;</span>")
         ink = "#e8eaed" if self.state.dark else "#202124"
