@@ -198,3 +198,13 @@ def test_the_other_notebooks_measurements_in_docs_lecture_md(seeds):
     assert toy.replace("\n", "") in re.sub(r'"\s*\n\s*"', "", seeds["003"]).replace("\\n", "")
     ids = list(train_sentencepiece(toy, llama2_options(400)).encode("hello 안녕하세요").ids)
     assert ids[:8] == [367, 398, 368, 379, 379, 376, 367, 239] and "[367, 398, 368, 379, 379, 376, 367, 239" in seeds["003"]
+
+
+@pytest.mark.parametrize("text", ["", "a", "\x00", "a\ud800b", "<|endoftext|>", "ab" * 3], ids=repr)
+def test_any_text_gets_numbers_or_a_reason(text):
+    """Whatever the user pastes, every number is computed or says why not; nothing raises."""
+    for step in STEPS:
+        for c in check_step(step, text, get_builtin):
+            assert c.app or c.note.startswith("cannot compute it here: "), (step.key, c.label)
+    too_short = check_step(step_by_key("bpe/pair-counts"), "a", get_builtin)[2]
+    assert too_short.note == "cannot compute it here: the text has fewer than two bytes: there is no pair to count"

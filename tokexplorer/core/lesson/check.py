@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from tokexplorer.core.lesson.step import Given, Number, Step, render
-from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError, clean_text
 
 SHOWN_ITEMS = 24  # of a long list, the screen shows the start
 
@@ -65,7 +65,7 @@ def check_step(step: Step, text: str, tokenizer: Callable[[str], Tokenizer]) -> 
     >>> [(c.app, c.agrees) for c in check_step(step, step_text(step), None)]
     [('[104, 101, 108, 108, 111]', True), ("'h'", True)]
     """
-    given = Given(text, tokenizer)
+    given = Given(clean_text(text), tokenizer)  # a lone surrogate becomes U+FFFD, as tiktoken does
     return tuple(check_number(number, step, given) for number in step.numbers)
 
 

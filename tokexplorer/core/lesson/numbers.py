@@ -16,6 +16,7 @@ from typing import Callable
 
 from tokexplorer.core.analysis.bpe_by_hand import merge, pair_counts, parse_ids, sorted_counts
 from tokexplorer.core.lesson.step import Given
+from tokexplorer.core.tokenizer import TokexplorerError
 
 Compute = Callable[[Given], object]
 Part = Callable[[Given], str]
@@ -31,7 +32,12 @@ def whole(given: Given) -> str:
 def line(i: int) -> Part:
     """Line `i` of the step's text (a step that loads several of the lecture's strings puts one a
     line)."""
-    return lambda given: given.text.split("\n")[i]
+    def pick(given: Given) -> str:
+        lines = given.text.split("\n")
+        if i >= len(lines):
+            raise TokexplorerError(f"the text has {len(lines)} line(s); this number looks at line {i + 1}")
+        return lines[i]
+    return pick
 
 
 def literal(text: str) -> Part:
@@ -77,6 +83,8 @@ def top_pairs(k: int) -> Compute:
 def top_pair(given: Given) -> tuple[int, int]:
     """`max(stats, key=stats.get)`: among equal counts, the pair seen first."""
     stats = pair_counts(list(given.text.encode("utf-8")))
+    if not stats:
+        raise TokexplorerError("the text has fewer than two bytes: there is no pair to count")
     return max(stats, key=stats.get)
 
 

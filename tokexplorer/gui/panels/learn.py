@@ -36,6 +36,7 @@ POLICY_NAMES = {"refuse": "refuse (tiktoken's default)", "all": "all: encode as 
                 "none": "none: encode as text"}
 PREVIEW_CHARS = 600  # of a long text, the preview shows the start
 RECOMPUTE_MS = 400  # after the last keystroke in the paste box
+MAX_STEP_CHARS = 1 << 21  # of a longer text, a step's numbers use the start (the article is 23,328)
 
 
 class LearnView(QWidget):
@@ -189,8 +190,9 @@ class LearnView(QWidget):
         return [tuple(self.numbers.item(r, c).text() for c in range(4)) for r in range(self.numbers.rowCount())]
 
     def step_text(self) -> str:
-        """The text the current step works on (the user's, for a step on the user's text)."""
-        return step_text(self.current, self.yours.get(self.current.key))
+        """The text the current step works on (the user's, for a step on the user's text), cut
+        to MAX_STEP_CHARS."""
+        return step_text(self.current, self.yours.get(self.current.key))[:MAX_STEP_CHARS]
 
     # --- moving between steps --------------------------------------------------------------
 
@@ -228,7 +230,7 @@ class LearnView(QWidget):
         if result is None:
             self.status.setText("The editor has no text yet.")
             return
-        self.paste.setPlainText(result.encoding.text)
+        self.paste.setPlainText(result.encoding.text[:MAX_STEP_CHARS])
 
     def _on_pasted(self) -> None:
         if self.current is None or self.current.source.kind != "yours":
@@ -277,7 +279,9 @@ class LearnView(QWidget):
     def _ask(self) -> None:
         self._generation += 1
         gen, step = self._generation, self.current
-        self.status.setText("Computing the numbers…")
+        cut = len(self.yours.get(step.key, "")) > MAX_STEP_CHARS
+        first = f"The numbers use the first {MAX_STEP_CHARS:,} characters of your text. " if cut else ""
+        self.status.setText(first + "Computing the numbers…")
 
         def done(checked: tuple[Checked, ...]) -> None:
             if gen != self._generation:
@@ -287,8 +291,8 @@ class LearnView(QWidget):
             self._fill(checked)
             agreed = sum(c.agrees is True for c in checked)
             compared = sum(c.agrees is not None for c in checked)
-            self.status.setText(f"{agreed} of {compared} of the lecture's numbers agree on this text."
-                                if compared else "The lecture printed no number here: these are the app's.")
+            self.status.setText(first + (f"{agreed} of {compared} of the lecture's numbers agree on this text."
+                                         if compared else "The lecture printed no number here: these are the app's."))
 
         def failed(message: str) -> None:
             if gen != self._generation:
