@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tokexplorer.core.analysis.bpe_by_hand import (MAX_TEXT_BYTES, PATTERNS, TOP_PAIRS, BpeByHand, merge,
-                                                   merge_typed, pair_counts, parse_ids, run_lesson,
+                                                   LessonRuns, merge_typed, pair_counts, parse_ids,
                                                    sorted_counts)
 from tokexplorer.core.tokenizer import TokexplorerError
 
@@ -122,19 +122,41 @@ def test_pairs_never_cross_regex_chunks():
     assert BpeByHand("ab ab", "none").table()[1] == (1, (98, 32))
 
 
+def snapshot(text: str, merges: int, pattern: str = "none", shown: int = 2000):
+    lesson = BpeByHand(text, pattern)
+    lesson.run(merges)
+    return lesson.snapshot(shown=shown)
+
+
 def test_snapshot_marks_the_next_pairs_occurrences():
-    snap = run_lesson("ab ab abab", 0, "gpt4", shown=100)
+    snap = snapshot("ab ab abab", 0, "gpt4", shown=100)
     assert snap.next_pair == (97, 98) and snap.chunk_starts == (0, 2, 5)
     assert snap.head == tuple(b"ab ab abab") and snap.marks == (0, 3, 6, 8)
-    snap = run_lesson("ab ab abab", 1, "gpt4")
+    snap = snapshot("ab ab abab", 1, "gpt4")
     assert snap.head == (256, 32, 256, 32, 256, 256) and snap.length == 6
     assert snap.ratio == pytest.approx(10 / 6) and snap.token_bytes(256) == b"ab"
-    assert run_lesson("aa aa", 1, "none", shown=2).head == (256, 32)
+    assert snapshot("aa aa", 1, "none", shown=2).head == (256, 32)
+
+
+def test_runs_continue_the_last_run_and_start_over_when_asked():
+    """The server's runs: 3 then 5 merges continue one run; fewer, another text or another pattern
+    start over. Every answer equals a run from the start."""
+    runs, reported = LessonRuns(), []
+    text = "the cat sat on the mat with the hat"
+    first = runs.snapshot(text, 3)
+    kept = runs._run
+    assert runs.snapshot(text, 5, progress=lambda done, total: reported.append((done, total))) == snapshot(text, 5)
+    assert runs._run is kept and reported == [(4, 5), (5, 5)]
+    assert runs.snapshot(text, 3) == first and runs._run is not kept
+    assert runs.snapshot(text, 3, "gpt2") == snapshot(text, 3, "gpt2")
+    assert runs.snapshot(text + "!", 3) == snapshot(text + "!", 3)
+    with pytest.raises(TokexplorerError, match="at most 10,000,000"):
+        runs.snapshot("x" * (MAX_TEXT_BYTES + 1), 1)
 
 
 def test_empty_text_and_a_single_byte_have_no_pairs():
     assert BpeByHand("").run(5) == [] and BpeByHand("x", "gpt2").run(5) == []
-    assert run_lesson("", 3).next_pair is None
+    assert snapshot("", 3).next_pair is None
 
 
 def test_refuses_too_big_text_and_unknown_pattern():

@@ -8,6 +8,7 @@ returns holds a tokenizer, so the window never unpickles one.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 from functools import singledispatch
@@ -245,10 +246,16 @@ def _(request: p.LessonCheck, server, progress):
 
 @handle.register
 def _(request: p.BpeByHandOf, server, progress):
-    from tokexplorer.core.analysis.bpe_by_hand import run_lesson
+    return _lesson_runs().snapshot(request.text, request.merges, request.pattern, rows=request.rows,
+                                   shown=request.shown, progress=progress)
 
-    return run_lesson(request.text, request.merges, request.pattern, rows=request.rows, shown=request.shown,
-                      progress=progress)
+
+@functools.cache
+def _lesson_runs():
+    """BPE by hand's last run, kept to continue from (core.analysis.bpe_by_hand.LessonRuns)."""
+    from tokexplorer.core.analysis.bpe_by_hand import LessonRuns
+
+    return LessonRuns()
 
 
 @handle.register

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import threading
 from array import array
 from dataclasses import dataclass, field
 from typing import Callable, NamedTuple, Sequence
@@ -462,19 +463,39 @@ class BpeByHand:
             dict(self.vocab))
 
 
-def run_lesson(text: str, merges: int, pattern: str = "none", *, rows: int = 100, shown: int = 2000,
-               progress: Callable[[int, int], None] | None = None) -> ByHandSnapshot:
-    """`merges` merges on `text` from the start, and where that leaves the run; `progress(done,
-    total)` is told now and then (about a hundred times at most).
+class LessonRuns:
+    """The server's runs: each request asks for N merges from the start, and the last run is
+    continued when the next request is for the same text and pattern and as many merges or more
+    (a Merge click after the last), so a click costs its own merges, not all of them again. One
+    run at a time (the server answers two requests at once). A run of a text over KEEP_BYTES is
+    not kept: on 1 MB a run holds about 50 MB.
 
-    >>> run_lesson("abab", 1).head
+    >>> LessonRuns().snapshot("abab", 1).head
     (256, 256)
     """
-    lesson = BpeByHand(text, pattern)
-    every = max(1, merges // 100)
-    for done in range(1, merges + 1):
-        if lesson.step() is None:
-            break
-        if progress is not None and done % every == 0:
-            progress(done, merges)
-    return lesson.snapshot(rows, shown)
+
+    KEEP_BYTES = 2_000_000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._run: BpeByHand | None = None
+        self._text: str | None = None
+
+    def snapshot(self, text: str, merges: int, pattern: str = "none", *, rows: int = 100, shown: int = 2000,
+                 progress: Callable[[int, int], None] | None = None) -> ByHandSnapshot:
+        """`merges` merges on `text` from the start, and where that leaves the run; `progress(done,
+        total)` is told now and then (about a hundred times at most)."""
+        if merges < 0:
+            raise TokexplorerError("the number of merges is 0 or more")
+        with self._lock:
+            run = self._run
+            if run is None or text != self._text or pattern != run.pattern or len(run.steps) > merges:
+                self._run = self._text = None  # (a new text: the old run's memory goes first)
+                run = BpeByHand(text, pattern)
+            every = max(1, merges // 100)
+            while len(run.steps) < merges and run.step() is not None:
+                if progress is not None and len(run.steps) % every == 0:
+                    progress(len(run.steps), merges)
+            if run.n_bytes <= self.KEEP_BYTES:
+                self._run, self._text = run, text
+            return run.snapshot(rows, shown)
