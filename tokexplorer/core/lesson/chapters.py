@@ -306,8 +306,8 @@ SPECIAL = Chapter("special", "Special tokens and extending a vocabulary", (
          )),
     Step("special/cl100k", "GPT-4's special tokens",
          "cl100k_base adds fill-in-the-middle tokens (a model sees the prefix and suffix and writes the "
-         "middle) and <|endofprompt|>, which leaves a gap: ids 100261 to 100275 are unused, so the "
-         "vocabulary counts 100,277.",
+         "middle) and <|endofprompt|>. The 100,256 merged tokens end at 100255; ids 100256 and 100261 "
+         "to 100275 are unused, and the vocabulary counts 100,277.",
          inline("<|fim_prefix|>def add(a, b):<|fim_suffix|>    return total<|fim_middle|>"), "ids",
          tokenizer="cl100k_base", policy="all", numbers=(
              Number("ENDOFTEXT", n.special_id("cl100k_base", "<|endoftext|>"), 100257, "001",
