@@ -183,3 +183,16 @@ def test_twenty_merges_on_a_megabyte_take_seconds(corpora):
     # the first merge is the plain loop's on the same megabyte
     stats = pair_counts(list(text.encode("utf-8")))
     assert steps[0].pair == max(stats, key=stats.get) and steps[0].count == stats[steps[0].pair]
+
+
+@pytest.mark.parametrize("pattern", list(PATTERNS))
+def test_merges_are_the_trainers(corpora, pattern):
+    """On a real text, 300 merges by hand are the ones `tokexplorer train` learns (the trainer is
+    checked against minbpe itself), counts included."""
+    from tokexplorer.core.training.bpe import iter_train
+
+    text = (corpora / "en/taylorswift.txt").read_text("utf-8")[:60_000]
+    lesson = BpeByHand(text, pattern)
+    lesson.run(300)
+    trained = list(iter_train(text, 256 + 300, pattern=None if pattern == "none" else pattern))
+    assert [(s.pair, s.count) for s in lesson.steps] == [(s.pair, s.count) for s in trained]
