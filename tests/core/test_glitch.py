@@ -110,3 +110,20 @@ def test_empty_corpus_is_refused():
 
     with pytest.raises(TokexplorerError, match="empty"):
         find_glitch_tokens(get_builtin("gpt2"), Corpus(("",), "nothing"))
+
+
+def test_sentencepiece_word_insides_are_reached_and_shadowed_byte_pieces_are_not():
+    """Alone, "ing" would be encoded as a word start ("▁ing"); after a prefix it comes back as
+    itself. The byte piece <0x41> never comes back: "A" has a piece of its own (330, "▁A")."""
+    from tokexplorer.core.analysis.glitch import RoundTrip
+
+    tok = get_builtin("llama-sp")
+    pieces = tok.pieces
+    round_trip = RoundTrip(tok)
+    for piece in ("ing", "▁", "▁hell", "<0x0A>"):
+        assert round_trip.unreachable(pieces.index(piece)) is None, piece
+    assert round_trip.unreachable(pieces.index("<0x41>")) == [330] and pieces[330] == "▁A"
+    report = find_glitch_tokens(tok, Corpus(("x",), "a letter"), unseen_shown=0)
+    unreachable = {t.id for t in report.tokens if any(reason_kind(r) == "unreachable" for r in t.reasons)}
+    assert len(unreachable) == 128 and {0, 1, 2, pieces.index("<0x41>")} <= unreachable
+    assert pieces.index("ing") not in unreachable

@@ -49,7 +49,7 @@ class GlitchModel(TableModel):
         if role == ALIGNMENT:
             return RIGHT if col == 0 else None
         if role == TOOLTIP:
-            return "\n".join(token.reasons) if col == 2 else None
+            return "\n".join(token.reasons) if col == 2 else token.text.replace(" ", "␣") if col == 1 else None
         return (token.id, token.text.replace(" ", "␣"), "; ".join(token.reasons))[col]
 
 
@@ -100,6 +100,8 @@ class GlitchView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.horizontalHeader().setStretchLastSection(True)
         fixed_rows(self.table, self.table.fontMetrics().height() + 6)
+        self.table.setColumnWidth(0, self.table.fontMetrics().horizontalAdvance("0") * 9)
+        self.table.setColumnWidth(1, self.table.fontMetrics().horizontalAdvance("0") * 26)
         self.table.setToolTip("Double-click a token, or press Enter, to explain it (merge tree, inspector)")
         self.info = QLabel()
         self.info.setObjectName("glitch_info")
