@@ -281,9 +281,9 @@ TIKTOKEN = Chapter("tiktoken", "GPT-2 vs GPT-4 in tiktoken", (
              Number("cl100k_base tokens", n.count("cl100k_base")),
          )),
     Step("tiktoken/korean", "Korean and an emoji in GPT-4",
-         "Each Hangul syllable is one or two tokens; the emoji 👋 is two tokens (62904, 233), neither a "
-         "whole character, so decoding just one of them gives �. The whole sequence decodes back to the "
-         "text exactly.",
+         "안 and 녕 take two tokens each and 하세요 only one; the emoji 👋 is two tokens (62904, 233), "
+         "neither a whole character, so decoding just one of them gives �. The whole sequence decodes "
+         "back to the text exactly.",
          inline("안녕하세요 👋 (hello in Korean!)"), "ids", tokenizer="cl100k_base", numbers=(
              Number("ids", n.ids("cl100k_base"),
                     [31495, 230, 75265, 243, 92245, 62904, 233, 320, 15339, 304, 16526, 16715], "000"),
@@ -403,7 +403,7 @@ VOCAB_SIZE = Chapter("vocab-size", "Vocab size", (
 
 QUIRKS = Chapter("quirks", "The quirks", (
     Step("quirks/long-token", "Why spelling is hard",
-         "'.DefaultCellStyle' is one token in GPT-4: the model sees one number, not seventeen letters, "
+         "'.DefaultCellStyle' is one token in GPT-4: the model sees one number, not seventeen characters, "
          "so spelling or reversing it means recalling what is inside the token.",
          inline(_sample("long-token")), "ids", tokenizer="cl100k_base", numbers=(
              Number("tokens", n.count("cl100k_base"), 1, "002",
@@ -413,23 +413,22 @@ QUIRKS = Chapter("quirks", "The quirks", (
          "The same greeting takes more tokens in Korean than in English, more so in GPT-2: fewer Korean "
          "merges were learned, so each syllable is one or more tokens.",
          inline(_sample("non-english")), "compare", numbers=(
-             Number("gpt2 tokens, Korean line", n.count("gpt2", n.line(1))),
-             Number("cl100k_base tokens, Korean line", n.count("cl100k_base", n.line(1))),
+             Number("gpt2 tokens per line", n.count_per_line("gpt2")),
+             Number("cl100k_base tokens per line", n.count_per_line("cl100k_base")),
          )),
     Step("quirks/arithmetic", "Why arithmetic is hard",
          "GPT-2 cuts numbers wherever its merges happen to fall; GPT-4 cuts digits in threes from the left "
          "(\\p{N}{1,3}), and Llama splits every digit: column arithmetic sees different pieces of the same "
          "number.",
          inline(_sample("arithmetic")), "compare", numbers=(
-             Number("gpt2 chunks of 1234567", n.chunks("gpt2", n.line(1))),
-             Number("cl100k_base chunks of 1234567", n.chunks("cl100k_base", n.line(1))),
+             Number("gpt2 chunks", n.chunks("gpt2")),
+             Number("cl100k_base chunks", n.chunks("cl100k_base")),
          )),
     Step("quirks/trailing-space", "The trailing whitespace warning",
          "A space at the end of a prompt is a token on its own, while in training text a space almost "
          "always starts the next word: the prompt ends in a place the model rarely saw.",
          inline(_sample("trailing-space")), "ids", tokenizer="cl100k_base", numbers=(
-             Number("ids of line 1", n.ids("cl100k_base", n.line(0))),
-             Number("ids of line 2", n.ids("cl100k_base", n.line(1))),
+             Number("ids of each line", n.ids_per_line("cl100k_base")),
          )),
     Step("quirks/solidgoldmagikarp", "SolidGoldMagikarp",
          "' SolidGoldMagikarp' is one GPT-2 token, a Reddit user name frequent in the tokenizer's "

@@ -189,6 +189,17 @@ def count(tokenizer: str, part: Part = whole, *, allowed_special: str = "none") 
     return lambda given: len(given.tokenizer(tokenizer).encode(part(given), allowed_special=allowed_special).ids)
 
 
+def ids_per_line(tokenizer: str) -> Compute:
+    """Each line's ids on its own (a sample whose lines are compared with each other)."""
+    return lambda given: [list(given.tokenizer(tokenizer).encode(line, allowed_special="none").ids)
+                          for line in given.text.split("\n")]
+
+
+def count_per_line(tokenizer: str) -> Compute:
+    return lambda given: [len(given.tokenizer(tokenizer).encode(line, allowed_special="none").ids)
+                          for line in given.text.split("\n")]
+
+
 def round_trip(tokenizer: str, part: Part = whole) -> Compute:
     def same(given: Given) -> bool:
         tok, text = given.tokenizer(tokenizer), part(given)
