@@ -99,3 +99,20 @@ def test_lecture_merge_on_typed_numbers(qtbot, window, view):
     view.typed_button.click()
     qtbot.waitUntil(lambda: view.typed is None, timeout=10_000)
     assert "'eight' is not a whole number" in view.typed_result.text()
+
+
+def test_empty_editor_hint_and_a_new_text_starts_over(qtbot, window, view):
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: view.up_to_date, timeout=10_000)
+    assert view.snapshot is None and view.source_label.text().startswith("Type or open a text")
+    window.documents.set_text("aaab")
+    wait_settled(qtbot, window)
+    shown(qtbot, view)
+    view.merge_button.click()
+    shown(qtbot, view, 1)
+    assert view.snapshot.head == (256, 97, 98)  # aa, then a b: the overlapping a a counts once
+    window.documents.set_text("xyxy")
+    wait_settled(qtbot, window)
+    qtbot.waitUntil(lambda: view.source == "xyxy", timeout=5_000)
+    shown(qtbot, view, 0)
+    assert view.merges == 0 and view.snapshot.table == ((2, (120, 121)), (1, (121, 120)))

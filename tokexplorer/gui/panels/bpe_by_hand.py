@@ -222,11 +222,12 @@ class BpeByHandView(QWidget):
         super().showEvent(event)
         self.refresh()
 
-    def _text(self) -> tuple[str, str]:
-        """The text to merge on (the selection, or else the whole text) and what it is."""
+    def _text(self) -> tuple[str, str] | None:
+        """The text to merge on (the selection, or else the whole text) and what it is; None while
+        the editor's text has no result (the last text stays)."""
         result = self.state.result
         if result is None:
-            return "", ""
+            return None
         text = result.encoding.text
         start, end = self.state.selection
         if 0 <= start < end <= len(text):
@@ -235,8 +236,11 @@ class BpeByHandView(QWidget):
 
     def refresh(self) -> None:
         """Take up the editor's current text or selection; a new one starts over from its bytes."""
-        text, what = self._text()
-        self.source_label.setText(what or "Type or open a text in the editor, or select part of it.")
+        taken = self._text()
+        if taken is None and self._generation:
+            return
+        text, what = taken or ("", "")
+        self.source_label.setText(what if text else "Type or open a text in the editor, or select part of it.")
         if text != self.source or self._generation == 0:
             self.source = text
             self.merges = 0
