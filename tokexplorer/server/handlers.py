@@ -71,11 +71,27 @@ def _document_encoding(server: "Server", doc: int, generation: int):
 
 @handle.register
 def _(request: p.ChunksOf, server, progress):
+    import numpy as np
+
+    from tokexplorer.core.analysis.pattern_parts import compare_splits, comparable, explain_chunks
+
     document = _document_encoding(server, request.doc, request.generation)
     if document is None:
         return None
     arrays = document.encoding.chunk_arrays()
-    return None if arrays is None else p.ChunkSpans(*arrays)
+    if arrays is None:
+        return None
+    # A pipeline of splits (a tokenizer.json) has chunks but no one pattern to explain them by.
+    pattern = document.tokenizer.split_pattern or ""
+    text = document.encoding.text
+    starts, ends = arrays
+    explained = explain_chunks(text, pattern, starts, ends) if pattern else None
+    alternatives = explained.alternatives if explained else np.full(len(starts), -1, dtype=np.int64)
+    differs = None
+    if request.compare is not None:
+        differs = compare_splits(text, starts, ends, comparable(request.compare))
+    return p.ChunkSpans(starts, ends, alternatives, explained.names if explained else (), pattern, differs,
+                        request.compare)
 
 
 @handle.register
@@ -97,26 +113,6 @@ def _(request: p.TraceAt, server, progress):
     except TokexplorerError as exc:
         rules, why = None, str(exc)
     return p.TraceAnswer(trace, "", first, stop, tuple(int(i) for i in encoding.id_array[first:stop]), rules, why)
-
-
-@handle.register
-def _(request: p.ExplainChunksOf, server, progress):
-    from tokexplorer.core.analysis.pattern_parts import compare_splits, comparable, explain_chunks
-
-    document = _document_encoding(server, request.doc, request.generation)
-    if document is None:
-        return None
-    arrays = document.encoding.chunk_arrays()
-    pattern = document.tokenizer.split_pattern
-    if arrays is None or pattern is None:
-        return None
-    text = document.encoding.text
-    explained = explain_chunks(text, pattern, *arrays)
-    differs = None
-    if request.compare is not None:
-        differs = compare_splits(text, explained.starts, explained.ends, comparable(request.compare))
-    return p.ChunkParts(explained.starts, explained.ends, explained.alternatives, explained.names, pattern,
-                        differs, request.compare)
 
 
 @handle.register

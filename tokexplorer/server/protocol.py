@@ -227,17 +227,25 @@ class CloseDocument:
 
 @dataclass(frozen=True)
 class ChunksOf:
-    """-> ChunkSpans of the pre-split chunks of document `doc` at `generation` (None if the
-    server's text has moved on, or the tokenizer does not pre-split)."""
+    """-> ChunkSpans of the pre-split chunks of document `doc` at `generation`, with the
+    alternative of the split pattern that made each (core.pattern_parts) and which of them the
+    pattern `compare` (a name of core.pattern_parts.COMPARABLE, or None) does not make; None if
+    the server's text has moved on, or the tokenizer does not pre-split."""
 
     doc: int
     generation: int
+    compare: str | None = None
 
 
 @dataclass(frozen=True)
 class ChunkSpans:
     starts: np.ndarray  # code points
     ends: np.ndarray
+    alternatives: np.ndarray  # int64 per chunk: the alternative of `pattern` that matched (-1: none)
+    names: tuple[str, ...]  # per alternative
+    pattern: str  # "" for a pipeline of splits (no one pattern)
+    differs: np.ndarray | None  # bool per chunk: `compare` splits it otherwise; None without a comparison
+    compare: str | None
 
 
 @dataclass(frozen=True)
@@ -258,29 +266,6 @@ class TraceAnswer:
     expected: tuple[int, ...]  # their ids
     rules: object | None = None  # core.rule_trace.RuleTrace of the same chunk, or None with `rules_message`
     rules_message: str = ""
-
-
-@dataclass(frozen=True)
-class ExplainChunksOf:
-    """-> ChunkParts: which alternative of the split pattern made each chunk of document `doc` at
-    `generation`, and which chunks the pattern `compare` (a name of core.pattern_parts.COMPARABLE,
-    or None) does not make (None if the server's text has moved on, or the tokenizer does not
-    pre-split)."""
-
-    doc: int
-    generation: int
-    compare: str | None = None
-
-
-@dataclass(frozen=True)
-class ChunkParts:
-    starts: np.ndarray  # code points
-    ends: np.ndarray
-    alternatives: np.ndarray  # int64 per chunk: the alternative of `pattern` that matched (-1: none)
-    names: tuple[str, ...]  # per alternative
-    pattern: str
-    differs: np.ndarray | None  # bool per chunk: `compare` splits it otherwise; None without a comparison
-    compare: str | None
 
 
 @dataclass(frozen=True)
