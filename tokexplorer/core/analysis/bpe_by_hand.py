@@ -224,8 +224,8 @@ class BpeByHand:
         if PATTERNS[pattern] is None or not text:
             starts = [0] if data else []
         else:
-            # Chunk starts in bytes: each chunk's characters are its bytes' UTF-8 (text between
-            # matches, which these patterns never leave, would be no chunk).
+            # The chunks' bytes end to end, and where each chunk starts. (Text that no match
+            # covered would be in no chunk, as in minbpe; these two patterns cover all of it.)
             spans = split(text, PATTERNS[pattern])
             chunks = [text[a:b].encode("utf-8") for a, b in spans]
             data = b"".join(chunks)
