@@ -87,7 +87,7 @@ def test_report_languages_plot_writes_a_png_without_a_display(tmp_path):
                           capture_output=True, text=True, env=env, timeout=120)
     assert proc.returncode == 0, proc.stderr
     width, height = png_size(target)
-    assert width == 1000 and 800 < height < 3000  # a bar pair per language, 56 languages
+    assert width == 1600 and height == 2 * (140 + 24 * 56)  # a bar pair per language, 56 languages, drawn twice over
     assert target.stat().st_size > 20_000  # drawn, not blank
     assert f"wrote {target}" in proc.stderr
 
@@ -108,8 +108,8 @@ def test_sweep_plot_writes_a_png_and_json_has_the_reference_points(tmp_path, cap
     assert [(r["tokenizer"], r["tokens"]) for r in result["references"]] == [
         (r.name, r.tokens) for r in core.references]
     assert result["eval"] == "held-out 20%" and result["eval_bytes"] == len(held.encode("utf-8"))
-    assert png_size(target) == (1000, 620) and target.stat().st_size > 10_000
-    assert png_size(merges) == (1000, 620) and merges.stat().st_size > 10_000
+    assert png_size(target) == (1600, 1000) and target.stat().st_size > 10_000
+    assert png_size(merges) == (1600, 1000) and merges.stat().st_size > 10_000
 
 
 def test_sweep_refuses_eval_and_held_out_together(tmp_path, capsys):
@@ -132,7 +132,7 @@ def test_report_lengths_counts_each_tokenizers_token_lengths(tmp_path, capsys):
         lengths = (enc.byte_ends - enc.byte_starts).tolist()
         assert entry["counts"] == [lengths.count(k) for k in range(max(lengths) + 1)]
         assert entry["tokens"] == len(enc.ids)
-    assert png_size(target) == (1000, 620)
+    assert png_size(target) == (1600, 1000)
     code, out, _ = run(capsys, "report", "lengths", "-t", "gpt2", "hello world")
     assert code == 0 and out.splitlines()[0].split() == ["bytes", "gpt2"]
     assert out.splitlines()[-2].split() == ["tokens", "2"]

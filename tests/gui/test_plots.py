@@ -13,19 +13,23 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 
 from tokexplorer.core.analysis.languages import read_parallel_texts, tokens_per_language
-from tokexplorer.core.registry import get_builtin
+from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.analysis.sweep import CompressionCurve, split_held_out, sweep
 from tokexplorer.core.tables import csv_text
 from tokexplorer.core.analysis.token_lengths import length_histogram
 
 from .helpers import wait_settled
 
-BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+BUILTINS = builtin_names()  # every tokenizer in the picker is a reference point: here, the built-ins
 
 
 def png_size(data: bytes) -> tuple[int, int]:
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     return struct.unpack(">II", data[16:24])
+
+
+def overlapping(rects) -> list[tuple[int, int]]:
+    return [(i, j) for i in range(len(rects)) for j in range(i + 1, len(rects)) if rects[i].intersects(rects[j])]
 
 
 @pytest.fixture(scope="module")
@@ -56,6 +60,20 @@ def test_sweep_plots_the_cores_sequence_lengths_and_reference_points(qtbot, wind
     assert np.allclose(rx, np.log10([r.n_vocab for r in core.references]))
     assert ry.tolist() == [r.tokens for r in core.references]
     assert [label.toPlainText() for label in tab.figure.labels] == BUILTINS
+    assert {"deepseek-v4", "qwen2.5", "tekken"} <= set(BUILTINS)
+    # Vocab sizes 100k-200k (cl100k, DeepSeek, Tekken, Qwen, o200k) sit close: no name covers another,
+    # in a plot as large as a workspace gives it; a small one shows those that fit.
+    window.plots_dock.setFloating(True)
+    window.plots_dock.resize(1000, 800)
+    qtbot.waitUntil(lambda: tab.figure.plotItem.vb.height() > 300)
+    rects = tab.figure.label_rects()
+    assert len(rects) == len(BUILTINS)
+    assert overlapping(rects) == []
+    assert not any(r.intersects(tab.figure.legend.sceneBoundingRect()) for r in rects)
+    tall = tab.figure.plotItem.vb.height()
+    window.plots_dock.resize(1000, 300)
+    qtbot.waitUntil(lambda: tab.figure.plotItem.vb.height() < tall - 150)
+    assert len(tab.figure.label_rects()) >= 4 and overlapping(tab.figure.label_rects()) == []
     assert tab.run_button.isEnabled() and not tab.progress.isVisible()
     # The same run's compression over merges, in the next tab.
     mx, my = panel.compression_tab.figure.curve_line.getData()
@@ -78,8 +96,11 @@ def test_sweep_exports_a_png_and_the_cores_csv(qtbot, window, corpus, tmp_path):
     core = sweep(corpus, [256, 280], references=[get_builtin(n) for n in BUILTINS])
     window.dialogs.paths["export"] = str(tmp_path / "sweep.png")
     assert tab.export_png() == tmp_path / "sweep.png"
-    width, height = png_size((tmp_path / "sweep.png").read_bytes())
-    assert width >= 800 and height >= 300
+    data = (tmp_path / "sweep.png").read_bytes()
+    assert png_size(data) == (1600, 1000)  # whatever the dock's shape (it once gave 2827 x 500)
+    assert b"pHYs" in data and struct.unpack(">II", data[data.index(b"pHYs") + 4:][:8]) == (7559, 7559)  # 192 dpi
+    tab.figure.resize(2000, 280)  # a wide, short dock
+    assert png_size(tab.png()) == (1600, 1000)
     window.dialogs.paths["export"] = str(tmp_path / "sweep.csv")
     assert tab.export_csv() == tmp_path / "sweep.csv"
     written = (tmp_path / "sweep.csv").read_text("utf-8")
@@ -225,6 +246,25 @@ def test_token_lengths_of_the_current_text_per_tokenizer(qtbot, window, corpora,
     assert rows[0] == ["bytes", "gpt2", "cl100k_base", "llama-sp"]
 
 
+def test_a_one_token_texts_bar_reads_one_and_no_legend_covers_it(qtbot, window):
+    """"hello" is one gpt2 token of 5 bytes: its bar is 1 high, the axis puts 1 at its top, and the
+    legend in the top corner ends above it (it once hid the bar's top, which then read 0.77)."""
+    window.state.set_tokenizer("gpt2")
+    panel = open_plots(qtbot, window, "hello", "length_tab")
+    tab = panel.length_tab
+    qtbot.waitUntil(lambda: bool(tab.figure.histograms) and tab.figure.histograms[0].tokens == 1, timeout=30_000)
+    lengths, heights = tab.figure.series(0)
+    assert heights[lengths.index(5)] == 1.0 and sum(heights) == 1.0
+    vb = tab.figure.plotItem.vb
+    bar_top = vb.mapViewToScene(QPointF(5.0, 1.0))
+    assert vb.sceneBoundingRect().contains(bar_top)
+    assert tab.figure.legend.sceneBoundingRect().bottom() < bar_top.y()
+    for height in (260, 600):  # the legend keeps its pixels as the dock grows or shrinks
+        tab.figure.resize(700, height)
+        qtbot.waitUntil(lambda: abs(vb.height() - (height - 80)) < 60)
+        assert tab.figure.legend.sceneBoundingRect().bottom() < vb.mapViewToScene(QPointF(5.0, 1.0)).y()
+
+
 def test_tokens_per_language_table_and_bars_are_the_cores(qtbot, window, tmp_path):
     panel = open_plots(qtbot, window, "hi", "sweep_tab")
     tab = panel.language_tab
@@ -261,7 +301,7 @@ def test_tokens_per_language_table_and_bars_are_the_cores(qtbot, window, tmp_pat
     # Export: a PNG, and a CSV whose rows are the core's.
     window.dialogs.paths["export"] = str(tmp_path / "languages.png")
     tab.export_png()
-    assert png_size((tmp_path / "languages.png").read_bytes()) == (1000, 140 + 24 * 56)  # every language
+    assert png_size((tmp_path / "languages.png").read_bytes()) == (1600, 2 * (140 + 24 * 56))  # every language
     window.dialogs.paths["export"] = str(tmp_path / "languages.csv")
     tab.export_csv()
     assert (tmp_path / "languages.csv").read_text("utf-8") == csv_text(core.table())

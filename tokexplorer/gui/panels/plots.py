@@ -35,7 +35,6 @@ from tokexplorer.core.analysis.sweep import CompressionCurve, parse_vocab_sizes
 from tokexplorer.core.tables import csv_text
 from tokexplorer.core.files.textfile import write_atomic
 from tokexplorer.core.analysis.token_lengths import LengthHistogram, length_histogram
-from tokexplorer.core.registry import REFERENCE_TOKENIZERS
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.server.protocol import LanguageReportOf, LengthHistograms, ReferencePoints
 from tokexplorer.gui.widgets.figures import CompressionFigure, Figure, LanguageFigure, LengthFigure, SweepFigure, figure_size
@@ -133,8 +132,8 @@ class PlotTab(QWidget):
         return self._write(Path(path), self.png)
 
     def png(self) -> bytes:
-        """The figure as shown, at least 800 x 500 pixels."""
-        return self.figure.png(max(self.figure.width(), 800), max(self.figure.height(), 500))
+        """The figure as shown, at the PNG size of the command line's (`figures.PNG_SIZE`)."""
+        return self.figure.png()
 
     def export_csv(self) -> Path | None:
         table = self.figure.table()
@@ -257,9 +256,8 @@ class SweepTab(PlotTab):
                                 "or choose a corpus file.")
             return 0
         pattern, held_out = self.pattern_box.currentData(), self.eval_box.currentData()
-        catalog = self.panel.state.catalog
-        # The lecture's four built-ins, and every tokenizer the user opened or trained.
-        names = [n for n in catalog.names() if n in REFERENCE_TOKENIZERS or not catalog.is_builtin(n)]
+        # Every tokenizer in the picker: the built-ins, and those the user opened or trained.
+        names = self.panel.state.catalog.names()
         text = current if path is None else None
         path = None if path is None else str(path)
         request = SweepRequest(tuple(sizes), pattern, held_out, path=path, text=text)

@@ -19,8 +19,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
-from PySide6.QtCore import QBuffer, QIODevice, Qt, QTimer
-from PySide6.QtGui import QColor, QFontMetrics
+from PySide6.QtCore import QBuffer, QIODevice, QPointF, QRectF, Qt, QTimer
+from PySide6.QtGui import QColor, QFontMetrics, QImage, QPainter
 
 import pyqtgraph as pg  # after PySide6: pyqtgraph uses the Qt binding already imported
 
@@ -49,6 +49,11 @@ def series_colour(index: int, dark: bool, name: str = "") -> QColor:
 
 
 MIN_HEIGHT = 220  # px: below it the axis labels are cut and the legend covers the points
+PNG_SIZE = (1600, 1000)  # pixels of an exported figure
+PNG_SCALE = 2  # an exported figure is laid out at 1/PNG_SCALE of its pixels and drawn at PNG_SCALE x
+PNG_DPI = 96 * PNG_SCALE  # so that an image viewer shows it at its laid-out size
+LEGEND_ROOM = 16  # px between the top of the data and the bottom of a legend in the top corner
+MARK = 12  # px: a reference point's diamond, which no name covers
 
 
 class Figure(pg.PlotWidget):
@@ -73,6 +78,8 @@ class Figure(pg.PlotWidget):
             item.hide()
             self.plotItem.addItem(item, ignoreBounds=True)
         self.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self._shown_range: tuple[tuple[float, float], float] | None = None  # x range, top of the data
+        self.plotItem.vb.sigResized.connect(self._apply_range)
         self._apply_theme()
 
     # --- what subclasses provide -----------------------------------------------------------
@@ -89,9 +96,31 @@ class Figure(pg.PlotWidget):
     def _recolour(self) -> None:
         """Give the series the current theme's colours."""
 
-    # --- theme, hover, export -----------------------------------------------------------------
+    def twin(self) -> "Figure":
+        """A new figure of the same kind showing the same data (drawn offscreen for a PNG)."""
+        return type(self)()
+
+    # --- range, theme, hover, export ----------------------------------------------------------
+
+    def show_range(self, x_range: tuple[float, float], top: float) -> None:
+        """Show x_range and y from 0 to `top`, with room above for a legend in a top corner."""
+        self._shown_range = (x_range, top)
+        self._apply_range()
+
+    def _apply_range(self) -> None:
+        """subtle: the legend keeps its size in pixels while the plot grows and shrinks, so the
+        room it needs, in data units, is recomputed whenever the view is resized."""
+        if self._shown_range is None:
+            return
+        x_range, top = self._shown_range
+        view = self.plotItem.vb.height()
+        legend = self.legend.boundingRect().height() + abs(self.legend.opts["offset"][1]) + LEGEND_ROOM
+        if self.legend.items and view > 2 * legend:
+            top = top / (1 - legend / view)  # the data ends below the legend's bottom edge
+        self.plotItem.setRange(xRange=x_range, yRange=(0, top), padding=0)
 
     def set_title(self, title: str) -> None:
+        self._title = title
         self.plotItem.setTitle(title, color=THEMES[self.dark][1])
 
     def set_dark(self, dark: bool) -> None:
@@ -142,25 +171,41 @@ class Figure(pg.PlotWidget):
         self.crosshair.hide()
         self.readout.hide()
 
-    def png(self, width: int = 1000, height: int = 640) -> bytes:
-        """The figure drawn at width x height pixels, as PNG bytes."""
-        import pyqtgraph.exporters
+    def png(self, width: int = PNG_SIZE[0], height: int = PNG_SIZE[1]) -> bytes:
+        """The figure as a PNG of width x height pixels: laid out at 1/PNG_SCALE of that size and
+        drawn PNG_SCALE times over, so its text is as legible as on screen at any figure size."""
+        from PySide6.QtWidgets import QApplication
 
+        if self.isVisible():
+            # subtle: drawing the figure as shown keeps the dock's shape (a wide dock gave
+            # 2827 x 500 with a tiny legend): draw a twin, laid out at the PNG's shape, instead.
+            twin = self.twin()
+            twin.set_dark(self.dark)
+            try:
+                return twin.png(width, height)
+            finally:
+                twin.deleteLater()
         self.hide_readout()
-        if not self.isVisible():
-            # subtle: a hidden view lays out its scene only when shown; shown off screen, the
-            # figure gets exactly the PNG's size, so fonts and margins are those of the window.
-            from PySide6.QtWidgets import QApplication
-
-            self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
-            self.resize(width, height)
-            self.show()
-            QApplication.processEvents()
-        exporter = pyqtgraph.exporters.ImageExporter(self.plotItem)
-        exporter.parameters()["width"] = width
-        exporter.parameters()["height"] = height
-        exporter.parameters()["background"] = QColor(THEMES[self.dark][0])
-        image = exporter.export(toBytes=True)
+        # subtle: a hidden view lays out its scene only when shown; shown off screen, the figure
+        # gets exactly the PNG's shape, so fonts and margins are those of a window that size.
+        self.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+        self.resize(round(width / PNG_SCALE), round(height / PNG_SCALE))
+        self.show()
+        QApplication.processEvents()
+        # The scene drawn onto an image of PNG_SCALE device pixels per pixel: text and lines drawn
+        # at that resolution, not an enlarged bitmap. subtle: the scene, not the widget: a
+        # QGraphicsView's own render applies the scale twice; and not pyqtgraph's ImageExporter,
+        # which leaves the legend at its pixel size while the rest grows.
+        image = QImage(width, height, QImage.Format.Format_ARGB32)
+        image.setDevicePixelRatio(PNG_SCALE)
+        image.fill(QColor(THEMES[self.dark][0]))
+        painter = QPainter(image)
+        painter.setRenderHints(QPainter.RenderHint.Antialiasing | QPainter.RenderHint.TextAntialiasing)
+        self.scene().render(painter, QRectF(0, 0, width / PNG_SCALE, height / PNG_SCALE), self.sceneRect())
+        painter.end()
+        dots_per_metre = round(PNG_DPI / 0.0254)
+        image.setDotsPerMeterX(dots_per_metre)
+        image.setDotsPerMeterY(dots_per_metre)
         buffer = QBuffer()
         buffer.open(QIODevice.OpenModeFlag.WriteOnly)
         image.save(buffer, "PNG")
@@ -185,7 +230,16 @@ class SweepFigure(Figure):
         self.plotItem.getAxis("bottom").setTicks([
             [(np.log10(2 ** k), f"{2 ** k}" if k < 10 else f"{2 ** (k - 10)}k") for k in range(8, 19)], []])
         self.labels: list[pg.TextItem] = []  # one per reference point, reused
+        self.leaders: list[pg.PlotCurveItem] = []  # from a point to its name, when lifted off it
+        self.plotItem.vb.sigRangeChanged.connect(self.place_labels)
+        self.plotItem.vb.sigResized.connect(self.place_labels)
         self._recolour()
+
+    def twin(self) -> "SweepFigure":
+        twin = SweepFigure()
+        if self.sweep is not None:
+            twin.show_sweep(self.sweep)
+        return twin
 
     def show_sweep(self, sweep: Sweep) -> None:
         self.sweep = sweep
@@ -193,22 +247,85 @@ class SweepFigure(Figure):
         refs = sweep.references
         self.references.setData([np.log10(r.n_vocab) for r in refs], [r.tokens for r in refs])
         while len(self.labels) < len(refs):
-            label = pg.TextItem(anchor=(0.5, 1.3))
+            label = pg.TextItem(anchor=(0.5, 1))
+            leader = pg.PlotCurveItem()
             self.plotItem.addItem(label)
+            self.plotItem.addItem(leader, ignoreBounds=True)
             self.labels.append(label)
+            self.leaders.append(leader)
         for label, r in zip(self.labels, refs):
             label.setText(r.name)
             label.setPos(np.log10(r.n_vocab), r.tokens)
             label.show()
-        for label in self.labels[len(refs):]:
+        for label, leader in zip(self.labels[len(refs):], self.leaders[len(refs):]):
             label.hide()
+            leader.hide()
         self.set_title(f"Sequence length vs vocab size ({sweep.eval_source}, "
                                f"{sweep.eval_bytes:,} bytes)")
         self._apply_theme()
         sizes = [p.vocab_size for p in sweep.points] + [r.n_vocab for r in refs]
         top = max([p.tokens for p in sweep.points] + [r.tokens for r in refs])
-        self.plotItem.setRange(xRange=(np.log10(min(sizes)) - 0.1, np.log10(max(sizes)) + 0.15),
-                               yRange=(0, top * 1.08), padding=0)
+        self.show_range((np.log10(min(sizes)) - 0.1, np.log10(max(sizes)) + 0.15), top * 1.08)
+        self.place_labels()
+
+    def place_labels(self) -> None:
+        """Put each reference point's name at the nearest place around its diamond (above, below,
+        beside, then further out with a thin line to it) where it overlaps no name placed before,
+        no diamond and not the legend, inside the plot: tokenizers of similar vocab size (cl100k,
+        DeepSeek, Tekken, Qwen, o200k) would otherwise write over each other. A name with no such
+        place in a small plot is hidden (the hover readout names every point). In pixels, so
+        again whenever the view is zoomed or resized."""
+        if self.sweep is None:
+            return
+        refs = self.sweep.references
+        vb = self.plotItem.vb
+        taken = [self.legend.sceneBoundingRect()] if self.legend.items else []
+        points = [vb.mapViewToScene(QPointF(np.log10(r.n_vocab), r.tokens)) for r in refs]
+        half = MARK / 2
+        taken += [QRectF(p.x() - half, p.y() - half, MARK, MARK) for p in points]
+        inside = vb.sceneBoundingRect()
+        for i in sorted(range(len(refs)), key=lambda i: (refs[i].n_vocab, refs[i].name)):
+            label, point = self.labels[i], points[i]
+            size = label.boundingRect()  # pixels: a text item ignores the view's scaling
+            w, h = size.width(), size.height()
+            x, y = point.x(), point.y()
+            side = w / 2 + half
+
+            def above(k: int, shift: float) -> QRectF:
+                return QRectF(x - w / 2 + shift, y - half - (k + 1) * h, w, h)
+
+            def below(k: int, shift: float) -> QRectF:
+                return QRectF(x - w / 2 + shift, y + half + k * h, w, h)
+
+            # nearest first: just above or below the diamond, beside it, then shifted to either
+            # side and rows further out (those get a leader line)
+            candidates = [above(0, 0.0), below(0, 0.0), QRectF(x + half, y - h / 2, w, h),
+                          QRectF(x - half - w, y - h / 2, w, h)]
+            candidates += [place(k, shift) for k in range(len(refs) + 1) for shift in (0.0, -side, side)
+                           for place in (above, below) if (k, shift) != (0, 0.0)]
+            rect = next((r for r in candidates if inside.contains(r) and not any(r.intersects(t) for t in taken)),
+                        None)
+            label.setVisible(rect is not None)  # no room in a small plot: the readout still names it
+            if rect is None:
+                self.leaders[i].hide()
+                continue
+            # the anchor: which point of the label's box sits on the diamond
+            label.setAnchor(((x - rect.left()) / w, (y - rect.top()) / h))
+            taken.append(rect)
+            # a name lifted off its diamond gets a thin line to it
+            leader = self.leaders[i]
+            if abs(rect.center().y() - y) > h or not rect.left() - half <= x <= rect.right() + half:
+                end = QPointF(min(max(x, rect.left()), rect.right()),
+                              rect.bottom() if rect.center().y() < y else rect.top())
+                start, stop = vb.mapSceneToView(QPointF(x, y)), vb.mapSceneToView(end)
+                leader.setData([start.x(), stop.x()], [start.y(), stop.y()])
+                leader.show()
+            else:
+                leader.hide()
+
+    def label_rects(self) -> list[QRectF]:
+        """Where the reference names are drawn (scene pixels), for tests."""
+        return [label.mapRectToScene(label.boundingRect()) for label in self.labels if label.isVisible()]
 
     def _recolour(self) -> None:
         if not hasattr(self, "labels"):
@@ -222,6 +339,8 @@ class SweepFigure(Figure):
         self.references.setPen(pg.mkPen(r))
         for label in self.labels:
             label.setColor(QColor(THEMES[self.dark][1]))
+        for leader in self.leaders:
+            leader.setPen(pg.mkPen(THEMES[self.dark][2], width=1))
 
     def points(self) -> list[tuple[str, int, int]]:
         """(series, vocab size, tokens) of every point, trained first: for the readout and tests."""
@@ -261,12 +380,18 @@ class CompressionFigure(Figure):
         self.curve_line = self.plotItem.plot([], [], name="bytes per token")
         self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # the curve rises: bottom right is free
         self.source: CompressionCurve | None = None
-        self._title = ""  # of the curve shown
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(100)
         self._timer.timeout.connect(self._draw)
         self._recolour()
+
+    def twin(self) -> "CompressionFigure":
+        twin = CompressionFigure()
+        twin.merges, twin.bytes_per_token, twin.source = list(self.merges), list(self.bytes_per_token), self.source
+        twin._draw()
+        twin.set_title(self._title)
+        return twin
 
     def set_data(self, merges: Sequence[int], bytes_per_token: Sequence[float]) -> None:
         """Replace the curve (e.g. a finished run)."""
@@ -324,6 +449,11 @@ class LengthFigure(Figure):
         self.histograms: list[LengthHistogram] = []
         self.bars: list[pg.BarGraphItem] = []  # one per series, reused
 
+    def twin(self) -> "LengthFigure":
+        twin = LengthFigure()
+        twin.show_histograms(self.histograms, self._title)
+        return twin
+
     def show_histograms(self, histograms: Sequence[LengthHistogram], title: str = "") -> None:
         self.histograms = list(histograms)
         n = max(len(self.histograms), 1)
@@ -347,7 +477,7 @@ class LengthFigure(Figure):
         tallest = max((max(h.counts) for h in self.histograms if h.counts), default=1)
         # Length 0 (a lone SentencePiece "▁") gets a column only when some tokenizer has one.
         first = -0.5 if any(h.counts[:1] not in ((), (0,)) for h in self.histograms) else 0.5
-        self.plotItem.setRange(xRange=(first, longest - 0.5), yRange=(0, tallest * 1.05), padding=0.02)
+        self.show_range((first - 0.1, longest - 0.4), tallest * 1.05)
 
     def _recolour(self) -> None:
         for i, (bar, h) in enumerate(zip(getattr(self, "bars", []), getattr(self, "histograms", []))):
@@ -391,6 +521,12 @@ class LanguageFigure(Figure):
         self.plotItem.invertY(True)
         self.plotItem.showGrid(x=True, y=False, alpha=0.25)
         self.legend.anchor((1, 1), (1, 1), offset=(-10, -10))  # where the bars are short
+
+    def twin(self) -> "LanguageFigure":
+        twin = LanguageFigure()
+        if self.report is not None:
+            twin.show_report(self.report, self.order)
+        return twin
 
     def show_report(self, report: LanguageReport, order: Sequence[str] | None = None) -> None:
         """Bars in `order` (keys, top first; default: the report's rows in their order)."""
@@ -487,10 +623,11 @@ def figure_for(result, *, dark: bool = False) -> Figure:
 
 
 def figure_size(result) -> tuple[int, int]:
-    """Pixels for the PNG: the language chart grows with the number of languages."""
+    """Pixels of the PNG: the language chart grows with the number of languages (each row as tall
+    as in a window, drawn PNG_SCALE times over)."""
     if isinstance(result, LanguageReport):
-        return 1000, 140 + (12 + 6 * len(result.tokenizers)) * len(result.rows)
-    return 1000, 620
+        return PNG_SIZE[0], PNG_SCALE * (140 + (12 + 6 * len(result.tokenizers)) * len(result.rows))
+    return PNG_SIZE
 
 
 def write_png(result, path, *, dark: bool = False, size: tuple[int, int] | None = None) -> int:
