@@ -4,7 +4,9 @@ Options: --open FILE (with --encoding NAME if it is not UTF-8); -t/--tokenizer N
 the first is shown, all join the picker; --screenshot PATH: wait until the text is tokenized and
 coloured, save a PNG of the window and exit (with several -t, one PNG per tokenizer, named
 PATH-NAME.png), printing one JSON line per PNG (its path, the view, the tokenizer and the status
-bar's counts); --view NAME brings that view to the front (the editor, a dock: `MainWindow.views`;
+bar's counts); --workspace NAME shows that workspace (Explore, Compare, Learn, Train, Chat:
+gui/workspaces.py); --view NAME brings that view to the front (the editor, a dock:
+`MainWindow.views`), in a workspace that holds it if it is not open;
 --view compare with several -t shows one pane per tokenizer, in one PNG);
 --select START[:END] selects those code points (or puts the caret at START) once the text is
 tokenized; --settings-dir DIR keeps settings in DIR/tokexplorer.ini instead of the user's (a
@@ -39,6 +41,8 @@ def window_parser() -> argparse.ArgumentParser:
     p.add_argument("-t", "--tokenizer", action="append", default=[], metavar="NAME",
                    help="a built-in tokenizer or a tokenizer file; repeat to add more")
     p.add_argument("--screenshot", metavar="PATH", help="save a PNG of the window once coloured, then exit")
+    p.add_argument("--workspace", metavar="NAME",
+                   help="show this workspace: Explore, Compare, Learn, Train or Chat (else the last one)")
     p.add_argument("--view", metavar="NAME", help="show this view: editor (the default), or a panel's name")
     p.add_argument("--select", metavar="START[:END]", type=parse_select,
                    help="select these characters (code-point offsets), or put the caret at START")
@@ -85,13 +89,12 @@ def screenshot_paths(path: str, names: list[str]) -> list[Path]:
 
 
 def settled(window) -> bool:
-    """Nothing left to do: tokenizer loaded, text tokenized (or refused), the views up to date (the
-    editor paints the result's colours on its next paint)."""
+    """Nothing left to do: tokenizer loaded, text tokenized (or refused), the open views up to date
+    (the editor paints the result's colours on its next paint; a closed dock waits until opened)."""
     return (window.service.idle and not window.state.busy and not window.editor.isReadOnly()
             and (window.state.result is not None or window.state.refusal is not None
                  or window.banner.kind == "error")
-            and window.chunk_view.up_to_date and window.token_table.up_to_date
-            and all(getattr(view.widget(), "up_to_date", True)
+            and all(getattr(view.widget(), "up_to_date", True) or view.isHidden()
                     for view in window.views.values() if hasattr(view, "widget"))
             and window.compare.up_to_date)
 
@@ -186,9 +189,15 @@ def run_gui(argv: list[str]) -> int:
         print(f"tokexplorer: error: unknown view {args.view!r}; the views are: {', '.join(window.views)}",
               file=sys.stderr)
         return 2
+    if args.workspace is not None and args.workspace.lower() not in map(str.lower, window.workspaces.names()):
+        print(f"tokexplorer: error: unknown workspace {args.workspace!r}; the workspaces are: "
+              f"{', '.join(window.workspaces.names())}", file=sys.stderr)
+        return 2
     window.show()
+    if args.workspace is not None:
+        window.workspaces.switch(args.workspace)
     if args.view is not None:
-        window.show_view(args.view)
+        window.show_view(args.view, switch=True)
     # Ctrl-C in the terminal closes the window (asking about unsaved changes, as the menu does).
     # subtle: Python runs signal handlers only between bytecodes; a timer lets it in now and then.
     signal.signal(signal.SIGINT, lambda *_: window.close())

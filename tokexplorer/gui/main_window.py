@@ -1,8 +1,9 @@
-"""The main window: menus, tool bar (tokenizer picker, special-token policy), status bar and dock
-panels, created and wired to the one `AppState` and the `TokenizeService`.
+"""The main window: menus, tool bars (workspaces, tokenizer picker, special-token policy), status
+bar and dock panels, created and wired to the one `AppState` and the `TokenizeService`.
 
-Files in and out live in `documents.py`, what persists between runs in `window_settings.py`, each
-view in its own module; the window holds no token logic of its own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
+Files in and out live in `documents.py`, what persists between runs in `window_settings.py`, where
+the docks go in each workspace and how a view comes forward in `workspaces.py`, each view in its
+own module; the window holds no token logic of its own. Slow work (reading a file, loading a tokenizer, tokenizing) happens in workers; every error
 reaches `_report` and is shown in the window, never as a traceback.
 
 It runs past 400 lines because it creates and wires every view, menu and action; there is no logic
@@ -18,7 +19,7 @@ from typing import Callable
 from PySide6.QtCore import QThreadPool, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
-                               QProgressBar, QVBoxLayout, QWidget)
+                               QProgressBar, QToolButton, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.quirks import QUIRKS
 from tokexplorer.core.registry import BUILTINS
@@ -53,6 +54,7 @@ from tokexplorer.gui.services.training import SweepService, TrainingService
 from tokexplorer.gui.services.server_link import ServerLink
 from tokexplorer.gui.services.worker import POLICIES, TokenizeService
 from tokexplorer.gui.window_settings import WindowSettings
+from tokexplorer.gui.workspaces import Workspaces
 
 SHORTCUTS = [
     ("Open text", QKeySequence.StandardKey.Open), ("Save", QKeySequence.StandardKey.Save),
@@ -101,6 +103,7 @@ class MainWindow(QMainWindow):
                                    self.settings, report=self._report, progress=self._progress,
                                    status=lambda message: self.statusBar().showMessage(message, 4000), parent=self)
         self.window_settings = WindowSettings(self, self.settings)
+        self.workspaces = Workspaces(self, self.settings)
         self._create_actions()
         self._create_menus()
         self._create_tool_bars()
@@ -131,6 +134,7 @@ class MainWindow(QMainWindow):
 
     def _create_actions(self) -> None:
         S = QKeySequence.StandardKey
+        self.new_action = self._action("&New", self.documents.new_text, S.New, "An empty, untitled text")
         self.open_action = self._action("&Open Text…", self.documents.open_text_dialog, S.Open, "Open a text file")
         self.open_tokenizer_action = self._action(
             "Open &Tokenizer File…", self.documents.open_tokenizer_dialog, "Ctrl+Shift+O",
@@ -174,14 +178,15 @@ class MainWindow(QMainWindow):
         self.about_action = self._action("&About tokexplorer", self.show_about)
         self.welcome_action = self._action("&Welcome Text", self.documents.show_welcome,
                                            tip="Open the welcome text again (numbers, code, languages, emoji)")
-        self.compare_action = self._action("&Compare Tokenizers", self.compare.set_active, "Ctrl+2",
-                                           "The text in 2 to 4 tokenizers side by side", checkable=True)
+        self.compare_action = self._action("&Compare Tokenizers", self.compare.set_active, None,
+                                           "The text in 2 to 4 tokenizers side by side (the Compare "
+                                           "workspace gives them the window)", checkable=True)
         self.compare.active_changed.connect(self.compare_action.setChecked)
 
     def _create_menus(self) -> None:
         bar = self.menuBar()
         file_menu = bar.addMenu("&File")
-        file_menu.addActions([self.open_action, self.open_tokenizer_action])
+        file_menu.addActions([self.new_action, self.open_action, self.open_tokenizer_action])
         file_menu.addMenu(self.documents.recent_menu)
         file_menu.addSeparator()
         file_menu.addActions([self.save_action, self.save_as_action])
@@ -195,6 +200,10 @@ class MainWindow(QMainWindow):
         edit_menu.addSeparator()
         edit_menu.addActions([self.find_action, self.find_next_action, self.find_previous_action])
         self.view_menu = bar.addMenu("&View")
+        workspace_menu = self.view_menu.addMenu("Wor&kspace")
+        workspace_menu.addActions(list(self.workspaces.actions.values()))
+        workspace_menu.addSeparator()
+        workspace_menu.addAction(self.workspaces.reset_action)
         self.view_menu.addAction(self.compare_action)
         self.view_menu.addActions([self.whitespace_action, self.dark_action, self.monospace_action])
         self.view_menu.addMenu(token_colours_menu(self.state, self))
@@ -210,12 +219,20 @@ class MainWindow(QMainWindow):
         help_menu.addActions([self.welcome_action, self.shortcuts_action, self.about_action])
 
     def _create_tool_bars(self) -> None:
+        bar = self.addToolBar("Workspaces")
+        bar.setObjectName("workspace_toolbar")
+        bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
+        bar.addActions(list(self.workspaces.actions.values()))
+        for button in bar.findChildren(QToolButton):
+            button.setAutoRaise(False)  # the current one reads as pressed
+        self.view_menu.addAction(bar.toggleViewAction())
         tb = self.addToolBar("Tokenizer")
         tb.setObjectName("tokenizer_toolbar")
         tb.addWidget(QLabel(" Tokenizer: "))
         self.tokenizer_box = QComboBox()
         self.tokenizer_box.setObjectName("tokenizer_picker")
         self.tokenizer_box.setMinimumContentsLength(14)
+        self.tokenizer_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)  # no name clipped
         self.tokenizer_box.setToolTip("The tokenizer that colours the text")
         tb.addWidget(self.tokenizer_box)
         tb.addWidget(QLabel("  Special tokens: "))
@@ -250,21 +267,16 @@ class MainWindow(QMainWindow):
 
     def _create_docks(self) -> None:
         # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
-        # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`.
+        # or a function for what is not a dock. Each dock adds itself through `_dock(view=...)`,
+        # hidden: the workspace shown places and shows it (workspaces.WORKSPACES names it).
         self.views: dict[str, QDockWidget | Callable[[], None]] = {"editor": self.editor.setFocus}
+        self.view_actions: dict[str, QAction] = {}  # view name -> its View menu item
         self.token_table = TokenTable(self.state)
         self.token_dock = self._dock("Token IDs", "token_ids_dock", self.token_table, "Ctrl+Shift+I", view="ids")
         self.chunk_view = ChunkView(self.state)
         self.chunk_dock = self._dock("Chunks", "chunks_dock", self.chunk_view, "Ctrl+Shift+K", view="chunks")
-        self.tabifyDockWidget(self.token_dock, self.chunk_dock)
         self.vocab = VocabPanel(self.state)
         self.vocab_dock = self._dock("Vocabulary", "vocab_dock", self.vocab, "Ctrl+Shift+B", view="vocab")
-        self.tabifyDockWidget(self.chunk_dock, self.vocab_dock)
-        self.token_dock.raise_()
-        # Below the editor, one tab group: the inspector shown, the others opened from the View
-        # menu (so the editor keeps its height).
-        # subtle: each joins the group as it is made; side by side for a moment, their widths
-        # add up and the window grows to twice the screen, never to shrink back.
         bottom = Qt.DockWidgetArea.BottomDockWidgetArea
         self.inspector = InspectorPanel(self.state)
         self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
@@ -282,13 +294,10 @@ class MainWindow(QMainWindow):
                 ("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E", "trace"),
                 ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
                 ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots")):
-            dock = self._dock(title, name, widget, shortcut, view=view, area=bottom)
-            self.tabifyDockWidget(self.inspector_dock, dock)
-            dock.hide()
+            self._dock(title, name, widget, shortcut, view=view, area=bottom)
         self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
         self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]
         self.training_dock = self.views["training"]
-        self.inspector_dock.raise_()
         self.views["compare"] = lambda: self.compare.set_active(True)
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
@@ -297,20 +306,23 @@ class MainWindow(QMainWindow):
         dock.setObjectName(name)  # saveState needs it
         dock.setWidget(widget)
         self.addDockWidget(area, dock)
-        toggle = dock.toggleViewAction()
-        toggle.setShortcut(QKeySequence(shortcut))
-        self.view_menu.addAction(toggle)
+        dock.hide()
+        self.view_actions[view] = self.workspaces.view_action(dock, shortcut)
+        self.view_menu.addAction(self.view_actions[view])
         self.views[view] = dock
         return dock
 
-    def show_view(self, name: str) -> None:
-        """Bring the view called `name` (a key of `views`) to the front; KeyError if unknown."""
+    def show_view(self, name: str, *, switch: bool = False) -> None:
+        """Bring the view called `name` (a key of `views`) to the front, as its View menu item
+        does; with `switch` (--view), first go to a workspace that holds it if it is not open.
+        KeyError if unknown."""
         if name not in self.views:
             raise KeyError(f"unknown view {name!r} (the views are: {', '.join(self.views)})")
+        if switch:
+            self.workspaces.switch_to_hold(name)
         view = self.views[name]
         if isinstance(view, QDockWidget):
-            view.show()
-            view.raise_()
+            self.workspaces.bring_forward(view)
         else:
             view()
 
@@ -465,9 +477,8 @@ class MainWindow(QMainWindow):
                            self.whitespace_action,
                            self.dark_action,
                            self.monospace_action, self.zoom_in_action, self.zoom_out_action,
-                           self.zoom_reset_action,
-                           self.token_dock.toggleViewAction(), self.chunk_dock.toggleViewAction(),
-                           self.inspector_dock.toggleViewAction())]
+                           self.zoom_reset_action, *self.workspaces.actions.values(),
+                           *self.view_actions.values())]
         body = "".join(f"<tr><td>{n}</td><td><b>{k}</b></td></tr>" for n, k in rows)
         self.dialogs.show_info("Keyboard shortcuts", f"<table>{body}</table>")
 

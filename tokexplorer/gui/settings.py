@@ -14,7 +14,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings
 
 GEOMETRY = "window/geometry"  # QByteArray from saveGeometry
-WINDOW_STATE = "window/state"  # QByteArray from saveState: docks and tool bars
+WORKSPACE = "window/workspace"  # name of the workspace shown (gui/workspaces.py)
 TOKENIZER = "editor/tokenizer"  # picker name
 POLICY = "editor/special_policy"  # "refuse", "all" or "none"
 SHOW_WHITESPACE = "view/show_whitespace"  # bool
@@ -29,6 +29,11 @@ RECENT_FILES = "files/recent"  # list of paths, newest first
 MAX_RECENT = 10
 
 ENV_DIR = "TOKEXPLORER_SETTINGS_DIR"
+
+
+def workspace_layout(name: str) -> str:
+    """The key of a workspace's layout: QByteArray from saveState, its docks and tool bars."""
+    return f"window/layout/{name.lower()}"
 
 
 def open_settings() -> QSettings:

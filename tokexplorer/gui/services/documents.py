@@ -1,6 +1,6 @@
 """Files in and out of the window: open (in a worker, with the decoding dialog for a file that is not
 UTF-8), save and save as (atomic, keeping the file's mode and symlinks), the samples and the welcome
-text, tokenizer files added to the picker, dropped files, and the Open Recent list.
+text, File > New, tokenizer files added to the picker, dropped files, and the Open Recent list.
 
 It owns the document's life (what is open, whether it may be dropped); it draws nothing and holds no
 token logic. Errors go to the `report` callable it is given (the window's banner), never a traceback.
@@ -198,14 +198,33 @@ class Documents(QObject):
             self.state.set_tokenizer(quirk.tokenizers[0])
         self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
 
-    def show_welcome(self) -> None:
-        """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
-        differences at a glance, and where to go next."""
+    def new_text(self) -> None:
+        """File > New: an empty, untitled text (after asking about unsaved changes)."""
         if not self.maybe_save():
             return
+        self._stamp = None
         self.state.set_document(None)
-        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")))
+        self.state.set_document_policy(None)
+        self.editor.load_text(editor_text(""))
         self.banner.clear()
+
+    def show_welcome(self) -> None:
+        """The welcome text (resources/welcome.txt) as a new, unsaved text: the tokenizers'
+        differences at a glance, and where to go next.
+
+        It spells a special token as a lesson, not an alarm: the text is encoded with special
+        tokens allowed (so nothing is refused), and a note says so and offers the other two ways."""
+        if not self.maybe_save():
+            return
+        self._stamp = None
+        self.state.set_document(None)
+        self.state.set_document_policy("all")
+        self.editor.load_text(editor_text(resource_path("welcome.txt").read_text(encoding="utf-8")))
+        self.banner.show_message(
+            "note", "This text spells the special token <|endoftext|>, encoded here as one special "
+            "token. A user's text usually may not do that (tiktoken refuses it by default). Try:",
+            [("Refuse it", lambda: self.state.set_document_policy("refuse")),
+             ("Encode as plain text", lambda: self.state.set_document_policy("none"))])
 
     def set_text(self, text: str) -> None:
         """Put text in the editor as if typed (for tests and the benchmarks): no soft breaks."""

@@ -1,0 +1,249 @@
+"""Workspaces: a named arrangement of the window's docks for each task (explore one tokenizer,
+compare several, learn, train, chat), picked from the workspace bar, View > Workspace or
+Ctrl+1..Ctrl+5; and the one way a single view is brought forward.
+
+`WORKSPACES` is the table: which views sit in which dock area, tabbed together, and how much of
+the window they take. `Workspaces` applies one to a `MainWindow`: the docks it does not list are
+hidden, those it lists are placed, tabbed, sized and the first of each group raised. Each workspace
+remembers how the user left it (`QMainWindow.saveState`, one per workspace in QSettings); Reset
+Layout goes back to the table's arrangement. The current workspace is remembered across runs.
+
+`bring_forward` shows a dock, raises it from behind a tab and gives it focus: the View menu's
+items, their shortcuts, `MainWindow.show_view` and `--view` all go through it.
+
+It creates no view: the window makes the docks and names them in `window.views`. A name the table
+lists that the window lacks is skipped, so a view added later joins a workspace by its name here
+and one `_dock` call in `main_window.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtCore import QByteArray, QObject, Qt, Signal
+from PySide6.QtGui import QAction, QActionGroup, QKeySequence
+from PySide6.QtWidgets import QDockWidget, QWidget
+
+from tokexplorer.gui import settings as keys
+
+AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
+         "bottom": Qt.DockWidgetArea.BottomDockWidgetArea}
+LAYOUT_VERSION = 1  # saveState's version: a layout saved by an older table is not restored
+
+
+@dataclass(frozen=True)
+class Group:
+    """Docks tabbed together in one dock area, the first in front."""
+
+    area: str  # a key of AREAS
+    views: tuple[str, ...]  # names of `MainWindow.views`
+    size: float  # share of the window's width (left, right) or height (bottom)
+
+
+@dataclass(frozen=True)
+class Workspace:
+    name: str  # on the bar and in the menu; `--workspace` takes it in any case
+    shortcut: str
+    tip: str
+    groups: tuple[Group, ...]
+    compare: bool = False  # the compare panes fill the central area
+
+    def holds(self, view: str) -> bool:
+        return view == "editor" or (view == "compare" and self.compare) or any(
+            view in g.views for g in self.groups)
+
+
+WORKSPACES = (
+    Workspace("Explore", "Ctrl+1", "One tokenizer: the text, its token ids, chunks and vocabulary, the inspector",
+              (Group("right", ("ids", "chunks", "vocab"), 0.28), Group("bottom", ("inspector",), 0.30))),
+    Workspace("Compare", "Ctrl+2", "The text in 2 to 4 tokenizers side by side, filling the window",
+              (), compare=True),
+    Workspace("Learn", "Ctrl+3", "How a tokenizer is built and runs: lessons, BPE by hand, merge trees, "
+              "encode traces, glitch tokens",
+              (Group("right", ("learn", "bpe", "glitch", "vocab"), 0.40),
+               Group("bottom", ("merges", "trace"), 0.42))),
+    Workspace("Train", "Ctrl+4", "Train a tokenizer on a corpus and plot what it does",
+              (Group("left", ("training",), 0.30), Group("right", ("plots",), 0.48))),
+    Workspace("Chat", "Ctrl+5", "A conversation as the chat model receives it",
+              (Group("right", ("chat",), 0.62),)),
+)
+
+
+def find_workspace(name: str, workspaces=WORKSPACES) -> Workspace:
+    """The workspace called `name` (any case); KeyError naming the known ones."""
+    for ws in workspaces:
+        if ws.name.lower() == name.lower():
+            return ws
+    raise KeyError(f"unknown workspace {name!r} (the workspaces are: {', '.join(w.name for w in workspaces)})")
+
+
+def in_front(dock: QDockWidget) -> bool:
+    """Whether the dock is on screen: shown, and not a tab behind another.
+
+    subtle: Qt keeps a tabbed dock that is not the current tab visible, moved off the window;
+    only its empty visible region tells."""
+    return dock.isVisible() and not dock.widget().visibleRegion().isEmpty()
+
+
+def focus_target(widget: QWidget) -> QWidget:
+    """What takes the keyboard in a view: the view itself, or its first child that takes focus."""
+    if widget.focusPolicy() != Qt.FocusPolicy.NoFocus:
+        return widget
+    for child in widget.findChildren(QWidget):
+        if child.focusPolicy() & Qt.FocusPolicy.TabFocus and child.isEnabled() and child.isVisibleTo(widget):
+            return child
+    return widget
+
+
+class Workspaces(QObject):
+    """Applies `WORKSPACES` to a main window and keeps each one's layout in `settings`.
+
+    `actions` (checkable, one checked) go to the workspace bar and the View menu; `reset_action`
+    is View > Reset Layout."""
+
+    changed = Signal(str)  # the name of the workspace now shown
+
+    def __init__(self, window, settings, workspaces=WORKSPACES):
+        super().__init__(window)
+        self.window, self.settings, self.workspaces = window, settings, workspaces
+        self.current: Workspace | None = None
+        self.group = QActionGroup(self)
+        self.actions: dict[str, QAction] = {}
+        for ws in workspaces:
+            action = QAction(ws.name, self)
+            action.setCheckable(True)
+            action.setShortcut(QKeySequence(ws.shortcut))
+            action.setStatusTip(ws.tip)
+            action.setToolTip(f"{ws.tip} ({ws.shortcut})")
+            action.triggered.connect(lambda checked=False, name=ws.name: self.switch(name))
+            self.group.addAction(action)
+            self.actions[ws.name] = action
+        self.reset_action = QAction("Reset &Layout", self)
+        self.reset_action.setStatusTip("Put this workspace's views back where they start")
+        self.reset_action.triggered.connect(self.reset)
+
+    # --- the window's docks --------------------------------------------------------------
+
+    def docks(self) -> dict[str, QDockWidget]:
+        return {name: v for name, v in self.window.views.items() if isinstance(v, QDockWidget)}
+
+    def view_action(self, dock: QDockWidget, shortcut: str) -> QAction:
+        """The View menu's item for a dock: shows it and brings it forward; a second press on a
+        dock already in front hides it. Checked while the dock is open (in front or not)."""
+        action = QAction(dock.windowTitle(), self)
+        action.setCheckable(True)
+        action.setShortcut(QKeySequence(shortcut))
+        action.setStatusTip(f"Show the {dock.windowTitle()} view")
+        dock.toggleViewAction().toggled.connect(action.setChecked)
+
+        def toggle() -> None:
+            if in_front(dock):
+                dock.hide()
+            else:
+                self.bring_forward(dock)
+            action.setChecked(not dock.isHidden())
+
+        action.triggered.connect(toggle)
+        return action
+
+    def bring_forward(self, dock: QDockWidget) -> None:
+        """Show the dock, in front of any it is tabbed with, and give its view the keyboard.
+
+        A dock the current workspace does not show joins the tab group of a dock shown in its
+        area, so it takes that group's room rather than squeezing it."""
+        if dock.isHidden() and not dock.isFloating():
+            area = self.window.dockWidgetArea(dock)
+            shown = [d for d in self.docks().values()
+                     if d is not dock and not d.isHidden() and not d.isFloating()
+                     and self.window.dockWidgetArea(d) == area]
+            if shown:
+                self.window.tabifyDockWidget(shown[0], dock)
+        dock.show()
+        dock.raise_()
+        focus_target(dock.widget()).setFocus(Qt.FocusReason.OtherFocusReason)
+
+    # --- switching -----------------------------------------------------------------------
+
+    def names(self) -> list[str]:
+        return [ws.name for ws in self.workspaces]
+
+    def restore(self) -> None:
+        """The workspace of the last run, as it was left (the compare mode is the settings' own)."""
+        name = str(self.settings.value(keys.WORKSPACE, self.workspaces[0].name))
+        try:
+            ws = find_workspace(name, self.workspaces)
+        except KeyError:
+            ws = self.workspaces[0]
+        self._enter(ws)
+
+    def switch(self, name: str) -> None:
+        """Show the workspace called `name`, as the user left it, else as the table has it."""
+        ws = find_workspace(name, self.workspaces)
+        if ws is self.current:
+            self.actions[ws.name].setChecked(True)
+            return
+        self.save_layout()
+        self._enter(ws)
+        self.window.compare.set_active(ws.compare)
+
+    def switch_to_hold(self, view: str) -> None:
+        """For a view asked for by name: stay when it is open or the workspace holds it, else go
+        to the first workspace that does."""
+        dock = self.docks().get(view)
+        if (dock is not None and not dock.isHidden()) or (self.current and self.current.holds(view)):
+            return
+        for ws in self.workspaces:
+            if ws.holds(view):
+                self.switch(ws.name)
+                return
+
+    def reset(self) -> None:
+        """View > Reset Layout: the current workspace as the table has it."""
+        if self.current is None:
+            return
+        self.settings.remove(keys.workspace_layout(self.current.name))
+        self.arrange(self.current)
+        self.window.compare.set_active(self.current.compare)
+
+    def save_layout(self) -> None:
+        """Keep how the current workspace looks now (called on a switch and when the window closes)."""
+        if self.current is not None:
+            self.settings.setValue(keys.workspace_layout(self.current.name), self.window.saveState(LAYOUT_VERSION))
+
+    def _enter(self, ws: Workspace) -> None:
+        self.current = ws
+        self.settings.setValue(keys.WORKSPACE, ws.name)
+        self.actions[ws.name].setChecked(True)
+        layout = self.settings.value(keys.workspace_layout(ws.name))
+        if not (isinstance(layout, QByteArray) and not layout.isEmpty()
+                and self.window.restoreState(layout, LAYOUT_VERSION)):
+            self.arrange(ws)
+        self.changed.emit(ws.name)
+
+    def arrange(self, ws: Workspace) -> None:
+        """Place the workspace's docks as the table has it and hide every other dock."""
+        w = self.window
+        docks = self.docks()
+        # subtle: hidden first, then placed: docks shown side by side for a moment add up their
+        # widths, and the window grows past the screen, never to shrink back.
+        for dock in docks.values():
+            dock.hide()
+        sized: list[tuple[QDockWidget, Group]] = []
+        for group in ws.groups:
+            present = [docks[name] for name in group.views if name in docks]
+            if not present:
+                continue
+            for dock in present:
+                dock.setFloating(False)
+                w.addDockWidget(AREAS[group.area], dock)
+            for dock in present[1:]:
+                w.tabifyDockWidget(present[0], dock)
+            for dock in present:
+                dock.show()
+            present[0].raise_()
+            sized.append((present[0], group))
+        for dock, group in sized:
+            across = group.area != "bottom"
+            length = w.width() if across else w.height()
+            w.resizeDocks([dock], [round(group.size * length)],
+                          Qt.Orientation.Horizontal if across else Qt.Orientation.Vertical)
