@@ -39,12 +39,16 @@ def test_gpt2_lists_solidgoldmagikarp_and_choosing_it_explains_it(qtbot, window)
     assert "reported under-trained (Rumbelow & Watkins 2023)" in model.data(model.index(row, 2))
     assert "UDHR in 56 languages" in view.info.text()
 
+    window.show_view("merges", switch=True)
     chosen = []
     window.state.token_chosen.connect(chosen.append)
     index = model.index(row, 1)
     view.table.setCurrentIndex(index)
     qtbot.keyClick(view.table, Qt.Key.Key_Return)
     assert chosen == [43453]
+    # the merge tree follows the chosen token: SolidGoldMagikarp's merges in GPT-2
+    tree = window.merge_tree
+    qtbot.waitUntil(lambda: tree.token_id == 43453 and tree.up_to_date and tree.tree is not None, timeout=20_000)
     view.table.scrollTo(index)
     centre = view.table.visualRect(index).center()
     # subtle: a view takes a double-click only on the row a press went to first, as a real one has
