@@ -28,6 +28,7 @@ COMMANDS = {
     "chat": "chatting",
     "vocab": "exploring",
     "trace": "exploring",
+    "chunks": "exploring",
     "report": "reports",
     "lesson": "lesson",
 }

@@ -1,8 +1,12 @@
-"""`tokexplorer vocab | trace`: the vocabulary browser's and the encode trace's twins.
+"""`tokexplorer vocab | trace | chunks`: the vocabulary browser's, the encode trace's and the chunk
+view's twins.
 
 `vocab` lists the tokens of a tokenizer that match a search (text, hex bytes or id), a filter and a
 sort, with their count in a text when one is given; `trace` prints, for each chunk of a text, the
-merges that encoded it (the core's reference trace) and checks its final ids against the encoder's.
+merges that encoded it (the core's reference trace; with --by-rule the lecture's loop, one line per
+merge rule) and checks its final ids against the encoder's; `chunks` prints each chunk of the
+tokenizer's pre-split with the alternative of the pattern that matched it, and with --compare
+which chunks another pattern (encoder.py's GPT-2, r50k, cl100k, o200k) does not make.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import argparse
 from tokexplorer.cli.arguments import add_text_arguments, add_tokenizer_argument, read_text_argument
 from tokexplorer.cli.output import print_json, print_table
 from tokexplorer.core.analysis.encode_trace import AROUND, WHOLE_SEQUENCE, chunk_at, trace_at
+from tokexplorer.core.analysis.pattern_parts import COMPARABLE, compare_splits, explain_chunks
+from tokexplorer.core.analysis.rule_trace import rules_at
 from tokexplorer.core.registry import load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.unicode_info import token_label
@@ -46,8 +52,24 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                        "equal the tokenizer's own.")
     add_tokenizer_argument(p)
     add_text_arguments(p)
+    p.add_argument("--by-rule", action="store_true",
+                   help="the lecture's encode loop: one line per merge rule applied (every occurrence of its "
+                   "pair at once), with where it applied and the length after")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run_trace)
+
+    p = sub.add_parser("chunks", help="which alternative of the split pattern made each chunk",
+                       description="The tokenizer's regex pre-split of the text, each chunk with the "
+                       "alternative of the pattern that matched it (contraction, letters, numbers, "
+                       "punctuation, whitespace, ...); with --compare, the chunks another pattern does "
+                       "not make are marked (*).")
+    add_tokenizer_argument(p, default="gpt2")
+    add_text_arguments(p)
+    p.add_argument("--compare", choices=list(COMPARABLE),
+                   help="mark the chunks this pattern does not make: " + "; ".join(
+                       f"{name}: {what}" for name, (_, what) in COMPARABLE.items()))
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(handler=run_chunks)
 
 
 def _kinds(kind: int) -> list[str]:
@@ -110,7 +132,7 @@ def run_trace(args: argparse.Namespace) -> int:
     while i < len(encoding):
         first, stop = chunk_at(tok, encoding, i)
         try:
-            trace = trace_at(tok, encoding, i)
+            trace = rules_at(tok, encoding, first, stop) if args.by_rule else trace_at(tok, encoding, i)
         except TokexplorerError as exc:
             trace = str(exc)
         chunk = encoding.text[int(encoding.starts[first]):int(encoding.ends[stop - 1])]
@@ -126,6 +148,9 @@ def run_trace(args: argparse.Namespace) -> int:
         if isinstance(trace, str):
             print(f"chunk {token_label(chunk.encode('utf-8', 'surrogatepass'))}: not traced: {trace}")
             continue
+        if args.by_rule:
+            _print_rules(trace, own, tok.name)
+            continue
         label = token_label(trace.chunk)
         print(f"chunk {label} ({len(trace.chunk)} bytes): {len(trace.steps)} merge{'s' * (len(trace.steps) != 1)}")
         parts = len(trace.initial_ids)
@@ -140,3 +165,51 @@ def run_trace(args: argparse.Namespace) -> int:
         ok = trace.final == own
         print(f"  final {trace.final}" + ("" if ok else f" but {tok.name} gave {own}"))
     return 0 if agree else 1
+
+
+def _print_rules(trace, own: list[int], name: str) -> None:
+    """One chunk's by-rule trace: a line per rule (pair, new id, places, length after)."""
+    n = len(trace.rules)
+    print(f"chunk {token_label(trace.chunk)} ({len(trace.chunk)} bytes): {n} rule{'s' * (n != 1)}, "
+          f"{trace.occurrences} merge{'s' * (trace.occurrences != 1)}")
+    for k, rule in enumerate(trace.rules, 1):
+        places = ", ".join(map(str, rule.positions[:12])) + (", ..." if len(rule.positions) > 12 else "")
+        print(f"  {k:3}. ({rule.pair[0]}, {rule.pair[1]}) -> {rule.new_id}  "
+              f"{token_label(rule.left)} + {token_label(rule.right)}  at {len(rule.positions)} "
+              f"place{'s' * (len(rule.positions) != 1)} [{places}]  length {rule.length}")
+    ok = trace.final == own
+    shown = trace.final if len(trace.final) <= 32 else f"{trace.final[:32]}... ({len(trace.final)} ids)"
+    print(f"  final {shown}" + ("" if ok else f" but {name} gave {own}"))
+
+
+def run_chunks(args: argparse.Namespace) -> int:
+    tok = load_tokenizer(args.tokenizer)
+    text = read_text_argument(args)
+    encoding = tok.encode(text, allowed_special="none")
+    arrays = encoding.chunk_arrays()
+    if arrays is None or tok.split_pattern is None:
+        raise TokexplorerError(f"{tok.name} has no regex pre-split (SentencePiece and Basic BPE split no chunks "
+                               "with a pattern); try -t gpt2, cl100k_base or o200k_base")
+    explained = explain_chunks(text, tok.split_pattern, *arrays)
+    differs = compare_splits(text, *arrays, COMPARABLE[args.compare][0]) if args.compare else None
+    rows = []
+    for k, (a, b, alt) in enumerate(zip(explained.starts.tolist(), explained.ends.tolist(),
+                                        explained.alternatives.tolist())):
+        row = {"text": text[a:b], "start": a, "end": b, "alternative": alt,
+               "matched_by": explained.names[alt] if alt >= 0 else None}
+        if differs is not None:
+            row["differs"] = bool(differs[k])
+        rows.append(row)
+    if args.json:
+        print_json({"tokenizer": tok.name, "pattern": tok.split_pattern, "alternatives": list(explained.names),
+                    "compare": args.compare, "chunks": rows})
+        return 0
+    headers = ["#", "chunk", "span", "matched by"] + (["differs"] if differs is not None else [])
+    print_table(headers, [[k, token_label(r["text"].encode("utf-8", "surrogatepass")), f"{r['start']}:{r['end']}",
+                           r["matched_by"] or "-"] + (["*" if r["differs"] else ""] if differs is not None else [])
+                          for k, r in enumerate(rows)], right={0})
+    if differs is not None:
+        n, what = int(differs.sum()), COMPARABLE[args.compare][1]
+        print(f"{n} of {len(rows)} chunks are not chunks of {what}" if n else
+              f"{what} splits this text into the same {len(rows)} chunks")
+    return 0
