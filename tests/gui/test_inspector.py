@@ -425,3 +425,13 @@ def test_sentencepiece_pieces_as_sentencepiece_names_them(inspect, window, qtbot
     assert panel.decoded.text().endswith("tokens: 6312 “␣hell” · 13 “\\n”")
     panel = inspect("gpt2", "hello", 0, 5)
     qtbot.waitUntil(lambda: not panel.pieces_button.isVisible(), timeout=10_000)
+
+
+def test_the_numbers_switch_is_remembered(qtbot, make_window):
+    window = make_window()
+    assert window.inspector.base == "decimal"  # the first start: as Python prints them
+    window.inspector.base_box.setCurrentText("hex")
+    window.window_settings.save()
+    again = make_window()
+    assert again.inspector.base == again.inspector.base_box.currentText() == "hex"
+    assert again.inspector.tree.headerItem().text(7) == "UTF-32"

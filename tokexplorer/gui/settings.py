@@ -23,6 +23,7 @@ TOKEN_COLOURS = "view/token_colours"  # a scheme of colours.SCHEMES
 LEGEND = "view/legend"  # bool: the legend strip in the status bar is shown
 MONOSPACE = "view/monospace"  # bool: the editor uses the system's fixed-width font
 FONT_SIZE = "view/font_size"  # int points; 0: the default size
+INSPECTOR_NUMBERS = "view/inspector_numbers"  # "decimal" or "hex": how the inspector writes bytes
 COMPARE = "compare/on"  # bool: the compare view is shown
 COMPARE_PANES = "compare/panes"  # list of the built-in tokenizers of the panes after the first
 RECENT_FILES = "files/recent"  # list of paths, newest first

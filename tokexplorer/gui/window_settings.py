@@ -106,6 +106,7 @@ class WindowSettings:
         state.set_font(monospace=keys.read_bool(st, keys.MONOSPACE, False),
                        size=keys.read_int(st, keys.FONT_SIZE, 0))
         w.compare.restore(keys.read_list(st, keys.COMPARE_PANES), keys.read_bool(st, keys.COMPARE, False))
+        w.inspector.set_base(str(st.value(keys.INSPECTOR_NUMBERS, "decimal")))
 
     def save(self) -> None:
         w, st, state = self.window, self.settings, self.window.state
@@ -123,4 +124,5 @@ class WindowSettings:
         st.setValue(keys.FONT_SIZE, state.font_size)
         st.setValue(keys.COMPARE, w.compare.active)
         st.setValue(keys.COMPARE_PANES, [n for n in w.compare.names[1:] if state.catalog.is_builtin(n)])
+        st.setValue(keys.INSPECTOR_NUMBERS, w.inspector.base)
         st.sync()
