@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 import pytest
-from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+from PySide6.QtCore import QMimeData, QPoint, QPointF, Qt, QUrl
 from PySide6.QtGui import QDropEvent
 
 from tokexplorer.core.backends.trained_bpe import BPETokenizer
@@ -526,3 +526,57 @@ def test_the_stop_sweep_question(monkeypatch, qtbot, button, stops):
     assert [(text, default) for text, _, _, default in shown] == [
         ("The vocab-size sweep is still running. Stop the sweep and close tokexplorer?", "Cancel")]
 
+
+
+def wheel(widget, steps: int = -3) -> None:
+    """Turn the mouse wheel over the middle of `widget` (negative: towards the user, scrolling down)."""
+    from PySide6.QtGui import QWheelEvent
+    from PySide6.QtWidgets import QApplication
+
+    centre = QPointF(widget.rect().center())
+    event = QWheelEvent(centre, QPointF(widget.mapToGlobal(centre.toPoint())), QPoint(0, 0), QPoint(0, 120 * steps),
+                        Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier, Qt.ScrollPhase.NoScrollPhase, False)
+    QApplication.sendEvent(widget, event)
+
+
+def test_the_wheel_scrolls_the_panel_and_changes_no_value_in_passing(qtbot, window):
+    """Wheel over the split pattern and the vocab size: once they became "Custom…" and 4,091."""
+    window.show_view("training")
+    panel = window.training_panel
+    window.training_dock.resize(500, 300)  # short: the settings scroll
+    qtbot.waitUntil(lambda: panel.settings_scroll.verticalScrollBar().maximum() > 0)
+    bar = panel.settings_scroll.verticalScrollBar()
+    for widget in (panel.pattern_box, panel.vocab_spin, panel.algorithm_box):
+        assert widget.focusPolicy() == Qt.FocusPolicy.StrongFocus
+        before = widget.currentIndex() if hasattr(widget, "currentIndex") else widget.value()
+        bar.setValue(0)
+        wheel(widget, -3)
+        wheel(widget, -3)
+        after = widget.currentIndex() if hasattr(widget, "currentIndex") else widget.value()
+        assert after == before, widget.objectName()
+        assert bar.value() > 0  # the wheel went to the scroll area
+    assert panel.pattern_box.currentData() == "gpt4" and panel.vocab_spin.value() == 4096
+    # Clicked into (focused), the spin box takes the wheel as usual.
+    window.activateWindow()
+    panel.vocab_spin.setFocus()
+    qtbot.waitUntil(panel.vocab_spin.hasFocus)
+    wheel(panel.vocab_spin, 1)
+    assert panel.vocab_spin.value() == 4097
+
+
+def test_the_buttons_stay_put_and_in_view(qtbot, window, small_corpus):
+    """Train and Save sit below the scroll area, and the split's chunk preview arriving moves nothing."""
+    window.show_view("training")
+    panel = window.training_panel
+    for b in (panel.train_button, panel.save_button, panel.cancel_button, panel.use_button):
+        assert not panel.settings_scroll.isAncestorOf(b) and b.isVisible()
+    panel.set_paths([small_corpus])
+    panel.algorithm_box.setCurrentIndex(0)  # bytes only: no preview
+    qtbot.wait(50)
+    train_y, chunks_y = panel.train_button.mapTo(panel, QPoint(0, 0)).y(), panel.vocab_spin.mapTo(panel, QPoint(0, 0)).y()
+    panel.algorithm_box.setCurrentIndex(1)  # a regex split: its preview appears
+    qtbot.waitUntil(lambda: "chunks in the preview" in panel.chunks_label.text(), timeout=10_000)
+    qtbot.wait(50)
+    assert panel.chunks_label.isVisible()
+    assert panel.train_button.mapTo(panel, QPoint(0, 0)).y() == train_y
+    assert panel.vocab_spin.mapTo(panel, QPoint(0, 0)).y() == chunks_y  # nor what is below it in the form

@@ -42,6 +42,7 @@ from tokexplorer.gui.state import AppState
 from tokexplorer.core.training.runner import SweepRequest
 from tokexplorer.gui.services.training import SweepService
 from tokexplorer.gui.services.worker import run_job
+from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 
 PNG_FILTER = "PNG image (*.png)"
 CSV_FILTER = "CSV table (*.csv)"
@@ -519,6 +520,7 @@ class PlotsPanel(QTabWidget):
         state.dark_changed.connect(self._on_dark)
         state.training_curve.connect(self._on_training_curve)
         self._on_dark(state.dark)
+        guard_wheel(self)  # a combo box's value changes under the wheel only once clicked
 
     def may_close(self) -> bool:
         """Whether the window may close: yes when no sweep runs, else the user's answer (a sweep

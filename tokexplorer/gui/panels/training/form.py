@@ -31,6 +31,7 @@ from tokexplorer.gui.state import AppState
 
 PREVIEW_LIMIT = 200  # chunks the preview splits off at most
 PREVIEW_SHOWN = 40  # of those, shown
+PREVIEW_LINES = 3  # lines kept for the chunk preview
 ALGORITHMS = [  # (key, label)
     ("bpe-basic", "BPE, bytes only (Basic)"),
     ("bpe-regex", "BPE, regex split (Regex)"),
@@ -41,7 +42,8 @@ PATTERNS = [("gpt4", "GPT-4 (cl100k)"), ("gpt2", "GPT-2"), ("o200k", "GPT-4o (o2
 
 
 class TrainingForm(QWidget):
-    """The settings in a scroll area (`settings_scroll`), with a message line below the buttons."""
+    """The settings in a scroll area (`settings_scroll`); the buttons and a message line below it
+    (`actions`), which the panel places."""
 
     def __init__(self, state: AppState, dialogs, text_source: Callable[[], str], parent=None):
         super().__init__(parent)
@@ -59,6 +61,7 @@ class TrainingForm(QWidget):
         self.add_files_button, self.clear_files_button = self.corpus.add_files_button, self.corpus.clear_files_button
         self.corpus_label, self.preview = self.corpus.corpus_label, self.corpus.preview
         self.settings_scroll = self._build_form()
+        self.actions = self._build_actions()
         self.corpus.sample_changed.connect(self._preview_timer.start)
         self.algorithm_box.currentIndexChanged.connect(self._on_algorithm)
         self.pattern_box.currentIndexChanged.connect(self._on_algorithm)
@@ -99,6 +102,10 @@ class TrainingForm(QWidget):
         self.chunks_label.setObjectName("chunk_preview")
         self.chunks_label.setWordWrap(True)
         self.chunks_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.chunks_label.setAlignment(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignTop)
+        # Its room is kept, filled or not: a preview arriving never moves what is below it.
+        # subtle: never hidden either: a form layout closes the row of a hidden field.
+        self.chunks_label.setFixedHeight(self.chunks_label.fontMetrics().lineSpacing() * PREVIEW_LINES + 4)
         form.addRow("", self.chunks_label)
 
         self.options_table = QTableWidget(len(LLAMA2_OPTIONS), 3)
@@ -127,21 +134,6 @@ class TrainingForm(QWidget):
         self.special_edit.setPlaceholderText("<|endoftext|> <|im_start|>  (separated by spaces)")
         form.addRow("Special tokens:", self.special_edit)
 
-        buttons = QHBoxLayout()
-        self.train_button = button("Train", "Start training in the background")
-        self.cancel_button = button("Cancel", "Stop; BPE keeps the merges learned so far")
-        self.save_button = button("Save…", "Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or "
-                                  "SentencePiece)")
-        self.use_button = button("Use in Editor", "Colour the editor's text with the trained tokenizer")
-        for b in (self.train_button, self.cancel_button, self.save_button, self.use_button):
-            buttons.addWidget(b)
-        form.addRow(buttons)
-        self.message = QLabel()
-        self.message.setObjectName("training_message")
-        self.message.setWordWrap(True)
-        self.message.setTextFormat(Qt.TextFormat.PlainText)
-        form.addRow(self.message)
-
         settings = QWidget()  # the form at its natural height, any spare room below it
         sv = QVBoxLayout(settings)
         sv.setContentsMargins(0, 0, 0, 0)
@@ -151,6 +143,30 @@ class TrainingForm(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(settings)
         return scroll
+
+    def _build_actions(self) -> QWidget:
+        """The buttons and the message line: kept in view below the scroll area, never scrolled away."""
+        bar = QWidget()
+        bar.setObjectName("training_actions")
+        column = QVBoxLayout(bar)
+        column.setContentsMargins(0, 4, 0, 0)
+        buttons = QHBoxLayout()
+        self.train_button = button("Train", "Start training in the background")
+        self.cancel_button = button("Cancel", "Stop; BPE keeps the merges learned so far")
+        self.save_button = button("Save…", "Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or "
+                                  "SentencePiece)")
+        self.use_button = button("Use in Editor", "Colour the editor's text with the trained tokenizer")
+        for b in (self.train_button, self.cancel_button, self.save_button, self.use_button):
+            buttons.addWidget(b)
+        buttons.addStretch(1)
+        column.addLayout(buttons)
+        self.message = QLabel()
+        self.message.setObjectName("training_message")
+        self.message.setWordWrap(True)
+        self.message.setTextFormat(Qt.TextFormat.PlainText)
+        self.message.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        column.addWidget(self.message)
+        return bar
 
     # --- the corpus ----------------------------------------------------------------------
 
@@ -184,7 +200,10 @@ class TrainingForm(QWidget):
         regex_split = algo == "bpe-regex"
         self.pattern_row.setEnabled(regex_split)
         self.pattern_edit.setVisible(self.pattern_box.currentData() == "custom")
-        self.chunks_label.setVisible(regex_split)
+        self.chunks_label.setEnabled(regex_split)
+        if not regex_split:
+            self._preview_gen += 1  # a preview still on its way is not shown
+            self._show_chunks(self._preview_gen, "", error=False)
         self.options_table.setVisible(algo.startswith("sp-"))
         self._preview_timer.start()
 
@@ -233,6 +252,7 @@ class TrainingForm(QWidget):
             return  # a newer preview is on its way
         self._pattern_error = (pattern, text) if error else None
         self.chunks_label.setText(text)
+        self.chunks_label.setToolTip(text)  # the whole of it, where the reserved lines cut it
         self.chunks_label.setStyleSheet("color: #b00020;" if error else "")
 
     def _mark_changed_option(self, item: QTableWidgetItem) -> None:
@@ -309,8 +329,6 @@ class TrainingForm(QWidget):
         """Show a message below the buttons (red for an error)."""
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
-        if text:  # below the buttons: in a short dock it is scrolled into view
-            QTimer.singleShot(0, self, lambda: self.settings_scroll.ensureWidgetVisible(self.message))
 
 
 def _fixed_item(text: str) -> QTableWidgetItem:

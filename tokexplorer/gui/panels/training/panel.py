@@ -28,11 +28,12 @@ from tokexplorer.gui.panels.training.merge_log import MergeLogModel, MergeLogVie
 from tokexplorer.gui.panels.training.progress import TrainingProgress
 from tokexplorer.gui.services.training import TrainingResult, TrainingService, while_alive
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 from tokexplorer.server.protocol import SaveTokenizer
 
 
 class TrainingPanel(TrainingForm):
-    """The form above, the run's progress and merge log below, in a splitter."""
+    """The form above, the run's progress and merge log below, in a splitter; the buttons under both."""
 
     def __init__(self, state: AppState, service: TrainingService, dialogs,
                  text_source: Callable[[], str], parent=None):
@@ -60,7 +61,9 @@ class TrainingPanel(TrainingForm):
         splitter.setStretchFactor(1, 1)
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        outer.addWidget(splitter)
+        outer.addWidget(splitter, 1)
+        outer.addWidget(self.actions)  # Train, Save… stay in view however the settings scroll
+        guard_wheel(self)  # the wheel scrolls the panel; it changes a value only once clicked
         self._set_running(False)
 
         self.train_button.clicked.connect(self.train)
