@@ -10,7 +10,8 @@ This module runs that loop literally (pairs in order of first occurrence, as a d
 keeps them, so ties go the same way) for byte-level BPE: merges learned here (minbpe: the rank of
 a pair is the id it makes) and tiktoken encodings (the rank of a pair is that of its joined
 bytes). SentencePiece merges by piece score and has no such rule list; tokenizers without merges
-have nothing to trace: both raise TokexplorerError saying so. The final ids are compared with the
+have nothing to trace, and other families' merges (a tokenizer.json's) are not replayed here: each
+raises TokexplorerError saying so. The final ids are compared with the
 tokenizer's own by the caller (they can differ from tiktoken's in principle: it merges one
 occurrence at a time). It draws nothing.
 """
@@ -142,11 +143,15 @@ def trace_rules(tok: Tokenizer, chunk: bytes) -> RuleTrace:
 
         how = ("merge every occurrence of the adjacent pair whose joined bytes have the lowest rank "
                "(the lecture's loop over tiktoken's ranks)")
-    else:
+    elif getattr(tok, "pieces", None) is not None:
         raise TokexplorerError(
             f"{tok.name} merges by piece score (SentencePiece), not by a list of ranked rules: "
             "the by-rule trace is for byte-level BPE (trained here, tiktoken); the per-occurrence "
             "trace shows its merges")
+    else:
+        raise TokexplorerError(
+            f"{tok.name}'s merges are not byte pairs with ranks that this trace can replay: the by-rule "
+            "trace is for byte-level BPE trained here or read as tiktoken ranks")
     ids, rules, work = initial, [], 0
     infinity = float("inf")
     while len(ids) >= 2:
