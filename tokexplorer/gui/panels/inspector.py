@@ -304,6 +304,7 @@ class InspectorPanel(QWidget):
         self.base = "decimal"  # numbers as Python prints them; "hex" on the switch
         self.piece_names: dict[int, str] = {}  # token id -> sentencepiece's name, for the shown tokens
         self._naming = 0  # generation of the latest PieceNamesOf asked
+        self._unnamed = ""  # a tokenizer the server said has no piece names (not asked again)
 
         self.summary = QLabel("")
         self.summary.setObjectName("inspector_summary")
@@ -464,13 +465,13 @@ class InspectorPanel(QWidget):
         self._redraw()
 
     def _forget_names(self, *_) -> None:
-        self.piece_names = {}
+        self.piece_names, self._unnamed = {}, ""
         self.pieces_button.hide()
 
     def _ask_names(self, name: str, ids: list[int]) -> None:
         """Ask the server for sentencepiece's names of these ids; draw again when they come."""
         missing = tuple(sorted({i for i in ids if i not in self.piece_names}))
-        if not missing:
+        if not missing or name == self._unnamed:
             return
         self._naming += 1
         gen = self._naming
@@ -479,6 +480,7 @@ class InspectorPanel(QWidget):
             if gen != self._naming or name != self.state.tokenizer:
                 return  # a newer selection or tokenizer asked since
             if names is None:  # not a SentencePiece vocabulary
+                self._unnamed = name
                 self.pieces_button.hide()
                 return
             self.piece_names.update(zip(missing, names))
