@@ -454,8 +454,10 @@ class MainWindow(QMainWindow):
         self.progress_bar.setFormat(f"{what} %p%")
 
     def _report(self, title: str, message: str) -> None:
-        """The one place errors reach the user: a banner, so nothing blocks."""
+        """The one place errors reach the user: a banner, so nothing blocks (and the status bar,
+        for a workspace that hides the text and its banner)."""
         self.banner.show_message("error", f"{title}: {message}")
+        self.statusBar().showMessage(f"{title}: {message}", 15000)
         self.reported.emit(f"{title}: {message}")
 
     # --- drag and drop -------------------------------------------------------------------

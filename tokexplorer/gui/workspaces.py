@@ -47,9 +47,10 @@ class Workspace:
     tip: str
     groups: tuple[Group, ...]
     compare: bool = False  # the compare panes fill the central area
+    text: bool = True  # the central area (the text) is shown; else the docks share the window
 
     def holds(self, view: str) -> bool:
-        return view == "editor" or (view == "compare" and self.compare) or any(
+        return (view == "editor" and self.text) or (view == "compare" and self.compare) or any(
             view in g.views for g in self.groups)
 
 
@@ -62,8 +63,10 @@ WORKSPACES = (
               "encode traces, glitch tokens",
               (Group("right", ("learn", "bpe", "glitch", "vocab"), 0.40),
                Group("bottom", ("merges", "trace"), 0.42))),
+    # The plots need about 760 px and the training form 350: beside the text they do not fit a
+    # 1366-pixel screen, so here they have the window to themselves.
     Workspace("Train", "Ctrl+4", "Train a tokenizer on a corpus and plot what it does",
-              (Group("left", ("training",), 0.30), Group("right", ("plots",), 0.48))),
+              (Group("left", ("training",), 0.36), Group("right", ("plots",), 0.64)), text=False),
     Workspace("Chat", "Ctrl+5", "A conversation as the chat model receives it",
               (Group("right", ("chat",), 0.62),)),
 )
@@ -212,6 +215,7 @@ class Workspaces(QObject):
 
     def _enter(self, ws: Workspace) -> None:
         self.current = ws
+        self.window.centralWidget().setVisible(ws.text)
         self.settings.setValue(keys.WORKSPACE, ws.name)
         self.actions[ws.name].setChecked(True)
         layout = self.settings.value(keys.workspace_layout(ws.name))

@@ -1,5 +1,6 @@
 """A message strip above the editor: the special-token refusal, a failed tokenization, and notes
-about how an opened file was adapted for the editor. Shows one message at a time, with buttons.
+about how an opened file was adapted for the editor. Shows one message at a time, with buttons:
+beside the text, or under it when the strip is narrow (a workspace whose docks take the width).
 """
 
 from __future__ import annotations
@@ -7,7 +8,7 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton
+from PySide6.QtWidgets import QBoxLayout, QFrame, QHBoxLayout, QLabel, QPushButton
 
 
 class Banner(QFrame):
@@ -24,17 +25,21 @@ class Banner(QFrame):
         "note": ("#0d2c4a", "#d6eaff", "#3d6e9e"),
     }
 
+    NARROW = 640  # px: below this the buttons go under the text
+
     def __init__(self, parent=None):
         super().__init__(parent)
         self.setObjectName("banner")
         self.kind = ""
         self.dark = False
-        layout = QHBoxLayout(self)
-        layout.setContentsMargins(8, 4, 8, 4)
+        self._outer = QBoxLayout(QBoxLayout.Direction.LeftToRight, self)
+        self._outer.setContentsMargins(8, 4, 8, 4)
         self.label = QLabel()
         self.label.setWordWrap(True)
         self.label.setTextFormat(Qt.TextFormat.PlainText)
-        layout.addWidget(self.label, 1)
+        self._outer.addWidget(self.label, 1)
+        layout = QHBoxLayout()  # the buttons and the close button
+        self._outer.addLayout(layout)
         self._buttons: list[QPushButton] = []
         self._layout = layout
         close = QPushButton("✕")
@@ -57,6 +62,11 @@ class Banner(QFrame):
         self.label.setText(text)
         self._style()
         self.show()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        narrow = event.size().width() < self.NARROW
+        self._outer.setDirection(QBoxLayout.Direction.TopToBottom if narrow else QBoxLayout.Direction.LeftToRight)
 
     def set_dark(self, dark: bool) -> None:
         self.dark = dark
