@@ -52,7 +52,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QHBoxLayout, QHeaderView
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.analysis.id_lookup import CharacterLookup, DecodedIds
 from tokexplorer.core.analysis.selection import ByteCell, CodePointRow, SelectionInfo, TokenPiece, inspect_selection
-from tokexplorer.core.analysis.unicode_info import (BASES, bom_note, code_values, name_of, number, python_bytes,
+from tokexplorer.core.analysis.unicode_info import (BASES, BYTE_ORDER, bom_note, code_values, name_of, number, python_bytes,
                                                     script_of, token_label)
 from tokexplorer.server.protocol import DecodeIds, PieceNamesOf
 from tokexplorer.gui.widgets.colours import TokenPalette
@@ -516,6 +516,8 @@ class InspectorPanel(QWidget):
             f"{t.id} “{_escape(self.token_text(t.id, t.bytes, bool(t.flags & TokenFlag.BYTE_FALLBACK)))}”"
             for t in info.tokens[:SHOWN_TOKENS]) + (" · …" if len(info.tokens) > SHOWN_TOKENS else "")
         lines = [f"<code>list(s.encode(\"{codec}\"))</code> {self._numbers(values)}"
+                 + (f" <span style='color:gray'>(a byte order mark first, then {BYTE_ORDER}-endian: this "
+                    "machine's order)</span>" if codec == "utf-16" else "")
                  for codec, values in python_bytes(text).items()]
         if tokens:
             lines.append(f"tokens: {tokens}")
