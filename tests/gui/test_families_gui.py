@@ -41,14 +41,15 @@ def test_open_tokenizer_json_and_gguf(qtbot, window, bpe_files, which):
 
     path = bpe_files[which]
     window.documents.open_tokenizer(path)
-    qtbot.waitUntil(lambda: window.state.tokenizer == path.name, timeout=20_000)
+    shown = f"{path.name} ({path.parent.name})"  # "tokenizer.json", "model.gguf": the folder says which
+    qtbot.waitUntil(lambda: window.state.tokenizer == shown, timeout=20_000)
     type_text(window.editor, TEXT)
     wait_settled(qtbot, window)
     enc = window.state.result.encoding
     assert enc.ids == Tokenizer.from_file(str(bpe_files[0])).encode(TEXT, add_special_tokens=False).ids
     assert b"".join(enc.token_bytes) == TEXT.encode("utf-8")
     assert enc.ends[-1] == len(TEXT)
-    assert window.tokenizer_box.findText(path.name) >= 0
+    assert window.tokenizer_box.findText(shown) >= 0
 
 
 def test_a_bad_tokenizer_json_is_reported(qtbot, window, tmp_path):

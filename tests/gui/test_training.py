@@ -107,6 +107,9 @@ def test_cancel_keeps_the_first_merges_of_a_full_run(qtbot, window, corpora, mon
     assert server_ids(qtbot, window, result.name, text[:20_000]) == expected.encode(text[:20_000]).ids
     assert "cancelled: kept the first" in panel.message.text()
     assert panel.result_name in picker_names(window)
+    # Named by what it holds (once "BPE gpt4 32768 (tinyshakespeare)" with a vocab of a few hundred).
+    assert result.name == f"BPE gpt4 {256 + len(kept)} (tinyshakespeare, stopped early)"
+    assert "BPE gpt4 32768 (tinyshakespeare)" not in picker_names(window)
 
 
 @pytest.mark.parametrize("pattern, message", [

@@ -15,6 +15,10 @@ from tokexplorer.core import registry
 from tokexplorer.server.protocol import TokenizerInfo
 
 
+# File names (without extension) that every model ships under: such a file is named with its folder.
+GENERIC_STEMS = {"tokenizer", "encoder", "vocab", "merges", "model", "spm", "sentencepiece", "ggml-model"}
+
+
 class TokenizerCatalog:
     """Names in the picker's order, the files behind some, and the facts of those loaded."""
 
@@ -31,16 +35,37 @@ class TokenizerCatalog:
         return list(self._order)
 
     def add_file(self, path: str | Path) -> str:
-        """Offer a tokenizer file under a name derived from the file name; returns that name."""
+        """Offer a tokenizer file under a name derived from the file name (`file_name`); returns
+        that name."""
         path = Path(path)
         with self._lock:
             for name, known in self._files.items():
                 if known == path:
                     return name
-            name = self._unique(path.name)
+            name = self._file_name(path)
             self._files[name] = path
             self._order.append(name)
         return name
+
+    def _file_name(self, path: Path) -> str:
+        """The file's name; with its folder's when the name says nothing of the tokenizer
+        ("tokenizer.json", "encoder.json": every model ships one) or is taken, and with more of
+        the path until it is unique: "tokenizer.json (Qwen2.5-7B)", "tokenizer.json (b/Qwen)".
+
+        >>> catalog = TokenizerCatalog()
+        >>> [catalog.add_file(p) for p in ("/m/Qwen2.5-7B/tokenizer.json", "/x/mine.tiktoken",
+        ...                                "/y/mine.tiktoken", "/z/Qwen2.5-7B/tokenizer.json")]
+        ['tokenizer.json (Qwen2.5-7B)', 'mine.tiktoken', 'mine.tiktoken (y)', 'tokenizer.json (z/Qwen2.5-7B)']
+        """
+        name = path.name
+        if path.stem.lower() not in GENERIC_STEMS and name not in self._order:
+            return name
+        folders = [part for part in reversed(path.parent.parts) if part != path.parent.anchor]
+        for k in range(1, len(folders) + 1):
+            named = f"{name} ({'/'.join(reversed(folders[:k]))})"
+            if named not in self._order:
+                return named
+        return self._unique(name)
 
     def add_trained(self, base: str) -> str:
         """Offer a tokenizer trained in the window under `base`, made unique; returns that name."""

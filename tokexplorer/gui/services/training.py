@@ -36,6 +36,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from PySide6.QtCore import QCoreApplication, QObject, QSocketNotifier, QTimer, Signal
@@ -43,6 +44,7 @@ from shiboken6 import isValid
 
 from tokexplorer.core.training.bpe import MergeRecord, assign_special_ids
 from tokexplorer.core.analysis.sweep import CompressionCurve, Sweep
+from tokexplorer.core.patterns import NAMED_PATTERNS
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.server.protocol import ReferencePoints, TokenizerInfo, TrainedBpe, TrainedSentencePiece
 from tokexplorer.core.training.child import main as child_main
@@ -282,6 +284,9 @@ class TrainingService(ChildService):
         self._end_child()
         specials = assign_special_ids(list(request.special_tokens), 256 + len(merges))
         description = "byte-level BPE trained here, " + ("bytes only" if request.pattern is None else "regex split")
+        n_vocab = 256 + len(merges) + len(specials)
+        if stopped or n_vocab != request.vocab_size:  # named by what it holds, not what was asked
+            self._request = request = dataclasses.replace(request, name=run_name(request, n_vocab, stopped=stopped))
         self._build(TrainedBpe(merges, request.pattern, specials, description), stopped)
 
     def _build_sentencepiece(self, model: bytes) -> None:
@@ -303,6 +308,28 @@ class TrainingService(ChildService):
 
         self._offer(request.name, trained, while_alive(self, done),
                     while_alive(self, lambda message: gen == self._generation and self._fail(message)))
+
+
+def run_name(request: TrainingRequest, n_vocab: int | None = None, *, stopped: bool = False) -> str:
+    """A training run's name in the picker: its kind, its vocab size (`n_vocab`, what it holds,
+    when known: a run stopped early, or one that ran out of pairs, holds fewer than asked for) and
+    its corpus.
+
+    >>> run_name(TrainingRequest("", "bpe", 50000, ("/c/tinyshakespeare.txt",), pattern=NAMED_PATTERNS["gpt4"]))
+    'BPE gpt4 50000 (tinyshakespeare)'
+    >>> run_name(TrainingRequest("", "bpe", 50000, text="hi"), 12152, stopped=True)
+    'BPE bytes 12152 (text, stopped early)'
+    """
+    if request.algorithm == "sentencepiece":
+        kind = f"SP {request.sp_options.get('model_type', 'bpe')}"
+    elif request.pattern is None:
+        kind = "BPE bytes"
+    else:
+        kind = "BPE " + next((key for key in ("gpt4", "gpt2", "o200k") if NAMED_PATTERNS[key] == request.pattern),
+                             "custom")
+    source = Path(request.paths[0]).stem if request.paths else "text"
+    size = request.vocab_size if n_vocab is None else n_vocab
+    return f"{kind} {size} ({source}{', stopped early' if stopped else ''})"
 
 
 class SweepService(ChildService):

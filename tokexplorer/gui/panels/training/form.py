@@ -9,6 +9,7 @@ It does not train: the pattern preview splits a sample in a worker, time-boxed.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Callable
 
@@ -25,7 +26,7 @@ from tokexplorer.core.training.bpe import check_pattern, check_vocab_size, previ
 from tokexplorer.core.training.runner import TrainingRequest
 from tokexplorer.core.training.sentencepiece import LLAMA2_OPTIONS, llama2_options, parse_option
 from tokexplorer.gui.panels.training.corpus import CorpusChooser, button
-from tokexplorer.gui.services.training import while_alive
+from tokexplorer.gui.services.training import run_name, while_alive
 from tokexplorer.gui.services.worker import run_job
 from tokexplorer.gui.state import AppState
 
@@ -298,7 +299,6 @@ class TrainingForm(QWidget):
                 raise TokexplorerError("the corpus is empty: the editor has no text; type or open some, "
                                        "or choose files")
             paths: tuple[str, ...] = ()
-            source = "text"
         else:
             if not self.paths:
                 raise TokexplorerError("the corpus is empty: add text files (Add Files… or drop them "
@@ -314,16 +314,13 @@ class TrainingForm(QWidget):
                 raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
                                        f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
             text, paths = None, tuple(str(p) for p in self.paths)
-            source = self.paths[0].stem
         if algo.startswith("sp-"):
-            options = self.sp_options()
-            name = f"SP {options['model_type']} {vocab_size} ({source})"
-            return TrainingRequest(name, "sentencepiece", vocab_size, paths, text,
-                                   special_tokens=specials, sp_options=options)
-        pattern = self.pattern()
-        label = "bytes" if pattern is None else self.pattern_box.currentData()
-        return TrainingRequest(f"BPE {label} {vocab_size} ({source})", "bpe", vocab_size, paths, text,
-                               pattern=pattern, special_tokens=specials)
+            request = TrainingRequest("", "sentencepiece", vocab_size, paths, text,
+                                      special_tokens=specials, sp_options=self.sp_options())
+        else:
+            request = TrainingRequest("", "bpe", vocab_size, paths, text, pattern=self.pattern(),
+                                      special_tokens=specials)
+        return dataclasses.replace(request, name=run_name(request))
 
     def say(self, text: str, *, error: bool = False) -> None:
         """Show a message below the buttons (red for an error)."""

@@ -17,7 +17,7 @@ import html
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QEventLoop, Qt
+from PySide6.QtCore import QEventLoop, QStandardPaths, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from tokexplorer.core.files.trained import save_formats
@@ -27,6 +27,7 @@ from tokexplorer.gui.panels.training.form import TrainingForm
 from tokexplorer.gui.panels.training.merge_log import MergeLogModel, MergeLogView
 from tokexplorer.gui.panels.training.progress import TrainingProgress
 from tokexplorer.gui.services.training import TrainingResult, TrainingService, while_alive
+from tokexplorer.gui import settings as keys
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 from tokexplorer.server.protocol import SaveTokenizer
@@ -166,6 +167,8 @@ class TrainingPanel(TrainingForm):
             if not answer:
                 return False  # a cancelled save dialog cancels the close
             problem = self._save_before_closing(name, *answer)
+            if not problem:
+                self._remember_folder(answer[0])
             if problem:
                 message = f"cannot save {name}: {problem}"
                 self.say(message, error=True)
@@ -193,9 +196,13 @@ class TrainingPanel(TrainingForm):
     # --- saving --------------------------------------------------------------------------
 
     def _suggested_path(self, name: str) -> str:
+        """The run's name as a file name, in the folder saved to last, else the user's documents
+        folder (not the corpus's: a corpus folder is seldom where a tokenizer belongs)."""
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name).strip("_")
-        folder = self.paths[0].parent if self.paths else Path.cwd()
-        return str(folder / safe)
+        return str(save_folder() / safe)
+
+    def _remember_folder(self, path: str) -> None:
+        keys.open_settings().setValue(keys.SAVE_FOLDER, str(Path(path).parent))
 
     def save(self) -> None:
         if self.result is None:
@@ -208,7 +215,19 @@ class TrainingPanel(TrainingForm):
 
         def saved(written: tuple[str, ...]) -> None:
             self.unsaved.pop(name, None)
+            self._remember_folder(path)
             self.say("saved " + ", ".join(written))
 
         self.state.server.ask(SaveTokenizer(name, path, fmt), while_alive(self, saved),
                               while_alive(self, lambda message: self.say(f"cannot save: {message}", error=True)))
+
+
+def save_folder() -> Path:
+    """Where the Save dialog starts: the folder a tokenizer was last saved to, while it exists;
+    else the user's documents folder; else the home folder."""
+    last = keys.open_settings().value(keys.SAVE_FOLDER, "", type=str)
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    for folder in (last, documents):
+        if folder and Path(folder).is_dir():
+            return Path(folder)
+    return Path.home()
