@@ -133,3 +133,40 @@ def test_token_colours_are_painted_and_kept(qtbot, make_window):
     window.window_settings.save()
     again = make_window()
     assert again.state.token_colours == "boundaries"
+
+
+def indicator_contrast(style_name: str, checked: bool, qtbot) -> tuple[int, int]:
+    """A check box drawn in the dark theme: (the largest difference in lightness between the
+    indicator's pixels and the window behind it, the lightest pixel inside the indicator)."""
+    from PySide6.QtWidgets import QCheckBox, QStyle, QStyleFactory, QStyleOptionButton
+
+    from tokexplorer.gui.widgets.theme_style import ThemeStyle
+
+    box = QCheckBox("Show whitespace")
+    qtbot.addWidget(box)
+    box.setStyle(ThemeStyle() if style_name == "theme" else QStyleFactory.create("Fusion"))
+    box.setPalette(application_palette(True))
+    box.setChecked(checked)
+    box.resize(box.sizeHint())
+    image = box.grab().toImage()
+    option = QStyleOptionButton()
+    box.initStyleOption(option)
+    rect = box.style().subElementRect(QStyle.SubElement.SE_CheckBoxIndicator, option, box)
+    window = application_palette(True).color(QPalette.ColorRole.Window).lightness()
+    ratio = image.width() / box.width()  # device pixels per pixel
+    lightness = [image.pixelColor(int(x * ratio), int(y * ratio)).lightness()
+                 for x in range(rect.left(), rect.right() + 1) for y in range(rect.top(), rect.bottom() + 1)]
+    return max(abs(v - window) for v in lightness), max(lightness)
+
+
+@pytest.mark.parametrize("checked", [False, True], ids=["unchecked", "checked"])
+def test_check_boxes_are_visible_in_the_dark_theme(qtbot, checked):
+    """Fusion's dark check box differs from the window by a few steps of lightness (its edge is the
+    window darkened); the theme's style gives it a light edge, and a white tick on an accent."""
+    fusion, _ = indicator_contrast("fusion", checked, qtbot)
+    contrast, lightest = indicator_contrast("theme", checked, qtbot)
+    if not checked:
+        assert fusion < 40  # what a user could hardly see (Fusion's tick, once checked, is light)
+    assert contrast > 100
+    if checked:
+        assert lightest > 240  # the white tick
