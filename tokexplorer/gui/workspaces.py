@@ -64,11 +64,12 @@ WORKSPACES = (
               (Group("right", ("learn", "bpe", "glitch", "vocab"), 0.40),
                Group("bottom", ("merges", "trace"), 0.42))),
     # The plots need about 760 px and the training form 350: beside the text they do not fit a
-    # 1366-pixel screen, so here they have the window to themselves.
+    # 1366-pixel screen, so here they have the window to themselves, as the chat view (which
+    # shows its own text) does.
     Workspace("Train", "Ctrl+4", "Train a tokenizer on a corpus and plot what it does",
               (Group("left", ("training",), 0.36), Group("right", ("plots",), 0.64)), text=False),
     Workspace("Chat", "Ctrl+5", "A conversation as the chat model receives it",
-              (Group("right", ("chat",), 0.62),)),
+              (Group("right", ("chat",), 0.62),), text=False),
 )
 
 
