@@ -104,3 +104,39 @@ def test_workspace_names_are_checked():
     with pytest.raises(KeyError, match="the workspaces are: Explore, Compare, Learn, Train, Chat"):
         find_workspace("nonesuch")
     assert parse_args(["--workspace", "chat"]).workspace == "chat"
+
+
+def screenshot(tmp_path, *args, screen: tuple[int, int] | None = None):
+    """`tokexplorer --screenshot` in its own process, on a described screen of that size."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    platform = "offscreen"
+    if screen is not None:
+        config = tmp_path / "screen.json"
+        config.write_text(json.dumps({"screens": [{"name": "s", "x": 0, "y": 0, "width": screen[0],
+                                                   "height": screen[1], "logicalDpi": 96,
+                                                   "logicalBaseDpi": 96, "dpr": 1}]}))
+        platform = f"offscreen:configfile={config}"
+    env = dict(os.environ, QT_QPA_PLATFORM=platform)
+    env.pop("DISPLAY", None)
+    return subprocess.run([sys.executable, "-m", "tokexplorer", "--screenshot", str(tmp_path / "shot.png"),
+                           "--settings-dir", str(tmp_path / "settings"), *args],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_a_first_start_on_a_1366_screen_opens_at_80_percent(tmp_path):
+    from .test_screenshot import png_size
+
+    proc = screenshot(tmp_path, "--workspace", "learn", screen=(1366, 768))
+    assert proc.returncode == 0, proc.stderr
+    assert png_size(tmp_path / "shot.png") == (1093, 614)
+
+
+def test_an_unknown_workspace_is_named(tmp_path):
+    proc = screenshot(tmp_path, "--workspace", "nonesuch")
+    assert proc.returncode == 2
+    assert "unknown workspace 'nonesuch'; the workspaces are: Explore, Compare, Learn, Train, Chat" in proc.stderr
+    assert "Traceback" not in proc.stderr
