@@ -95,3 +95,24 @@ def test_a_hidden_view_counts_only_once_shown(qtbot, state):
     view.show()
     qtbot.waitUntil(lambda: view.count is not None and view.up_to_date, timeout=20_000)
     assert view.count.total == count_chat(get_builtin("cl100k_base"), CONVERSATION).total
+
+
+def test_a_new_message_scrolls_into_view_and_takes_the_typing(qtbot, view):
+    """Add message under a conversation taller than its list: the new message is shown, not below the fold."""
+    view.resize(700, 600)
+    view.set_messages(CONVERSATION * 2)
+    wait_for_count(qtbot, view)
+    port = view.scroll.viewport()
+    for _ in range(3):
+        view.add_button.click()
+        new = view._editors[-1]
+
+        def shown() -> bool:
+            top = new.mapTo(port, new.rect().topLeft())
+            bottom = new.mapTo(port, new.rect().bottomRight())
+            return port.rect().contains(top) and port.rect().contains(bottom)
+
+        qtbot.waitUntil(shown, timeout=2_000)
+    assert view.scroll.verticalScrollBar().value() > 0  # it had to scroll
+    assert len(view.messages()) == 2 * len(CONVERSATION) + 3 and view.messages()[-1] == Message("user", "")
+    assert QApplication.focusWidget() is view._editors[-1].content or not view.isActiveWindow()

@@ -26,6 +26,7 @@ from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.core.positions import astral_prefix
 from tokexplorer.server.protocol import CountChat
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 
 STARTER = [Message("system", "You are a helpful assistant."),
            Message("user", "How many r's are in “strawberry”?")]
@@ -101,6 +102,7 @@ class ChatView(QWidget):
         scroll = QScrollArea()
         scroll.setWidgetResizable(True)
         scroll.setWidget(self._list)
+        self.scroll = scroll
 
         self.rendered = QPlainTextEdit()
         self.rendered.setObjectName("chat_rendered")
@@ -118,6 +120,7 @@ class ChatView(QWidget):
         self.summary.setObjectName("chat_summary")
         self.summary.setWordWrap(True)
 
+        self.add_button = add
         splitter = QSplitter(Qt.Orientation.Vertical)
         splitter.addWidget(scroll)
         splitter.addWidget(self.rendered)
@@ -130,7 +133,7 @@ class ChatView(QWidget):
 
         for m in STARTER:
             self.add_message(m)
-        add.clicked.connect(lambda: self.add_message(Message("user", "")))
+        add.clicked.connect(lambda: self.add_message(Message("user", ""), focus=True))
         copy.clicked.connect(self.copy_json)
         self.format_box.currentIndexChanged.connect(self.schedule)
         self.prompt_box.toggled.connect(self.schedule)
@@ -151,11 +154,22 @@ class ChatView(QWidget):
             self.add_message(m)
         self.schedule()
 
-    def add_message(self, message: Message) -> None:
+    def add_message(self, message: Message, *, focus: bool = False) -> None:
+        """Add a message after the last one and scroll it into view (`focus`: and type into it)."""
         editor = MessageEditor(message, self.schedule, self._remove)
+        guard_wheel(editor)  # the wheel scrolls the list; a role changes only once clicked
         self._editors.append(editor)
         self._list_layout.insertWidget(self._list_layout.count() - 1, editor)
+        # subtle: the list grows when its layout next runs; run it now, so that the new message
+        # has its place before the scroll area is asked to show it
+        self._list_layout.activate()
+        QTimer.singleShot(0, self, lambda: isValid(editor) and self._reveal(editor, focus))
         self.schedule()
+
+    def _reveal(self, editor: MessageEditor, focus: bool) -> None:
+        self.scroll.ensureWidgetVisible(editor, 0, 10)
+        if focus:
+            editor.content.setFocus()
 
     def _remove(self, editor: MessageEditor, schedule: bool = True) -> None:
         self._editors.remove(editor)
