@@ -20,6 +20,7 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from tokexplorer.core.encoding import Encoding, TokenFlag
+from tokexplorer.core.analysis.caret import token_at_caret
 from tokexplorer.core.analysis.unicode_info import CodePointInfo, code_point_info, graphemes, normal_forms
 
 MAX_CODE_POINTS = 256  # code-point rows (and their bytes) an inspection lists
@@ -228,11 +229,9 @@ class SelectionInfo:
 
 
 def caret_range(encoding: Encoding, position: int) -> tuple[int, int, int | None]:
-    """The code-point span of the token under a caret at `position` (the one after it, or at the
-    end of the text the one before), and its index; (position, position, None) without tokens."""
-    index = encoding.token_index_at(position)
-    if index is None and position > 0:
-        index = encoding.token_index_at(position - 1)
+    """The code-point span of the token at a caret at `position` (`caret.token_at_caret`'s rule),
+    and its index; (position, position, None) without tokens."""
+    index = token_at_caret(encoding.starts, encoding.ends, position)
     if index is None:
         return position, position, None
     return int(encoding.starts[index]), int(encoding.ends[index]), index
