@@ -44,7 +44,9 @@ class AppState(QObject):
     font_changed = Signal()  # the editor's font: monospace or not, size
     document_changed = Signal()  # path, modified flag or notes changed
     # The explorer panels (merge tree, vocabulary, trace):
-    caret_changed = Signal(int)  # index of the token under the caret (in `result`), -1 for none
+    caret_changed = Signal(int)  # index of the token at the caret (in `result`; core.analysis.caret), -1 for none
+    bidi_controls_changed = Signal(object)  # tuple of the bidi controls (code points) the editor's text holds
+    text_replaced = Signal()  # the editor takes in a new text: `result` is the old text's until its own comes
     token_chosen = Signal(int)  # a token id picked in a panel (the vocabulary) to explain
     marked_changed = Signal(int)  # token id whose occurrences the editor marks, -1 for none
     training_curve = Signal(object)  # core.sweep.CompressionCurve.snapshot() of a training run, again as it grows
@@ -72,6 +74,7 @@ class AppState(QObject):
         self.modified = False
         self.notes: tuple[str, ...] = ()  # what editor_text had to change in the opened file
         self.caret = -1
+        self.bidi_controls: tuple[int, ...] = ()  # in the text's order
         self._caret_of: Tokenized | None = None  # the result `caret` indexes
         self.marked = -1
 
@@ -193,10 +196,19 @@ class AppState(QObject):
         self.hovered_span_changed.emit(start, end)
 
     def set_caret(self, index: int) -> None:
-        """The token under the caret; announced again when a new result moved tokens under it."""
+        """The token at the caret (`core.analysis.caret.token_at_caret`'s rule); announced again
+        when a new result moved tokens under it."""
         if (index, self.result) != (self.caret, self._caret_of):
             self.caret, self._caret_of = index, self.result
             self.caret_changed.emit(index)
+
+    def replace_text(self) -> None:
+        self.text_replaced.emit()
+
+    def set_bidi_controls(self, codes: tuple[int, ...]) -> None:
+        if codes != self.bidi_controls:
+            self.bidi_controls = codes
+            self.bidi_controls_changed.emit(codes)
 
     def choose_token(self, token_id: int) -> None:
         self.token_chosen.emit(token_id)

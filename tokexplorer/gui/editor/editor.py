@@ -22,6 +22,7 @@ from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QTextCursor
 
 from tokexplorer.core.positions import EditorText, SourceMap, longest_line, soft_breaks, to_utf16, utf16_len
+from tokexplorer.gui.editor.invisibles import BidiTally
 from tokexplorer.gui.editor.sync import SourceEdit, TextSync
 from tokexplorer.gui.editor.token_view import WRAP_ANYWHERE_LINE, TokenView
 from tokexplorer.gui.state import AppState
@@ -59,6 +60,7 @@ class TokenEditor(TokenView):
         self._redo_steps = 0  # the document's redo steps after the last change seen: more is an undo
         self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
         self._soft_paste: list[int] = []  # where the paste being inserted has soft breaks (UTF-16)
+        self._bidi = BidiTally()  # the text's bidi controls, for the status bar's warning
         self.document().contentsChange.connect(self._on_contents_change)
         self.unreadable_paste.connect(self._sync.resend)
         state.tokenized.connect(self.set_result)
@@ -113,6 +115,7 @@ class TokenEditor(TokenView):
         self._load_id += 1  # a load still running in slices stops at its next step
         load_id = self._load_id
         self.forget_tokens()
+        self.state.replace_text()  # the counts shown until the new text's tokens come are not its
         self._sync.restart(None)
         self._load_sent = False
         if isinstance(text, EditorText):
@@ -128,6 +131,8 @@ class TokenEditor(TokenView):
         breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
             if self._source.newline != "\n" and "" in self._source.src else None
         self._loaded_soft16 = tuple(self._source.soft16(lambda p: int(np.searchsorted(breaks, p))).tolist())
+        self._bidi.reset(text)
+        self.state.set_bidi_controls(self._bidi.controls())
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -207,6 +212,8 @@ class TokenEditor(TokenView):
             if source_edit is None:  # cannot tell: send it all
                 self._sync.resend()
         self.last_source_edit = (position, removed, added, source_edit)
+        if self._bidi.edit(position, removed, added, self.text16(position, position + added) if added else ""):
+            self.state.set_bidi_controls(self._bidi.controls())
         self._blocks = doc.blockCount()
         if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
             block, end = doc.findBlock(position), doc.findBlock(position + added)

@@ -65,7 +65,7 @@ def snap_to_clusters(lo: int, text: str, ranges: list[tuple[int, int, int, int]]
     """Move token boundaries that fall inside a grapheme cluster to the cluster's end.
 
     Such a cluster takes the colour of the token it starts in and is marked (a dotted
-    underline, and a thin tick where Qt places the real boundary); the tooltip and the
+    underline, and a short tick under it where Qt places the real boundary); the tooltip and the
     token-id view still show every token. The text itself is never split: shaping does not
     depend on tokens.
 

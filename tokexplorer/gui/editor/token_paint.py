@@ -89,7 +89,8 @@ def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette)
     the text (NFC, lowercase, <unk>), a line through text that no token covers (dropped), and
     under a token a
     wavy line (it cuts a character's UTF-8 bytes), a dotted one (a token boundary inside a
-    cluster, with a thin tick where it falls) or a dashed one (a byte-fallback piece)."""
+    cluster, with a short tick down from it where the boundary falls) or a dashed one (a
+    byte-fallback piece)."""
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     painter.setBrush(Qt.BrushStyle.NoBrush)
     for p in pieces:
@@ -121,8 +122,10 @@ def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette)
             painter.setPen(QPen(palette.marker(TokenFlag.NORMALIZED), 1.2))
             painter.drawLine(QPointF(left, p.top + 1.5), QPointF(right, p.top + 1.5))
         if p.cut is not None:
-            painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.0, Qt.PenStyle.DotLine))
-            painter.drawLine(QPointF(p.cut, p.top + 1), QPointF(p.cut, p.top + p.height - 1))
+            # A short tick down from the dotted underline: one the line's height hid the vowel
+            # signs above and below Devanagari and Myanmar letters it pointed between.
+            painter.setPen(QPen(palette.marker(CLUSTER_SPLIT), 1.2))
+            painter.drawLine(QPointF(p.cut, y - 2.5), QPointF(p.cut, p.top + p.height - 0.5))
 
 
 def _wave(left: float, right: float, y: float, period: float = 4.0, amplitude: float = 1.5) -> QPainterPath:

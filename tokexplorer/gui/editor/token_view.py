@@ -27,7 +27,10 @@ whose tokens those indexes name is its owner's business. It follows the state's 
 saved and sent to the tokenizing server is the editor's (`TokenEditor.user_text`).
 
 Whitespace markers are Qt's own (QTextOption ShowTabsAndSpaces and ShowLineAndParagraphSeparators):
-they are painted, never inserted, so the text does not change.
+they are painted, never inserted, so the text does not change. Invisible characters (bidi
+controls, zero-width and format characters) get a boxed label painted at their place, whether or
+not whitespace is shown, with a tooltip naming them (`invisibles`). The caret's token follows
+`core.analysis.caret.token_at_caret`, the rule every view shares.
 
 subtle: Qt positions are UTF-16 code units; every position handled here is one, and the tokens'
 spans come converted by the worker (`Tokenized.starts16`). Code points appear only in tooltips.
@@ -44,13 +47,15 @@ from typing import Callable
 
 import numpy as np
 
-from PySide6.QtCore import QEvent, QPoint, QRect, QRectF, Qt, Signal
+from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit
 
+from tokexplorer.core.analysis.caret import token_at_caret
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.positions import BREAK_NAMES, LONG_LINE, Edit, SourceMap, code_points, longest_line, utf16_len
+from tokexplorer.gui.editor.invisibles import invisible_marks, mark_at, paint_invisibles
 from tokexplorer.gui.editor.line_tokens import Range, line_ranges
 from tokexplorer.gui.editor.token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from tokexplorer.gui.state import AppState
@@ -91,7 +96,7 @@ class TokenView(QPlainTextEdit):
     """A text with its tokens painted under it, whitespace markers, token tooltips and hover."""
 
     hovered_token = Signal(int)  # index (in this view's result) of the token under the mouse, -1 for none
-    caret_token = Signal(int)  # index of the token under the caret, -1 for none
+    caret_token = Signal(int)  # index of the token at the caret (core.analysis.caret), -1 for none
     # A paste held units Python cannot read (a lone surrogate): whoever sends this document's
     # text to a tokenizer must send the whole of it next time.
     unreadable_paste = Signal()
@@ -279,6 +284,11 @@ class TokenView(QPlainTextEdit):
             painter = QPainter(self.viewport())
             self._paint_breaks(painter, event.rect())
             painter.end()
+        drawn = invisible_marks(self, event.rect())
+        if drawn:
+            painter = QPainter(self.viewport())
+            paint_invisibles(painter, drawn, self.font(), self.state.dark)
+            painter.end()
         self.painted_mark = self._result.mark if self._result is not None else -1
         self.painted_at = time.perf_counter()
 
@@ -358,7 +368,7 @@ class TokenView(QPlainTextEdit):
             base = block.position()
             lo = base + line.textStart()
             hi = lo + line.textLength()
-            text = self._line_text(block, lo, hi)
+            text = self.line_text(block, lo, hi)
             ranges = self._ranges(lo, hi, text)
             if not ranges:
                 continue
@@ -389,7 +399,7 @@ class TokenView(QPlainTextEdit):
                                     None if cut is None else x0 + to_x(cut - base)[0]))
         return pieces
 
-    def _line_text(self, block, lo: int, hi: int) -> str:
+    def line_text(self, block, lo: int, hi: int) -> str:
         """The document's text in UTF-16 range [lo, hi) of `block`."""
         if block.length() < LONG_BLOCK:
             text = block.text()
@@ -408,7 +418,7 @@ class TokenView(QPlainTextEdit):
         for block, line, _ in self.visible_lines(self.viewport().rect()):
             lo = block.position() + line.textStart()
             hi = lo + line.textLength()
-            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, hi, self._line_text(block, lo, hi))]
+            out += [(s, t, c, f) for s, t, c, f, _ in self._ranges(lo, hi, self.line_text(block, lo, hi))]
         return out
 
     # --- copy, paste, drops, keys --------------------------------------------------------
@@ -562,7 +572,11 @@ class TokenView(QPlainTextEdit):
 
     def viewportEvent(self, event) -> bool:
         if event.type() == QEvent.Type.ToolTip:
-            index = self.token_at(event.pos())
+            pos = event.pos()
+            mark = mark_at(invisible_marks(self, QRect(0, pos.y() - 2, self.viewport().width(), 5)), QPointF(pos))
+            if mark is not None:
+                return answer_tooltip(event, html.escape(mark.tip), self.viewport())
+            index = self.token_at(pos)
             tip = None if index is None else describe_token(self._result, index)
             return answer_tooltip(event, tip, self.viewport())
         return super().viewportEvent(event)
@@ -573,7 +587,8 @@ class TokenView(QPlainTextEdit):
 
     def _on_caret(self) -> None:
         result = self._result
-        index = None if result is None or self._edits else result.index_at16(self.textCursor().position())
+        index = None if result is None or self._edits else token_at_caret(
+            result.starts16, result.ends16, self.textCursor().position())
         self.caret_token.emit(-1 if index is None else index)
 
     def show_marked(self, token_id: int) -> None:

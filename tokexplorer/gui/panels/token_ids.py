@@ -1,6 +1,8 @@
 """The token-id view: one row per token (index, id, text, bytes), linked to the editor through the
-state's hovered token: hover a row and the token lights up in the text, hover the text and the row
-is shown. A model over the result's arrays, so a 300,000-token book costs nothing until scrolled.
+state's hovered token and caret: hover a row and the token lights up in the text, hover the text
+and the row is shown; otherwise the current row is the token at the caret (`state.caret`, by
+`core.analysis.caret`'s rule, the one the merge tree and the inspector follow). A model over the
+result's arrays, so a 300,000-token book costs nothing until scrolled.
 
 The view follows the text a moment behind the editor (and not at all while hidden): refreshing its
 visible rows costs a few milliseconds that a keystroke's repaint should not wait for.
@@ -93,8 +95,10 @@ class TokenTable(QTableView):
         self._timer.setSingleShot(True)
         self._timer.setInterval(120)
         self._timer.timeout.connect(self.model().show_current)
+        self.model().modelReset.connect(lambda: self._on_hovered(state.hovered))
         state.tokenized.connect(self._on_tokenized)
         state.hovered_changed.connect(self._on_hovered)
+        state.caret_changed.connect(lambda _: self._on_hovered(state.hovered))
 
     def _current(self) -> bool:
         """Whether the rows are those of the state's result (they lag it by the timer)."""
@@ -134,6 +138,9 @@ class TokenTable(QTableView):
             self.state.set_hovered(index.row())
 
     def _on_hovered(self, row: int) -> None:
+        """Show the hovered token's row, or when none is hovered the caret's."""
+        if row < 0:
+            row = self.state.caret
         if row < 0 or self.underMouse() or not self._current():
             return
         index = self.model().index(row, 0)

@@ -3,8 +3,8 @@ pane's does not, as document positions, and their drawing over a pane.
 
 Holds the conversion of `core.analysis.compare.boundary_marks` (code points, and how far into a
 character's UTF-8 bytes a boundary falls) into UTF-16 positions of the shared document (soft breaks
-and astral characters counted), moving them through edits made since, and painting them as thin
-ticks. Does not decide when they are computed or which panes repaint (`view`).
+and astral characters counted), moving them through edits made since, and painting them as short
+ticks on each line's bottom edge, below the glyphs. Does not decide when they are computed or which panes repaint (`view`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from PySide6.QtCore import QLineF
-from PySide6.QtGui import QColor, QPainter, QPen
+from PySide6.QtCore import QLineF, QPointF, Qt
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen, QPolygonF
 
 from tokexplorer.core.analysis.compare import boundary_marks
 from tokexplorer.core.positions import Edit, astral_prefix, editor_prefix
@@ -78,8 +78,15 @@ def compute_marks(results: list[Tokenized], lo16: int, hi16: int) -> tuple[int, 
 
 
 def paint_marks(view: TokenView, painter: QPainter, rect, marks: Marks16, dark: bool) -> None:
-    """Draw a pane's marks in `rect` of its viewport: a tick above and one below the glyphs."""
-    lines: dict[bool, list[QLineF]] = {False: [], True: []}  # inside a character -> ticks
+    """Draw a pane's marks in `rect` of its viewport: at each boundary a short tick standing on the
+    line's bottom edge, topped by a small triangle pointing up at the boundary.
+
+    subtle: nothing is drawn through the glyphs. Myanmar and Devanagari put vowel signs and marks
+    above and below the letters, up to the line's top and down into its descent, and a byte-level
+    tokenizer cuts nearly every character there: ticks over the text (as before) hid the marks
+    they pointed at. The line's last few pixels are below every glyph but the deepest stacks."""
+    ticks: dict[bool, list[QLineF]] = {False: [], True: []}  # inside a character -> ticks
+    heads: dict[bool, QPainterPath] = {False: QPainterPath(), True: QPainterPath()}
     positions = marks.positions
     for block, line, origin in view.visible_lines(rect):
         start = block.position()
@@ -88,17 +95,24 @@ def paint_marks(view: TokenView, painter: QPainter, rect, marks: Marks16, dark: 
         if a == b:
             continue
         top, h, x0 = origin.y() + line.y(), line.height(), origin.x()
+        bottom = top + h - 0.5
+        size = max(2.5, min(4.0, h * 0.1))  # the triangle's half width and height
+        tip = bottom - size - 1.5
         for p, f, n in zip(positions[a:b].tolist(), marks.fractions[a:b].tolist(), marks.lengths[a:b].tolist()):
             rel = p - start
             x = line.cursorToX(rel)[0]
             if f > 0:
                 x += f * (line.cursorToX(rel + n)[0] - x)
             x += x0
-            # A tick above and one below the glyphs: the text between them stays readable
-            # where nearly every character is cut (a byte-level tokenizer on Myanmar).
-            lines[f > 0] += [QLineF(x, top + 1, x, top + h * 0.28), QLineF(x, top + h * 0.72, x, top + h - 1)]
+            ticks[f > 0].append(QLineF(x, tip + size, x, bottom))
+            heads[f > 0].addPolygon(QPolygonF([QPointF(x, tip), QPointF(x - size, tip + size),
+                                               QPointF(x + size, tip + size)]))
     # One call per colour: a pen change and a call per tick cost more than the drawing.
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     for inside, colour in ((False, "#64b5f6" if dark else "#1565c0"), (True, "#ff8a80" if dark else "#d50000")):
-        if lines[inside]:
+        if ticks[inside]:
             painter.setPen(QPen(QColor(colour), 1.5))
-            painter.drawLines(lines[inside])
+            painter.drawLines(ticks[inside])
+            painter.setPen(Qt.PenStyle.NoPen)
+            painter.setBrush(QColor(colour))
+            painter.drawPath(heads[inside])

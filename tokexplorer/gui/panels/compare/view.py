@@ -6,7 +6,7 @@ the others are `ComparePane`s, each a token view on the same QTextDocument fed b
 all and each paints its own tokenizer's tokens. Above the panes a summary row says which tokenizer
 is cheapest (and, for a sample that compares parts, what each part costs); each pane's header
 (`header`) has its picker, its counts, the difference to the first pane and what the selection
-costs. Thin marks over the text (`marks`) show the token boundaries a pane has and another lacks
+costs. Short ticks under the text (`marks`) show the token boundaries a pane has and another lacks
 (red where one falls inside a character's UTF-8 bytes). Scrolling and the caret move in step;
 hovering a token highlights the tokens covering it in every pane.
 
@@ -76,7 +76,7 @@ class CompareView(QWidget):
         self.parts.setObjectName("compare_parts")
         self.parts.setToolTip("Tokens per part of the sample (a token counts in the part it starts in)")
         self.legend = QLabel("")
-        self.legend.setToolTip("Thin marks over the text: where this pane's tokenizer ends a token and "
+        self.legend.setToolTip("Ticks under the text: where this pane's tokenizer ends a token and "
                                "another pane's does not. Red: the boundary cuts a character's UTF-8 bytes.")
         for label in (self.summary, self.parts):
             label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
@@ -440,8 +440,8 @@ class CompareView(QWidget):
 
     def _show_legend(self) -> None:
         mark, inside = ("#64b5f6", "#ff8a80") if self.state.dark else ("#1565c0", "#d50000")
-        self.legend.setText(f"<span style='color:{mark}'><b>│</b></span> a boundary others lack &nbsp; "
-                            f"<span style='color:{inside}'><b>│</b></span> inside a character ")
+        self.legend.setText(f"<span style='color:{mark}'>▲</span> a boundary others lack &nbsp; "
+                            f"<span style='color:{inside}'>▲</span> inside a character ")
 
     def _on_hovered(self, index: int) -> None:
         """The window's editor hovers one of its tokens: every pane marks the tokens covering it."""
