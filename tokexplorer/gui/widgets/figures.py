@@ -212,6 +212,13 @@ class Figure(pg.PlotWidget):
         return bytes(buffer.data())
 
 
+def _distance(rect: QRectF, point: QPointF) -> float:
+    """From a point to the nearest point of a rectangle (0 inside it)."""
+    dx = max(rect.left() - point.x(), 0.0, point.x() - rect.right())
+    dy = max(rect.top() - point.y(), 0.0, point.y() - rect.bottom())
+    return float(np.hypot(dx, dy))
+
+
 def _nearest(values: np.ndarray, x: float) -> int:
     return int(np.argmin(np.abs(values - x))) if len(values) else -1
 
@@ -284,6 +291,7 @@ class SweepFigure(Figure):
         half = MARK / 2
         taken += [QRectF(p.x() - half, p.y() - half, MARK, MARK) for p in points]
         inside = vb.sceneBoundingRect()
+        lines: list[QRectF] = []  # the leader lines drawn, as thin boxes
         for i in sorted(range(len(refs)), key=lambda i: (refs[i].n_vocab, refs[i].name)):
             label, point = self.labels[i], points[i]
             size = label.boundingRect()  # pixels: a text item ignores the view's scaling
@@ -303,8 +311,35 @@ class SweepFigure(Figure):
                           QRectF(x - half - w, y - h / 2, w, h)]
             candidates += [place(k, shift) for k in range(len(refs) + 1) for shift in (0.0, -side, side)
                            for place in (above, below) if (k, shift) != (0, 0.0)]
-            rect = next((r for r in candidates if inside.contains(r) and not any(r.intersects(t) for t in taken)),
-                        None)
+            others = [p for j, p in enumerate(points) if j != i]
+
+            def lifted(r: QRectF) -> bool:
+                """Off its diamond: a line leads to it."""
+                return abs(r.center().y() - y) > h or not r.left() - half <= x <= r.right() + half
+
+            def end_of_line(r: QRectF) -> QPointF:
+                """Where the line from the diamond meets the name's box."""
+                return QPointF(min(max(x, r.left()), r.right()), r.bottom() if r.center().y() < y else r.top())
+
+            def line_box(r: QRectF) -> QRectF:
+                end = end_of_line(r)
+                start_y = y - half if end.y() < y else y + half  # from the diamond's edge
+                return QRectF(QPointF(min(x, end.x()) - 1, min(start_y, end.y())),
+                              QPointF(max(x, end.x()) + 1, max(start_y, end.y())))
+
+            def fits(r: QRectF, crossing: bool) -> bool:
+                """Inside the plot, on nothing placed (nor, unless `crossing`, on a line, its own
+                line crossing nothing); and, unless a line leads to it, nearer its own diamond
+                than any other: a name beside a neighbour's diamond reads as the neighbour's."""
+                if not inside.contains(r) or any(r.intersects(t) for t in taken + ([] if crossing else lines)):
+                    return False
+                if lifted(r):
+                    return crossing or not any(line_box(r).intersects(t) for t in taken)
+                own = _distance(r, point)
+                return all(_distance(r, p) > own for p in others)
+
+            # a place where lines cross nothing; failing that, one where they may cross
+            rect = next((r for crossing in (False, True) for r in candidates if fits(r, crossing)), None)
             label.setVisible(rect is not None)  # no room in a small plot: the readout still names it
             if rect is None:
                 self.leaders[i].hide()
@@ -314,10 +349,9 @@ class SweepFigure(Figure):
             taken.append(rect)
             # a name lifted off its diamond gets a thin line to it
             leader = self.leaders[i]
-            if abs(rect.center().y() - y) > h or not rect.left() - half <= x <= rect.right() + half:
-                end = QPointF(min(max(x, rect.left()), rect.right()),
-                              rect.bottom() if rect.center().y() < y else rect.top())
-                start, stop = vb.mapSceneToView(QPointF(x, y)), vb.mapSceneToView(end)
+            if lifted(rect):
+                lines.append(line_box(rect))
+                start, stop = vb.mapSceneToView(QPointF(x, y)), vb.mapSceneToView(end_of_line(rect))
                 leader.setData([start.x(), stop.x()], [start.y(), stop.y()])
                 leader.show()
             else:
