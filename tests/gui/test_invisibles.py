@@ -163,3 +163,17 @@ def test_a_megabyte_file_opens_wrapped_and_stays_so_through_an_undo(qtbot, windo
     editor.undo()
     wait_settled(qtbot, window, timeout=60_000)
     assert wrapped() and editor.user_text() == read_text_file(path)
+
+
+def test_a_loaded_text_is_searched_slice_by_slice(qtbot, window, corpora):
+    """A text long enough to go in slices, with controls near the start, across the slices and
+    after astral characters: each is counted at its own UTF-16 place (deleting it clears it)."""
+    base = (corpora / "en" / "tinyshakespeare.txt").read_text(encoding="utf-8")[:200_000]
+    text = "😀\u202e" + base[:70_000] + "\U0001d54f\u2066" + base[70_000:] + "\u2069"
+    window.editor.load_text(editor_text(text))
+    assert window.state.bidi_controls == ()  # (the old text's warning is gone at once)
+    qtbot.waitUntil(lambda: not window.editor.loading, timeout=60_000)
+    assert window.state.bidi_controls == (0x202E, 0x2066, 0x2069)
+    tally = window.editor.bidi_tally
+    doc = window.editor.document()
+    assert [doc.characterAt(p) for p in tally.positions] == ["\u202e", "\u2066", "\u2069"]

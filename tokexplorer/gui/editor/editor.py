@@ -60,7 +60,7 @@ class TokenEditor(TokenView):
         self._redo_steps = 0  # the document's redo steps after the last change seen: more is an undo
         self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
         self._soft_paste: list[int] = []  # where the paste being inserted has soft breaks (UTF-16)
-        self._bidi = BidiTally()  # the text's bidi controls, for the status bar's warning
+        self.bidi_tally = BidiTally()  # the text's bidi controls, for the status bar's warning
         self.document().contentsChange.connect(self._on_contents_change)
         self.unreadable_paste.connect(self._sync.resend)
         state.tokenized.connect(self.set_result)
@@ -131,8 +131,8 @@ class TokenEditor(TokenView):
         breaks = np.flatnonzero(np.frombuffer(text.encode("utf-16-le", "surrogatepass"), dtype=np.uint16) == 10) \
             if self._source.newline != "\n" and "" in self._source.src else None
         self._loaded_soft16 = tuple(self._source.soft16(lambda p: int(np.searchsorted(breaks, p))).tolist())
-        self._bidi.reset(text)
-        self.state.set_bidi_controls(self._bidi.controls())
+        self.bidi_tally.reset()
+        self.state.set_bidi_controls(())
         self.setReadOnly(True)
         doc = self.document()
         doc.setUndoRedoEnabled(False)
@@ -142,6 +142,7 @@ class TokenEditor(TokenView):
             self.set_wrap_anywhere(anywhere)  # before Qt lays the new text out
         if len(text) <= LOAD_SLICE:
             self.setPlainText(text)
+            self.bidi_tally.extend(text, 0)
             self._finish_load()
             return
         self.clear()
@@ -157,6 +158,7 @@ class TokenEditor(TokenView):
                 return
             cursor = QTextCursor(doc)
             cursor.movePosition(QTextCursor.MoveOperation.End)
+            self.bidi_tally.extend(text[start:start + LOAD_SLICE], cursor.position())
             cursor.insertText(text[start:start + LOAD_SLICE])
             self.load_progress.emit(min(start + LOAD_SLICE, len(text)), len(text))
             QTimer.singleShot(0, self, step)  # with the editor as context: none after it is gone
@@ -172,6 +174,7 @@ class TokenEditor(TokenView):
         self._redo_steps = 0
         self.moveCursor(QTextCursor.MoveOperation.Start)
         self._loading = False
+        self.state.set_bidi_controls(self.bidi_tally.controls())
         if self._load_sent:  # the worker's copy holds it: later snapshots send edits only
             self._loaded_text = None
         self.loaded.emit()
@@ -212,8 +215,8 @@ class TokenEditor(TokenView):
             if source_edit is None:  # cannot tell: send it all
                 self._sync.resend()
         self.last_source_edit = (position, removed, added, source_edit)
-        if self._bidi.edit(position, removed, added, self.text16(position, position + added) if added else ""):
-            self.state.set_bidi_controls(self._bidi.controls())
+        if self.bidi_tally.edit(position, removed, added, self.text16(position, position + added) if added else ""):
+            self.state.set_bidi_controls(self.bidi_tally.controls())
         self._blocks = doc.blockCount()
         if added > WRAP_ANYWHERE_LINE // 2 and not self.wraps_anywhere():  # a long line pasted
             block, end = doc.findBlock(position), doc.findBlock(position + added)

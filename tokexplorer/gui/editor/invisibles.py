@@ -17,7 +17,7 @@ status bar warns that the text holds bidi controls (`BidiTally`, `status_counts.
 
 `BidiTally` keeps the UTF-16 positions of the document's bidi controls through every edit (the
 inserted text is searched, the removed range dropped), so the count never needs a pass over the
-whole text after a keystroke.
+whole text after a keystroke; a loaded text is searched slice by slice as it goes in.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from __future__ import annotations
 import bisect
 from typing import NamedTuple
 
+import numpy as np
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
 
 from tokexplorer.core.analysis.invisibles import BIDI, BIDI_PATTERN, bidi_scope, marks
-from tokexplorer.core.positions import to_utf16, astral_prefix
+from tokexplorer.core.positions import astral_prefix, has_astral, to_utf16
 
 
 class Drawn(NamedTuple):
@@ -67,12 +68,12 @@ def invisible_marks(view, rect) -> list[Drawn]:
         found = marks(text)
         if not found:
             continue
-        prefix = astral_prefix(text) if len(text) != len(text.encode("utf-16-le", "surrogatepass")) // 2 else None
+        prefix = astral_prefix(text) if has_astral(text) else None  # code points -> UTF-16 units
         top, height, x0 = origin.y() + line.y(), line.height(), origin.x()
         right = -1e9  # where the previous box on this line ended
         box_h = min(height * 0.55, metrics.height() + 1)  # the ascenders' part of the line, mostly
         for m in found:
-            at = lo - base + (m.index if prefix is None else int(to_utf16(text, m.index, prefix)))
+            at = lo - base + (m.index if prefix is None else m.index + int(prefix[m.index]))
             x = x0 + line.cursorToX(at)[0]
             width = metrics.horizontalAdvance(m.label) + 5
             # A flag on the bar at the character's place: the box hangs to its right, from the
@@ -84,7 +85,7 @@ def invisible_marks(view, rect) -> list[Drawn]:
             if m.kind == BIDI:
                 a, b = bidi_scope(text, m.index)
                 if b > a:
-                    ends = [x0 + line.cursorToX(lo - base + (p if prefix is None else int(to_utf16(text, p, prefix))))[0]
+                    ends = [x0 + line.cursorToX(lo - base + (p if prefix is None else p + int(prefix[p])))[0]
                             for p in (a, b)]
                     reach = (min(ends), max(ends))
             out.append(Drawn(box, x, top, height, m.label, m.tip, m.kind == BIDI, reach))
@@ -133,11 +134,17 @@ class BidiTally:
         self.positions: list[int] = []  # sorted
         self.codes: list[int] = []  # the control at each position
 
-    def reset(self, text: str) -> None:
-        """A new text (as the document holds it, soft breaks included)."""
+    def reset(self) -> None:
+        """An empty document: a new text goes in (`extend`)."""
+        self.positions, self.codes = [], []
+
+    def extend(self, text: str, at16: int) -> None:
+        """`text` went in at the document's end, UTF-16 position `at16` (a load puts a big text
+        in slices: each is searched as it goes in, never the whole text in one event)."""
         found = [m.start() for m in BIDI_PATTERN.finditer(text)] if not text.isascii() else []
-        self.codes = [ord(text[i]) for i in found]
-        self.positions = to_utf16(text, found).tolist() if found else []
+        if found:
+            self.codes += [ord(text[i]) for i in found]
+            self.positions += (at16 + to_utf16(text, np.array(found, dtype=np.int64))).tolist()
 
     def edit(self, position: int, removed: int, added: int, inserted: str) -> bool:
         """The document's units [position, position + removed) were replaced by `inserted`
@@ -149,7 +156,7 @@ class BidiTally:
             return False  # nothing after the edit to move
         shift = added - removed
         changed = a != b or bool(new)
-        new16 = (to_utf16(inserted, new) + position).tolist() if new else []
+        new16 = (to_utf16(inserted, np.array(new, dtype=np.int64)) + position).tolist() if new else []
         self.positions[a:] = new16 + [p + shift for p in self.positions[b:]]
         self.codes[a:b] = [ord(inserted[i]) for i in new]
         return changed
