@@ -255,6 +255,7 @@ def test_a_one_token_texts_bar_reads_one_and_no_legend_covers_it(qtbot, window):
     qtbot.waitUntil(lambda: bool(tab.figure.histograms) and tab.figure.histograms[0].tokens == 1, timeout=30_000)
     lengths, heights = tab.figure.series(0)
     assert heights[lengths.index(5)] == 1.0 and sum(heights) == 1.0
+    assert tab.status.text() == "gpt2: 1 token, 5.00 bytes/token"
     vb = tab.figure.plotItem.vb
     bar_top = vb.mapViewToScene(QPointF(5.0, 1.0))
     assert vb.sceneBoundingRect().contains(bar_top)

@@ -390,7 +390,7 @@ class LengthTab(PlotTab):
 
     def show_histograms(self, hists) -> None:
         self.figure.show_histograms(hists, f"Token lengths of the current text ({hists[0].bytes:,} bytes)")
-        self.status.setText("; ".join(f"{h.tokenizer}: {h.tokens:,} tokens, {h.mean:.2f} bytes/token"
+        self.status.setText("; ".join(f"{h.tokenizer}: {h.tokens:,} token{'s' * (h.tokens != 1)}, {h.mean:.2f} bytes/token"
                                       for h in hists))
 
 

@@ -501,7 +501,8 @@ class LengthFigure(Figure):
             xs = np.arange(len(h.counts), dtype=float) - 0.4 + width * (i + 0.5)
             bar.setOpts(x=xs, height=np.asarray(h.counts, dtype=float), width=width)
             bar.show()
-            self.legend.addItem(bar, f"{h.tokenizer}: {h.tokens:,} tokens, {h.mean:.2f} bytes/token")
+            self.legend.addItem(bar, f"{h.tokenizer}: {h.tokens:,} token{'s' * (h.tokens != 1)}, "
+                                     f"{h.mean:.2f} bytes/token")
         for bar in self.bars[len(self.histograms):]:
             bar.hide()
         self.set_title(title or (f"Token lengths ({self.histograms[0].bytes:,} bytes of text)"
@@ -511,6 +512,13 @@ class LengthFigure(Figure):
         tallest = max((max(h.counts) for h in self.histograms if h.counts), default=1)
         # Length 0 (a lone SentencePiece "▁") gets a column only when some tokenizer has one.
         first = -0.5 if any(h.counts[:1] not in ((), (0,)) for h in self.histograms) else 0.5
+        # Lengths and counts are whole numbers: no tick at 2.5 bytes or half a token.
+        self.plotItem.getAxis("bottom").setTickSpacing(1 if longest <= 24 else 5, 1)
+        left = self.plotItem.getAxis("left")
+        if tallest <= 8:
+            left.setTickSpacing(1, 1)
+        else:
+            left.setTickSpacing()  # pyqtgraph's own
         self.show_range((first - 0.1, longest - 0.4), tallest * 1.05)
 
     def _recolour(self) -> None:
