@@ -192,6 +192,21 @@ def test_current_text_is_a_corpus(qtbot, window):
     assert server_ids(qtbot, window, result.name, text) == expected.encode(text).ids
 
 
+def test_a_run_out_of_pairs_is_named_by_the_vocab_it_holds(qtbot, window):
+    """Asked for 1,000 tokens, a text of two words yields a few merges: the picker says how many."""
+    text = "hello world " * 20
+    window.documents.set_text(text)
+    wait_settled(qtbot, window)
+    panel = window.training_panel
+    panel.text_radio.setChecked(True)
+    panel.vocab_spin.setValue(1000)
+    result = run_training(qtbot, panel)
+    merges = len(train(text, 1000, pattern="gpt4").merges)
+    assert 0 < merges < 1000 - 256 and result.info.n_vocab == 256 + merges
+    assert result.name == f"BPE gpt4 {256 + merges} (text)" and result.name in picker_names(window)
+    assert not result.stopped and "no pair left to merge" in panel.message.text()
+
+
 def test_sentencepiece_trains_shows_its_phases_and_joins_the_picker(qtbot, window, small_corpus):
     panel = window.training_panel
     panel.set_paths([small_corpus])
