@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import io
 import struct
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -107,7 +108,10 @@ def test_sweep_exports_a_png_and_the_cores_csv(qtbot, window, corpus, tmp_path):
     assert written == csv_text(core.table())
     rows = list(csv.reader(io.StringIO(written)))
     assert rows[1] == ["trained BPE", "256", str(len(corpus.encode("utf-8"))), "1.0"]
-    assert ("export_path", "sweep.csv") in window.dialogs.asked
+    # The dialogs start in the folder exported to last (the first, where nothing was: Documents or home).
+    asked = [Path(suggested) for kind, suggested in window.dialogs.asked if kind == "export_path"]
+    assert [p.name for p in asked] == ["sweep.png", "sweep.csv"] and asked[1].parent == tmp_path
+    assert asked[0].parent != tmp_path
 
 
 def test_sweep_cancel_and_bad_input_leave_the_tab_usable(qtbot, window, corpus):

@@ -28,6 +28,7 @@ COMPARE = "compare/on"  # bool: the compare view is shown
 COMPARE_PANES = "compare/panes"  # list of the built-in tokenizers of the panes after the first
 RECENT_FILES = "files/recent"  # list of paths, newest first
 SAVE_FOLDER = "files/tokenizer_folder"  # str: the folder a trained tokenizer was last saved to
+EXPORT_FOLDER = "files/export_folder"  # str: the folder a plot or its numbers were last exported to
 MAX_RECENT = 10
 
 ENV_DIR = "TOKEXPLORER_SETTINGS_DIR"

@@ -42,6 +42,8 @@ from tokexplorer.gui.state import AppState
 from tokexplorer.core.training.runner import SweepRequest
 from tokexplorer.gui.services.training import SweepService
 from tokexplorer.gui.services.worker import run_job
+from tokexplorer.gui import settings as keys
+from tokexplorer.gui.widgets.dialogs import remember_folder, start_folder
 from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 
 PNG_FILTER = "PNG image (*.png)"
@@ -127,7 +129,7 @@ class PlotTab(QWidget):
         layout.addLayout(buttons)
 
     def export_png(self) -> Path | None:
-        path = self.panel.dialogs.export_path(f"{self.name}.png", PNG_FILTER)
+        path = self.panel.dialogs.export_path(self._suggested(".png"), PNG_FILTER)
         if not path:
             return None
         return self._write(Path(path), self.png)
@@ -141,10 +143,14 @@ class PlotTab(QWidget):
         if not table:
             self.status.setText("Nothing to export yet.")
             return None
-        path = self.panel.dialogs.export_path(f"{self.name}.csv", CSV_FILTER)
+        path = self.panel.dialogs.export_path(self._suggested(".csv"), CSV_FILTER)
         if not path:
             return None
         return self._write(Path(path), lambda: csv_text(table).encode("utf-8"))
+
+    def _suggested(self, suffix: str) -> str:
+        """The figure's file name, in the folder exported to last (else Documents)."""
+        return str(start_folder(keys.EXPORT_FOLDER) / f"{self.name}{suffix}")
 
     def _write(self, path: Path, data: Callable[[], bytes]) -> Path | None:
         try:
@@ -153,6 +159,7 @@ class PlotTab(QWidget):
             message = str(exc)
             self.status.setText(message[:1].upper() + message[1:])
             return None
+        remember_folder(keys.EXPORT_FOLDER, path)
         self.status.setText(f"Wrote {path}")
         return path
 

@@ -1,7 +1,8 @@
 """Every question the window asks the user, in one replaceable object.
 
 The window calls `Dialogs` methods instead of building message boxes itself, so tests swap in an
-object with canned answers and never block on a modal dialog.
+object with canned answers and never block on a modal dialog. `start_folder` says where a save
+or export dialog starts (the folder written to last, kept in the settings, else Documents).
 """
 
 from __future__ import annotations
@@ -9,10 +10,12 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
+from PySide6.QtCore import QStandardPaths
 from PySide6.QtWidgets import (QDialog, QDialogButtonBox, QFileDialog, QFrame, QInputDialog, QMessageBox,
                                QTextBrowser, QVBoxLayout, QWidget)
 
 from tokexplorer.core.files.textfile import NotUtf8Error
+from tokexplorer.gui import settings as keys
 
 # Offered when a file is not UTF-8: (encoding name for Python's codecs, label).
 FALLBACK_ENCODINGS = [
@@ -215,3 +218,19 @@ def info_dialog(parent: QWidget | None, title: str, rich_text: str) -> QDialog:
 
 def display_name(path: Path | None) -> str:
     return path.name if path is not None else "Untitled"
+
+
+def start_folder(key: str) -> Path:
+    """Where a save or export dialog starts: the folder remembered under the settings `key` (the
+    last one written to), while it exists; else the user's documents folder; else the home folder."""
+    last = keys.open_settings().value(key, "", type=str)
+    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
+    for folder in (last, documents):
+        if folder and Path(folder).is_dir():
+            return Path(folder)
+    return Path.home()
+
+
+def remember_folder(key: str, path: str | Path) -> None:
+    """A file was written at `path`: its folder is where the next dialog under `key` starts."""
+    keys.open_settings().setValue(key, str(Path(path).parent))

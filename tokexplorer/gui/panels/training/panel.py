@@ -14,10 +14,9 @@ It does not train, split or save by itself: the core does, in the child process 
 from __future__ import annotations
 
 import html
-from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QEventLoop, QStandardPaths, Qt
+from PySide6.QtCore import QEventLoop, Qt
 from PySide6.QtWidgets import QSplitter, QVBoxLayout, QWidget
 
 from tokexplorer.core.files.trained import save_formats
@@ -29,6 +28,7 @@ from tokexplorer.gui.panels.training.progress import TrainingProgress
 from tokexplorer.gui.services.training import TrainingResult, TrainingService, while_alive
 from tokexplorer.gui import settings as keys
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.widgets.dialogs import remember_folder, start_folder
 from tokexplorer.gui.widgets.wheel_guard import guard_wheel
 from tokexplorer.server.protocol import SaveTokenizer
 
@@ -168,7 +168,7 @@ class TrainingPanel(TrainingForm):
                 return False  # a cancelled save dialog cancels the close
             problem = self._save_before_closing(name, *answer)
             if not problem:
-                self._remember_folder(answer[0])
+                remember_folder(keys.SAVE_FOLDER, answer[0])
             if problem:
                 message = f"cannot save {name}: {problem}"
                 self.say(message, error=True)
@@ -199,10 +199,7 @@ class TrainingPanel(TrainingForm):
         """The run's name as a file name, in the folder saved to last, else the user's documents
         folder (not the corpus's: a corpus folder is seldom where a tokenizer belongs)."""
         safe = "".join(c if c.isalnum() or c in "-_" else "_" for c in name).strip("_")
-        return str(save_folder() / safe)
-
-    def _remember_folder(self, path: str) -> None:
-        keys.open_settings().setValue(keys.SAVE_FOLDER, str(Path(path).parent))
+        return str(start_folder(keys.SAVE_FOLDER) / safe)
 
     def save(self) -> None:
         if self.result is None:
@@ -215,19 +212,9 @@ class TrainingPanel(TrainingForm):
 
         def saved(written: tuple[str, ...]) -> None:
             self.unsaved.pop(name, None)
-            self._remember_folder(path)
+            remember_folder(keys.SAVE_FOLDER, path)
             self.say("saved " + ", ".join(written))
 
         self.state.server.ask(SaveTokenizer(name, path, fmt), while_alive(self, saved),
                               while_alive(self, lambda message: self.say(f"cannot save: {message}", error=True)))
 
-
-def save_folder() -> Path:
-    """Where the Save dialog starts: the folder a tokenizer was last saved to, while it exists;
-    else the user's documents folder; else the home folder."""
-    last = keys.open_settings().value(keys.SAVE_FOLDER, "", type=str)
-    documents = QStandardPaths.writableLocation(QStandardPaths.StandardLocation.DocumentsLocation)
-    for folder in (last, documents):
-        if folder and Path(folder).is_dir():
-            return Path(folder)
-    return Path.home()
