@@ -136,6 +136,13 @@ def test_sentencepiece_labels_never_overlap(qtbot, window):
     panel.fit()
     scale = panel.view.transform().m11()
     assert 0.5 <= scale <= 1.0 and overlapping_labels(panel) == []
+    # With the room a tree view has on its own, Fit shows the whole tree at a readable size.
+    window.merge_dock.setFloating(True)
+    window.merge_dock.resize(900, 600)
+    qtbot.waitUntil(lambda: panel.view.viewport().height() > 400)
+    panel.fit()
+    visible = panel.view.mapToScene(panel.view.viewport().rect()).boundingRect()
+    assert visible.contains(panel.scene.itemsBoundingRect()) and panel.view.transform().m11() >= 0.6
 
 
 @pytest.mark.parametrize("tokenizer, text", [("gpt2", " SolidGoldMagikarp"), ("gpt2", " externalToEVA"),

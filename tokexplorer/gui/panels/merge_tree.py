@@ -33,6 +33,7 @@ from tokexplorer.server.protocol import MergeTreeOf
 GAP = 10.0  # pixels between neighbouring boxes of a level
 RISE = 22.0  # pixels from a box's bottom to the top of the level below
 LONGEST = 16  # a node's text is elided beyond this many em
+READABLE = 0.6  # Fit shrinks a tree no further: its labels stay readable
 PAD = 6.0  # pixels inside a node box
 CACHE = 256  # trees kept per panel: (tokenizer, id) -> MergeNode
 
@@ -280,13 +281,17 @@ class MergeTreePanel(QWidget):
         self._show_marked_count()
 
     def fit(self) -> None:
-        """Fit the tree into the view, but no smaller than 60% (the labels stay readable; it scrolls)."""
+        """Fit the whole tree into the view, never larger than actual size; when that would make
+        its labels smaller than READABLE, fit its width instead (no smaller than READABLE), and
+        the view scrolls down from the root."""
         rect = self.scene.sceneRect()
         if rect.isEmpty():
             return
         self.view.resetTransform()
-        scale = min(self.view.viewport().width() / rect.width(), self.view.viewport().height() / rect.height(), 1.0)
-        scale = max(scale, 0.6)
+        across = self.view.viewport().width() / rect.width()
+        scale = min(across, self.view.viewport().height() / rect.height(), 1.0)
+        if scale < READABLE:
+            scale = max(min(across, 1.0), READABLE)
         self.view.scale(scale, scale)
         self.view.centerOn(self.items[0].rect().center() if self.items else rect.center())
 
