@@ -9,9 +9,11 @@ change, with Show Whitespace on or off. Only the painted lines are searched, so 
 what is on screen, whatever the text's length.
 
 What the user sees with an override: Qt lays the text out as Unicode says, so
-"RLO\\u202eevil\\u202c" still reads "RLOlive". Each control's box is drawn where Qt puts its
-place in the line (the caret's position there), in red; a red line under the text it governs
-shows the reach of an override or embedding; the box's tooltip names the control and quotes that
+"RLO\\u202eevil\\u202c" still reads "RLOlive", now as "RLO│[RLO]live│[PDF]" with "live"
+underlined: each control's red bar stands where Qt puts its place in the line (the caret's x
+there: the override's before the reversed run, the PDF's after it), its box hangs right from the
+line's top over the upper half of the letters after it (side by side with a neighbour's at the
+same place), and a dashed red line runs under the text an override or embedding governs. The box's tooltip names the control and quotes that
 text in its stored order ("“evil” after it, up to U+202C, is displayed right to left"), and the
 status bar warns that the text holds bidi controls (`BidiTally`, `status_counts.CountsLabel`).
 
