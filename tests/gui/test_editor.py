@@ -225,8 +225,8 @@ def test_settings_restored(qtbot, make_window):
     first.zoom_in_action.trigger()
     size = first.editor.font_size()
     first.token_dock.hide()
-    size = (max(760, first.minimumSizeHint().width()), 600)  # not below what the docks need
-    first.resize(*size)
+    window_size = (max(760, first.minimumSizeHint().width()), 600)  # not below what the docks need
+    first.resize(*window_size)
     wait_settled(qtbot, first)
     first.close()
     second = make_window()
@@ -237,7 +237,7 @@ def test_settings_restored(qtbot, make_window):
     assert second.state.dark and second.dark_action.isChecked()
     assert second.monospace_action.isChecked() and second.editor.font_size() == size
     assert not second.token_dock.isVisible()
-    assert (second.width(), second.height()) == size
+    assert (second.width(), second.height()) == window_size
     second.dark_action.setChecked(False)
 
 
