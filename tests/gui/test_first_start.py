@@ -68,3 +68,20 @@ def test_the_tokenizer_picker_clips_no_name(window):
     box = window.tokenizer_box
     longest = max((box.itemText(i) for i in range(box.count())), key=box.fontMetrics().horizontalAdvance)
     assert box.width() >= box.fontMetrics().horizontalAdvance(longest) + 20  # text and the arrow
+
+
+def test_a_first_start_greets_with_the_welcome_text_and_nothing_refused(tmp_path):
+    """The whole start-up, in its own process with fresh settings: the welcome text is shown,
+    encoded with special tokens allowed (a refusal would say policy "refuse" and no tokens)."""
+    import json
+
+    from tokexplorer.core.resources import resource_path
+
+    from .test_screenshot import run
+
+    proc = run(["--screenshot", str(tmp_path / "shot.png")], tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    record = json.loads(proc.stdout)
+    welcome = resource_path("welcome.txt").read_text(encoding="utf-8")
+    assert record["characters"] == len(welcome)
+    assert record["policy"] == "all" and record["tokens"] > 50
