@@ -140,3 +140,10 @@ def test_an_unknown_workspace_is_named(tmp_path):
     assert proc.returncode == 2
     assert "unknown workspace 'nonesuch'; the workspaces are: Explore, Compare, Learn, Train, Chat" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_the_view_menu_offers_the_workspaces_and_reset_layout(window):
+    entries = {a.text().replace("&", ""): a for a in window.view_menu.actions()}
+    assert entries["Reset Layout"] is window.workspaces.reset_action
+    submenu = entries["Workspace"].menu()
+    assert [a.text() for a in submenu.actions()] == [ws.name for ws in WORKSPACES]
