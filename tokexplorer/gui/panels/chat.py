@@ -103,6 +103,9 @@ class ChatView(QWidget):
         scroll.setWidgetResizable(True)
         scroll.setWidget(self._list)
         self.scroll = scroll
+        self._follow_end = False  # a message was just added: keep the end of the list in view
+        scroll.verticalScrollBar().rangeChanged.connect(self._to_end)
+        scroll.verticalScrollBar().actionTriggered.connect(lambda _: setattr(self, "_follow_end", False))
 
         self.rendered = QPlainTextEdit()
         self.rendered.setObjectName("chat_rendered")
@@ -160,18 +163,21 @@ class ChatView(QWidget):
         guard_wheel(editor)  # the wheel scrolls the list; a role changes only once clicked
         self._editors.append(editor)
         self._list_layout.insertWidget(self._list_layout.count() - 1, editor)
-        # subtle: the list grows when its layout next runs; run it now, so that the new message
-        # has its place before the scroll area is asked to show it
-        self._list_layout.activate()
-        QTimer.singleShot(0, self, lambda: isValid(editor) and self._reveal(editor, focus))
-        self.schedule()
-
-    def _reveal(self, editor: MessageEditor, focus: bool) -> None:
-        self.scroll.ensureWidgetVisible(editor, 0, 10)
+        # subtle: the list, and the scroll bar's range, grow only once the layout has run (in
+        # steps, later): follow the end of the list as it grows, until the user scrolls
+        self._follow_end = True
+        self._to_end()
         if focus:
             editor.content.setFocus()
+        self.schedule()
+
+    def _to_end(self, *_) -> None:
+        if self._follow_end:
+            bar = self.scroll.verticalScrollBar()
+            bar.setValue(bar.maximum())
 
     def _remove(self, editor: MessageEditor, schedule: bool = True) -> None:
+        self._follow_end = False
         self._editors.remove(editor)
         editor.deleteLater()
         if schedule:
