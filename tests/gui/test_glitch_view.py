@@ -14,9 +14,9 @@ from .helpers import wait_settled
 def scanned(qtbot, window, tokenizer: str) -> GlitchView:
     window.state.set_tokenizer(tokenizer)
     wait_settled(qtbot, window)
-    view = GlitchView(window.state)
-    qtbot.addWidget(view)
-    view.show()
+    window.show_view("glitch", switch=True)
+    view = window.glitch  # the window's own dock
+    assert view.isVisible()
     progress = []
     view.progress.valueChanged.connect(progress.append)
     qtbot.mouseClick(view.find_button, Qt.MouseButton.LeftButton)
@@ -55,6 +55,11 @@ def test_gpt2_lists_solidgoldmagikarp_and_choosing_it_explains_it(qtbot, window)
     qtbot.mouseClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
     qtbot.mouseDClick(view.table.viewport(), Qt.MouseButton.LeftButton, pos=centre)
     assert chosen == [43453, 43453]
+    # ... and the inspector looks it up
+    inspector = window.inspector
+    assert inspector.decode_box.text() == "43453"
+    qtbot.waitUntil(lambda: not inspector.decode_pending, timeout=20_000)
+    assert "SolidGoldMagikarp" in inspector.decoded.text()
 
 
 def test_the_filter_keeps_one_kind_of_reason(qtbot, window):

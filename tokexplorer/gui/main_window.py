@@ -21,7 +21,7 @@ from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMainWindow,
                                QProgressBar, QToolButton, QVBoxLayout, QWidget)
 
-from tokexplorer.core.analysis.quirks import QUIRKS
+from tokexplorer.core.analysis.quirks import QUIRKS, description
 from tokexplorer.core.registry import BUILTINS
 from tokexplorer.core.tokenizer import DisallowedSpecialError
 from tokexplorer.gui import settings as keys
@@ -29,7 +29,9 @@ from tokexplorer.gui.services import crash
 from tokexplorer.gui.widgets.about import about_html
 from tokexplorer.gui.services.autosave import Autosave
 from tokexplorer.gui.editor.banner import Banner
+from tokexplorer.gui.panels.bpe_by_hand import BpeByHandView
 from tokexplorer.gui.panels.chunks import ChunkView
+from tokexplorer.gui.panels.glitch import GlitchView
 from tokexplorer.gui.widgets.colours import application_palette
 from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
 from tokexplorer.gui.services.documents import Documents
@@ -213,7 +215,7 @@ class MainWindow(QMainWindow):
         samples_menu = bar.addMenu("&Samples")
         for q in QUIRKS:
             action = samples_menu.addAction(q.question)
-            action.setStatusTip(q.observation)
+            action.setStatusTip(description(q))
             action.triggered.connect(lambda checked=False, q=q: self.documents.open_sample(q))
         help_menu = bar.addMenu("&Help")
         help_menu.addActions([self.welcome_action, self.shortcuts_action, self.about_action])
@@ -288,12 +290,16 @@ class MainWindow(QMainWindow):
         self.plots = PlotsPanel(self.state, self.dialogs, self.sweep_service)
         self.training_service = TrainingService(self)
         self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
+        self.bpe_by_hand = BpeByHandView(self.state)
+        self.glitch = GlitchView(self.state)
         for title, name, widget, shortcut, view in (
                 ("Training", "training_dock", self.training_panel, "Ctrl+Shift+R", "training"),
                 ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),
                 ("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E", "trace"),
                 ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
-                ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots")):
+                ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots"),
+                ("BPE by Hand", "bpe_by_hand_dock", self.bpe_by_hand, "Ctrl+Shift+U", "bpe"),
+                ("Glitch Tokens", "glitch_dock", self.glitch, "Ctrl+Shift+J", "glitch")):
             self._dock(title, name, widget, shortcut, view=view, area=bottom)
         self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
         self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]

@@ -434,6 +434,8 @@ class InspectorPanel(QWidget):
         state.tokenized.connect(self._warm_up)
         state.tokenizer_changed.connect(lambda _: self.decode())
         state.tokenizer_changed.connect(self._forget_names)
+        # A token picked in another view (the vocabulary, the glitch finder) is looked up here.
+        state.token_chosen.connect(lambda token_id: self.decode_box.setText(str(token_id)))
         state.dark_changed.connect(self._on_palette)
         state.token_colours_changed.connect(self._on_palette)
 
