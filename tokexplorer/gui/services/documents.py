@@ -26,7 +26,7 @@ from typing import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMenu
 
-from tokexplorer.core.analysis.quirks import Quirk, sample_text
+from tokexplorer.core.analysis.quirks import Quirk, description, sample_text
 from tokexplorer.core.resources import resource_path
 from tokexplorer.core.files.textfile import NotUtf8Error, ReadOnlyError, decode_text, read_only, write_atomic
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -196,7 +196,7 @@ class Documents(QObject):
         else:
             self.compare.set_active(False)
             self.state.set_tokenizer(quirk.tokenizers[0])
-        self.banner.show_message("note", f"{quirk.question} {quirk.observation}")
+        self.banner.show_message("note", f"{quirk.question} {description(quirk)}")
 
     def new_text(self) -> None:
         """File > New: an empty, untitled text (after asking about unsaved changes)."""
