@@ -5,7 +5,8 @@ Clicking a node marks that token's occurrences in the text (through the state's 
 
 The tree comes from the core's `merge_tree`, recovered by the tokenizing server (`MergeTreeOf`: a
 tiktoken tree scans the ranks once per node, and the first SentencePiece tree builds the piece
-order, ~30 ms); the panel lays it out (`tree_layout`) and draws it, and keeps the last CACHE
+order, ~30 ms); the panel lays it out (`tree_layout`, each box as wide as its label measured in
+the fonts drawn, so no two labels overlap at any zoom) and draws it, and keeps the last CACHE
 trees. Requests carry a generation number; an answer that a newer request has overtaken is
 dropped. A token that has no tree (a unigram piece, an id out of range) is an answer too: the
 server's message is shown in the title.

@@ -2,16 +2,19 @@
 
 Each figure creates its plot items once and updates them with `setData` / `setOpts` when given a
 new result (`show(result)`); axes are labelled with units, the mouse shows the values under it (a
-crosshair and a readout), and `set_dark` follows the window's theme. The same figures render
-offscreen for the command line: `write_png(result, path)` picks the figure for the result's type
-(a `Sweep`, a `CompressionCurve`, a list of `LengthHistogram`, a `LanguageReport`), creating an
-offscreen QApplication when there is none, so `tokexplorer sweep --plot` and `report languages
---plot` draw exactly what the window shows.
+crosshair and a readout), and `set_dark` follows the window's theme. The sweep's reference names
+are placed where they cover no other name, point or legend (`SweepFigure.place_labels`), and a
+legend in a top corner gets room above the data. A PNG is drawn from a twin of the figure laid out
+at the PNG's shape (PNG_SIZE pixels, drawn PNG_SCALE times over), whatever the shape on screen.
+The same figures render offscreen for the command line: `write_png(result, path)` picks the
+figure for the result's type (a `Sweep`, a `CompressionCurve`, a list of `LengthHistogram`, a
+`LanguageReport`), creating an offscreen QApplication when there is none, so `tokexplorer sweep
+--plot` and `report languages --plot` draw exactly what the window exports.
 
 It computes nothing (the core does) and knows no panel or command.
 
 It runs past 400 lines: one short figure class per result object (sweep, curve, histograms,
-languages) and the PNG export they share.
+languages), the sweep's placing of names, and the PNG export they share.
 """
 
 from __future__ import annotations

@@ -1,7 +1,9 @@
 """The workbench's settings: the corpus, the algorithm (byte-level BPE on bytes only or split by a
 regex, previewed live on the corpus; SentencePiece BPE or unigram with the Llama 2 options, each
-editable beside its default), the vocab size and the special tokens, and the buttons; `request`
-turns them into the `TrainingRequest` a run is started with, or says what is wrong.
+editable beside its default), the vocab size and the special tokens, in a scroll area; the buttons
+and the message line apart from it (`actions`, kept in view by the panel); `request` turns them
+into the `TrainingRequest` a run is started with (named by `services.training.run_name`), or says
+what is wrong.
 
 The panel (`panel.TrainingPanel`) is this form with the run, its progress and its result added.
 It does not train: the pattern preview splits a sample in a worker, time-boxed.
