@@ -138,6 +138,7 @@ def run_gui(argv: list[str]) -> int:
     from tokexplorer.core.tokenizer import TokexplorerError
     from tokexplorer.gui.services import crash
     from tokexplorer.gui.main_window import MainWindow
+    from tokexplorer.gui.widgets.theme_style import ThemeStyle
 
     qInstallMessageHandler(_qt_message)
     crash.install()
@@ -145,7 +146,7 @@ def run_gui(argv: list[str]) -> int:
     app = QApplication.instance() or QApplication([sys.argv[0] if sys.argv else "tokexplorer"])
     app.setApplicationName("tokexplorer")
     app.setOrganizationName("tokexplorer")
-    app.setStyle("Fusion")
+    app.setStyle(ThemeStyle())  # Fusion, with check boxes one can see in the dark theme
     app.setDesktopFileName(APP_ID)  # the .desktop file's name: desktops match the window to it
     app.setWindowIcon(app_icon())
     headless = bool(args.screenshot or args.probe_startup)
