@@ -1,7 +1,7 @@
 """Invisible characters made visible in a token view, and the bidi controls of the editor's text
 counted for the status bar.
 
-`invisible_marks` lays out the markers of the lines on screen (`core.analysis.invisibles.marks`:
+`invisible_marks` (or `marks_on_lines`) lays out the markers of the lines on screen (`core.analysis.invisibles.marks`:
 a small box with a short label such as RLO, ZWSP, SHY, BOM, at the character's place in the
 line) and `paint_invisibles` draws them over the text; a view answers a tooltip over a box with
 `mark_at`. The markers are painted, never inserted: the text, its shaping and its tokens do not
@@ -59,17 +59,28 @@ def invisible_marks(view, rect) -> list[Drawn]:
     """The markers of the invisible characters on the lines of `view` (a TokenView) that meet
     `rect` (viewport coordinates), laid out left to right so that the boxes of characters at one
     place (a run of zero-width characters) sit side by side."""
-    metrics = QFontMetricsF(marker_font(view.font()))
-    out: list[Drawn] = []
+    lines = []
     for block, line, origin in view.visible_lines(rect):
+        lo = block.position() + line.textStart()
+        text = view.line_text(block, lo, lo + line.textLength())
+        if not text.isascii():
+            lines.append((block, line, origin, text))
+    return marks_on_lines(view.font(), lines)
+
+
+def marks_on_lines(font: QFont, lines) -> list[Drawn]:
+    """`invisible_marks` of these laid-out lines, (block, QTextLine, origin, the line's text) each:
+    a view painting its tokens has walked its lines already (walking them twice cost a keystroke's
+    paint half a millisecond on a screenful of short lines)."""
+    out: list[Drawn] = []
+    metrics = None
+    for block, line, origin, text in lines:
         base = block.position()
         lo = base + line.textStart()
-        text = view.line_text(block, lo, lo + line.textLength())
-        if text.isascii():
-            continue
         found = marks(text)
         if not found:
             continue
+        metrics = metrics or QFontMetricsF(marker_font(font))
         prefix = astral_prefix(text) if has_astral(text) else None  # code points -> UTF-16 units
         top, height, x0 = origin.y() + line.y(), line.height(), origin.x()
         right = -1e9  # where the previous box on this line ended

@@ -55,7 +55,7 @@ from tokexplorer.core.analysis.caret import token_at_caret
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.positions import BREAK_NAMES, LONG_LINE, Edit, SourceMap, code_points, longest_line, utf16_len
-from tokexplorer.gui.editor.invisibles import invisible_marks, mark_at, paint_invisibles
+from tokexplorer.gui.editor.invisibles import invisible_marks, mark_at, marks_on_lines, paint_invisibles
 from tokexplorer.gui.editor.line_tokens import Range, line_ranges
 from tokexplorer.gui.editor.token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from tokexplorer.gui.state import AppState
@@ -270,7 +270,8 @@ class TokenView(QPlainTextEdit):
     # --- painting ------------------------------------------------------------------------
 
     def paintEvent(self, event) -> None:
-        pieces = self._pieces(event.rect())
+        unread: list = []  # (block, line, origin, text) of the lines that are not ASCII
+        pieces = self._pieces(event.rect(), unread)
         if pieces:
             painter = QPainter(self.viewport())
             paint_backgrounds(painter, pieces, self._palette)
@@ -284,7 +285,7 @@ class TokenView(QPlainTextEdit):
             painter = QPainter(self.viewport())
             self._paint_breaks(painter, event.rect())
             painter.end()
-        drawn = invisible_marks(self, event.rect())
+        drawn = invisible_marks(self, event.rect()) if self._result is None else marks_on_lines(self.font(), unread)
         if drawn:
             painter = QPainter(self.viewport())
             paint_invisibles(painter, drawn, self.font(), self.state.dark)
@@ -359,8 +360,10 @@ class TokenView(QPlainTextEdit):
         return (self.cursorForPosition(QPoint(0, 0)).position(),
                 self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
 
-    def _pieces(self, rect: QRect) -> list[Piece]:
-        """What to paint in `rect`: one piece per token (per bidi run of it) on each visible line."""
+    def _pieces(self, rect: QRect, unread: list | None = None) -> list[Piece]:
+        """What to paint in `rect`: one piece per token (per bidi run of it) on each visible line;
+        the lines whose text is not ASCII are added to `unread` (block, line, origin, text), for
+        the invisible characters' markers."""
         if self._result is None:
             return []
         pieces: list[Piece] = []
@@ -369,6 +372,8 @@ class TokenView(QPlainTextEdit):
             lo = base + line.textStart()
             hi = lo + line.textLength()
             text = self.line_text(block, lo, hi)
+            if unread is not None and not text.isascii():
+                unread.append((block, line, origin, text))
             ranges = self._ranges(lo, hi, text)
             if not ranges:
                 continue
