@@ -151,3 +151,32 @@ def test_editor_text_without_a_text(qtbot, view):
     show(qtbot, view, "bpe/pair-counts")
     view.use_editor_text()
     assert view.status.text() == "The editor has no text yet."
+
+
+def test_the_window_loads_a_step(qtbot, make_window):
+    """Load This Step in the window: the step's text as a new untitled text, its tokenizer and
+    policy, its view in front."""
+    from tokexplorer.gui.workspaces import in_front
+
+    window = make_window()
+    window.show_view("learn", switch=True)
+    learn = window.learn
+    assert in_front(window.views["learn"])
+    show(qtbot, learn, "regex/spaces")
+    learn.load_button.click()
+    step = step_by_key("regex/spaces")
+    qtbot.waitUntil(lambda: window.state.result is not None and window.state.tokenizer == "gpt2"
+                    and window.state.result.encoding.text == step.source.text, timeout=30_000)
+    assert window.state.path is None and in_front(window.views["chunks"])
+    assert window.banner.label.text().startswith("Runs of spaces")
+    show(qtbot, learn, "special/endoftext")
+    learn.load_step()
+    qtbot.waitUntil(lambda: window.state.result is not None and window.state.effective_policy == "all"
+                    and "<|endoftext|>" in window.state.result.encoding.text
+                    and window.state.result.tokenizer == "gpt2", timeout=30_000)
+    assert 50256 in window.state.result.encoding.id_array.tolist()
+    # A step on your text takes the editor's text.
+    show(qtbot, learn, "bpe/twenty-merges")
+    learn.use_editor_text()
+    qtbot.waitUntil(lambda: learn.up_to_date and learn.step_text() == window.state.result.encoding.text,
+                    timeout=30_000)

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
                                QProgressBar, QToolButton, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.quirks import QUIRKS, description
+from tokexplorer.core.positions import editor_text
 from tokexplorer.core.registry import BUILTINS
 from tokexplorer.core.tokenizer import DisallowedSpecialError
 from tokexplorer.gui import settings as keys
@@ -41,6 +42,7 @@ from tokexplorer.gui.panels.legend import Legend, token_colours_menu
 from tokexplorer.gui.panels.chat import ChatView
 from tokexplorer.gui.panels.compare import CompareView
 from tokexplorer.gui.panels.inspector import InspectorPanel
+from tokexplorer.gui.panels.learn import LearnView
 from tokexplorer.gui.panels.merge_tree import MergeTreePanel
 from tokexplorer.gui.panels.plots import PlotsPanel
 from tokexplorer.gui.panels.selection_counts import SelectionCountsLabel
@@ -292,6 +294,7 @@ class MainWindow(QMainWindow):
         self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
         self.bpe_by_hand = BpeByHandView(self.state)
         self.glitch = GlitchView(self.state)
+        self.learn = LearnView(self.state)
         for title, name, widget, shortcut, view in (
                 ("Training", "training_dock", self.training_panel, "Ctrl+Shift+R", "training"),
                 ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),
@@ -299,7 +302,8 @@ class MainWindow(QMainWindow):
                 ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
                 ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots"),
                 ("BPE by Hand", "bpe_by_hand_dock", self.bpe_by_hand, "Ctrl+Shift+U", "bpe"),
-                ("Glitch Tokens", "glitch_dock", self.glitch, "Ctrl+Shift+J", "glitch")):
+                ("Glitch Tokens", "glitch_dock", self.glitch, "Ctrl+Shift+J", "glitch"),
+                ("Learn", "learn_dock", self.learn, "Ctrl+Shift+N", "learn")):
             self._dock(title, name, widget, shortcut, view=view, area=bottom)
         self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
         self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]
@@ -344,6 +348,7 @@ class MainWindow(QMainWindow):
         self.service.failed.connect(self._on_failed)
         self.service.busy.connect(s.set_busy)
         s.tokenizer_changed.connect(self._on_tokenizer_changed)
+        self.learn.step_opened.connect(self.open_step)
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         # A new result answers an earlier error (a bad file, a refused text): it has gone.
@@ -425,6 +430,19 @@ class MainWindow(QMainWindow):
         self.banner.show_message("error", message, [
             ("Details…", lambda: self.dialogs.show_details("Internal error", message, details))])
         self.reported.emit(message)
+
+    def open_step(self, step, text: str) -> None:
+        """A Learn step: its text as a new untitled text, its tokenizer and policy, its view in front."""
+        if not self.documents.maybe_save():
+            return
+        self.state.set_document(None)
+        self.state.set_document_policy(step.policy)
+        self.editor.load_text(editor_text(text))
+        if step.tokenizer:
+            self.state.set_tokenizer(step.tokenizer)
+        if step.view in self.views:
+            self.show_view(step.view)
+        self.banner.show_message("note", f"{step.title}: {step.explanation}")
 
     def copy_token_ids(self) -> None:
         """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""

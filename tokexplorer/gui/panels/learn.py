@@ -17,8 +17,8 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit,
-                               QPushButton, QSplitter, QTableWidget, QTableWidgetItem, QTreeWidget,
+from PySide6.QtWidgets import (QAbstractItemView, QFrame, QHBoxLayout, QHeaderView, QLabel, QPlainTextEdit,
+                               QPushButton, QScrollArea, QSplitter, QTableWidget, QTableWidgetItem, QTreeWidget,
                                QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.lesson.chapters import CHAPTERS, all_steps
@@ -36,6 +36,7 @@ POLICY_NAMES = {"refuse": "refuse (tiktoken's default)", "all": "all: encode as 
                 "none": "none: encode as text"}
 PREVIEW_CHARS = 600  # of a long text, the preview shows the start
 RECOMPUTE_MS = 400  # after the last keystroke in the paste box
+SIDE_BY_SIDE = 760  # px: a narrower view puts the chapters above the step, not beside it
 MAX_STEP_CHARS = 1 << 21  # of a longer text, a step's numbers use the start (the article is 23,328)
 
 
@@ -110,6 +111,7 @@ class LearnView(QWidget):
         self.paste.textChanged.connect(self._recompute.start)
 
         self.numbers = QTableWidget(0, 4)
+        self.numbers.setMinimumHeight(160)
         self.numbers.setObjectName("learn_numbers")
         self.numbers.setHorizontalHeaderLabels(["", "Number", "The lecture printed", "tokexplorer computes"])
         self.numbers.verticalHeader().hide()
@@ -162,21 +164,40 @@ class LearnView(QWidget):
         layout.addWidget(self.notes)
         layout.addWidget(self.status)
         layout.addLayout(buttons)
-        split = QSplitter()
-        split.addWidget(self.chapters)
-        split.addWidget(right)
-        split.setStretchFactor(0, 1)
-        split.setStretchFactor(1, 3)
-        split.setSizes([260, 780])
+        # The step scrolls: in a narrow or short dock (the Learn workspace gives it 40% of the
+        # window) the view keeps a small minimum size and the other docks their share.
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QFrame.Shape.NoFrame)
+        scroll.setWidget(right)
+        self.split = QSplitter()
+        self.split.addWidget(self.chapters)
+        self.split.addWidget(scroll)
+        self.split.setStretchFactor(0, 1)
+        self.split.setStretchFactor(1, 3)
+        self.split.setChildrenCollapsible(False)
+        self.split.setSizes([260, 780])
         outer = QVBoxLayout(self)
         outer.setContentsMargins(4, 4, 4, 4)
-        outer.addWidget(split)
+        outer.addWidget(self.split)
 
         self.chapters.currentItemChanged.connect(self._on_item)
         self.select_step(self.steps[0].key)
 
     def sizeHint(self) -> QSize:
         return QSize(1000, 560)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(240, 200)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        wide = self.width() >= SIDE_BY_SIDE
+        orientation = Qt.Orientation.Horizontal if wide else Qt.Orientation.Vertical
+        if self.split.orientation() != orientation:
+            self.split.setOrientation(orientation)
+            length = self.width() if wide else self.height()
+            self.split.setSizes([length // 4, length - length // 4])
 
     # --- queries (tests, screenshots) ------------------------------------------------------
 
