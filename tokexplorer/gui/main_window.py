@@ -22,7 +22,6 @@ from PySide6.QtWidgets import (QApplication, QComboBox, QDockWidget, QLabel, QMa
                                QProgressBar, QToolButton, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.quirks import QUIRKS, description
-from tokexplorer.core.positions import editor_text
 from tokexplorer.core.registry import BUILTINS
 from tokexplorer.core.tokenizer import DisallowedSpecialError
 from tokexplorer.gui import settings as keys
@@ -348,7 +347,9 @@ class MainWindow(QMainWindow):
         self.service.failed.connect(self._on_failed)
         self.service.busy.connect(s.set_busy)
         s.tokenizer_changed.connect(self._on_tokenizer_changed)
-        self.learn.step_opened.connect(self.open_step)
+        self.learn.step_opened.connect(
+            lambda step, text: self.documents.open_step(step, text) and step.view in self.views
+            and self.show_view(step.view))
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         # A new result answers an earlier error (a bad file, a refused text): it has gone.
@@ -430,19 +431,6 @@ class MainWindow(QMainWindow):
         self.banner.show_message("error", message, [
             ("Details…", lambda: self.dialogs.show_details("Internal error", message, details))])
         self.reported.emit(message)
-
-    def open_step(self, step, text: str) -> None:
-        """A Learn step: its text as a new untitled text, its tokenizer and policy, its view in front."""
-        if not self.documents.maybe_save():
-            return
-        self.state.set_document(None)
-        self.state.set_document_policy(step.policy)
-        self.editor.load_text(editor_text(text))
-        if step.tokenizer:
-            self.state.set_tokenizer(step.tokenizer)
-        if step.view in self.views:
-            self.show_view(step.view)
-        self.banner.show_message("note", f"{step.title}: {step.explanation}")
 
     def copy_token_ids(self) -> None:
         """Put the ids of the tokens under the selection (all of them without one) on the clipboard."""

@@ -198,6 +198,20 @@ class Documents(QObject):
             self.state.set_tokenizer(quirk.tokenizers[0])
         self.banner.show_message("note", f"{quirk.question} {description(quirk)}")
 
+    def open_step(self, step, text: str) -> bool:
+        """A Learn step (core.lesson.Step): its text as a new, unsaved text, with its tokenizer and
+        policy and what to look at; False if the user kept the current text."""
+        if not self.maybe_save():
+            return False
+        self._stamp = None
+        self.state.set_document(None)
+        self.state.set_document_policy(step.policy)
+        self.editor.load_text(editor_text(text))
+        if step.tokenizer:
+            self.state.set_tokenizer(step.tokenizer)
+        self.banner.show_message("note", f"{step.title}: {step.explanation}")
+        return True
+
     def new_text(self) -> None:
         """File > New: an empty, untitled text (after asking about unsaved changes)."""
         if not self.maybe_save():
