@@ -61,8 +61,9 @@ WORKSPACES = (
               (), compare=True),
     Workspace("Learn", "Ctrl+3", "How a tokenizer is built and runs: lessons, BPE by hand, merge trees, "
               "encode traces, glitch tokens",
-              (Group("right", ("learn", "bpe", "glitch", "vocab"), 0.40),
-               Group("bottom", ("merges", "trace"), 0.42))),
+              # one tab group the window's height: below the lesson, the merge tree's minimum
+              # height left the step's text and numbers three lines on a 768-pixel screen
+              (Group("right", ("learn", "bpe", "glitch", "merges", "trace", "vocab"), 0.55),)),
     # The plots need about 760 px and the training form 350: beside the text they do not fit a
     # 1366-pixel screen, so here they have the window to themselves, as the chat view (which
     # shows its own text) does.
