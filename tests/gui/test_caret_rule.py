@@ -54,3 +54,23 @@ def test_the_table_returns_to_the_caret_when_the_hover_ends(qtbot, window):
     assert table.currentIndex().row() == 2
     window.state.set_hovered(-1)  # it leaves: the caret's token again
     assert table.currentIndex().row() == 1
+
+
+def test_a_selection_selects_the_rows_of_the_tokens_it_touches(qtbot, window):
+    window.show_view("ids")
+    window.state.set_tokenizer("cl100k_base")
+    window.documents.set_text(TEXT)
+    wait_settled(qtbot, window)
+    table = window.token_table
+    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(2)  # from inside "Comb" ...
+    cursor.setPosition(6, cursor.MoveMode.KeepAnchor)  # ... into "ining"
+    window.editor.setTextCursor(cursor)
+    selected = lambda: sorted(i.row() for i in table.selectionModel().selectedRows())  # noqa: E731
+    qtbot.waitUntil(lambda: selected() == [0, 1], timeout=5_000)
+    assert table.currentIndex().row() == 0  # the first of them current, not the caret's "ining"
+    cursor.setPosition(0, cursor.MoveMode.KeepAnchor)
+    cursor.setPosition(4)  # the selection gone: the caret's token again, "ining" at the boundary
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: selected() == [1], timeout=5_000)

@@ -33,3 +33,20 @@ def token_at_caret(starts: np.ndarray, ends: np.ndarray, position: int) -> int |
         if i < len(ends) and starts[i] <= p:
             return i
     return None
+
+
+def tokens_in_selection(starts: np.ndarray, ends: np.ndarray, start: int, end: int) -> range:
+    """Indices of the tokens a selection [start, end) touches (empty for an empty selection), given
+    the tokens' sorted spans; the selection's counterpart of `token_at_caret`.
+
+    >>> starts, ends = np.array([0, 4, 9]), np.array([4, 9, 10])  # "Comb" "ining" "."
+    >>> tokens_in_selection(starts, ends, 2, 5), tokens_in_selection(starts, ends, 4, 9)
+    (range(0, 2), range(1, 2))
+    >>> tokens_in_selection(starts, ends, 5, 5)
+    range(0, 0)
+    """
+    if end <= start:
+        return range(0)
+    first = int(ends.searchsorted(start, side="right"))
+    last = int(starts.searchsorted(end, side="left"))
+    return range(first, max(first, last))

@@ -1,7 +1,8 @@
 """The token-id view: one row per token (index, id, text, bytes), linked to the editor through the
 state's hovered token and caret: hover a row and the token lights up in the text, hover the text
-and the row is shown; otherwise the current row is the token at the caret (`state.caret`, by
-`core.analysis.caret`'s rule, the one the merge tree and the inspector follow). A model over the
+and the row is shown; otherwise the rows of the tokens the selection touches are selected, or
+without a selection the token at the caret's (`state.caret`, by `core.analysis.caret`'s rule, the
+one the merge tree and the inspector follow). A model over the
 result's arrays, so a 300,000-token book costs nothing until scrolled.
 
 The view follows the text a moment behind the editor (and not at all while hidden): refreshing its
@@ -10,9 +11,10 @@ visible rows costs a few milliseconds that a keystroke's repaint should not wait
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QItemSelection, Qt, QTimer
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
+from tokexplorer.core.analysis.caret import tokens_in_selection
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.gui.widgets.table_model import (ALIGNMENT, BACKGROUND, DISPLAY, RIGHT, TOOLTIP, TableModel,
@@ -99,6 +101,7 @@ class TokenTable(QTableView):
         state.tokenized.connect(self._on_tokenized)
         state.hovered_changed.connect(self._on_hovered)
         state.caret_changed.connect(lambda _: self._on_hovered(state.hovered))
+        state.selection_changed.connect(lambda *_: self._on_hovered(state.hovered))
 
     def _current(self) -> bool:
         """Whether the rows are those of the state's result (they lag it by the timer)."""
@@ -138,15 +141,22 @@ class TokenTable(QTableView):
             self.state.set_hovered(index.row())
 
     def _on_hovered(self, row: int) -> None:
-        """Show the hovered token's row, or when none is hovered the caret's."""
-        if row < 0:
-            row = self.state.caret
-        if row < 0 or self.underMouse() or not self._current():
+        """Show the hovered token's row, or when none is hovered the selection's rows (the first
+        current), or without a selection the caret's."""
+        rows = range(row, row + 1)
+        if row < 0 and self.state.result is not None:
+            encoding = self.state.result.encoding
+            rows = tokens_in_selection(encoding.starts, encoding.ends, *self.state.selection)
+            if not rows and self.state.caret >= 0:
+                rows = range(self.state.caret, self.state.caret + 1)
+        if not rows or self.underMouse() or not self._current():
             return
-        index = self.model().index(row, 0)
-        self.scrollTo(index, QAbstractItemView.ScrollHint.PositionAtCenter)
-        self.selectionModel().setCurrentIndex(
-            index, self.selectionModel().SelectionFlag.ClearAndSelect | self.selectionModel().SelectionFlag.Rows)
+        model, flags = self.model(), self.selectionModel().SelectionFlag
+        self.scrollTo(model.index(rows[0], 0), QAbstractItemView.ScrollHint.PositionAtCenter)
+        self.selectionModel().setCurrentIndex(model.index(rows[0], 0), flags.ClearAndSelect | flags.Rows)
+        if len(rows) > 1:
+            self.selectionModel().select(QItemSelection(model.index(rows[1], 0), model.index(rows[-1], 0)),
+                                         flags.Select | flags.Rows)
 
     def leaveEvent(self, event) -> None:
         super().leaveEvent(event)
