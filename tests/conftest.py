@@ -3,6 +3,7 @@ hypothesis budget of the whole suite (profiles below, chosen by TOKEXPLORER_HYPO
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 from pathlib import Path
@@ -32,6 +33,8 @@ def _find_corpora() -> Path | None:
 
 
 CORPORA = _find_corpora()
+SEEDS = next((p / "shared" / "seeds" for p in Path(__file__).resolve().parents
+              if (p / "shared" / "seeds").is_dir()), None)
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
 
 
@@ -43,6 +46,26 @@ def corpora() -> Path:
             pytest.fail("the corpora folder ../shared/corpora is missing (set TOKEXPLORER_CORPORA)")
         pytest.skip("the corpora folder ../shared/corpora is missing")
     return CORPORA
+
+
+@pytest.fixture(scope="session")
+def seeds() -> dict[str, str]:
+    """The lecture's five notebooks (../shared/seeds) by their prefix, "000" to "004": test data
+    holding texts tokexplorer may not ship. Like the corpora, CI requires them."""
+    if SEEDS is None:
+        if os.environ.get("TOKEXPLORER_REQUIRE_CORPORA"):
+            pytest.fail("the lecture notes ../shared/seeds are missing")
+        pytest.skip("the lecture notes ../shared/seeds are missing")
+    return {path.name[:3]: path.read_text(encoding="utf-8") for path in sorted(SEEDS.glob("*.txt"))}
+
+
+@pytest.fixture(scope="session")
+def lecture_article(seeds) -> str:
+    """The blog article the lecture trains its 20 merges on, as notebook 000 spells it."""
+    notebook = seeds["000"]
+    start = notebook.index('text = """A Programmer')
+    end = notebook.index('"""', start + len('text = """')) + 3
+    return ast.literal_eval(notebook[start + len("text = "):end])
 
 
 @pytest.fixture(scope="session")

@@ -4,19 +4,15 @@ numbers; on our own texts, values worked out by hand."""
 
 from __future__ import annotations
 
-import ast
 import io
 import json
 import re
 import sys
-from pathlib import Path
 
 import pytest
 
 from tokexplorer.cli.main import main
 from tokexplorer.core.analysis.bpe_by_hand import BpeByHand, pair_counts, sorted_counts
-
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -26,30 +22,19 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def notebook() -> str:
+def notebook(seeds) -> str:
     """The first lecture notebook (the one that builds the GPT tokenizer)."""
-    notes = sorted(SEEDS.glob("000_*.txt"))
-    if not notes:
-        pytest.skip("the lecture notes ../shared/seeds/000_*.txt are missing (the lecture's texts are not shipped)")
-    return notes[0].read_text("utf-8")
+    return seeds["000"]
 
 
 @pytest.fixture(scope="module")
-def article(notebook) -> str:
-    """The Unicode article the lecture trains on (`text = \"\"\"A Programmer's ...\"\"\"`)."""
-    start = notebook.index('text = """A Programmer')
-    end = notebook.index('"""', start + 10) + 3
-    return ast.literal_eval(notebook[start + len("text = "):end])
-
-
-@pytest.fixture(scope="module")
-def opening(article) -> str:
+def opening(lecture_article) -> str:
     """The article's opening, the lecture's first text ('Ｕｎｉｃｏｄｅ! ...' to '... Unicode’s inception.').
     subtle: its copy in the notes lost the zero-width non-joiners between the flag letters, which
     the notebook's byte list (226, 128, 140) and counts keep; the article's copy has them."""
-    start = article.index("Ｕｎｉｃｏｄｅ!")
-    end = article.index("Unicode’s inception.") + len("Unicode’s inception.")
-    return article[start:end]
+    start = lecture_article.index("Ｕｎｉｃｏｄｅ!")
+    end = lecture_article.index("Unicode’s inception.") + len("Unicode’s inception.")
+    return lecture_article[start:end]
 
 
 def test_lecture_first_table_and_merge_on_the_opening(capsys, tmp_path, notebook, opening):
@@ -77,13 +62,13 @@ def test_lecture_first_table_and_merge_on_the_opening(capsys, tmp_path, notebook
     assert lesson.sequence(len(tokens2)) == tokens2 and 256 in tokens2
 
 
-def test_lecture_twenty_merges_on_the_article(capsys, tmp_path, notebook, article):
+def test_lecture_twenty_merges_on_the_article(capsys, tmp_path, notebook, lecture_article):
     """'merging (101, 32) into a new token 256' ... '(259, 256) into a new token 275', then
     'tokens length: 24597', 'ids length: 19438', 'compression ratio: 1.27X'."""
     merges = [[int(a), int(b)] for a, b in re.findall(r"merging \((\d+), (\d+)\) into a new token", notebook)][:20]
     assert len(merges) == 20
     source = tmp_path / "article.txt"
-    source.write_text(article, "utf-8")
+    source.write_text(lecture_article, "utf-8")
     code, out, _ = run(capsys, "lesson", "bpe", "--file", source, "--merges", 20, "--json")
     answer = json.loads(out)
     assert code == 0 and [s["pair"] for s in answer["steps"]] == merges

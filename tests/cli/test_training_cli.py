@@ -13,9 +13,6 @@ from tokexplorer.cli.main import main
 from tokexplorer.core.training import bpe as bpe_training
 from tokexplorer.core.registry import load_tokenizer
 
-SEEDS = Path(__file__).resolve().parents[2].parent / "shared" / "seeds"
-
-
 def run(capsys, *argv: str) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -23,19 +20,14 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 
 
 @pytest.fixture(scope="module")
-def lecture_notebook() -> str:
-    notes = sorted(SEEDS.glob("*.txt"))
-    if not notes:
-        pytest.skip("the lecture notes ../shared/seeds are missing")
-    return notes[0].read_text("utf-8")
+def lecture_notebook(seeds) -> str:
+    return seeds["000"]
 
 
-def test_lecture_twenty_merges_on_the_unicode_article(tmp_path, capsys, lecture_notebook):
+def test_lecture_twenty_merges_on_the_unicode_article(tmp_path, capsys, lecture_notebook, lecture_article):
     """The lecture trains 20 merges (vocab 276, bytes only) on the Unicode article and prints
     'merging (101, 32) into a new token 256' ... and 'compression ratio: 1.27X' (24597 -> 19438)."""
-    start = lecture_notebook.index('text = """A Programmer')
-    end = lecture_notebook.index('"""', start + 10) + 3
-    article = ast.literal_eval(lecture_notebook[start + len("text = "):end])
+    article = lecture_article
     expected = [tuple(map(int, m)) for m in re.findall(r"merging \((\d+), (\d+)\) into a new token", lecture_notebook)][:20]
     corpus = tmp_path / "unicode.txt"
     corpus.write_text(article, "utf-8")

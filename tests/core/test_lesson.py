@@ -7,9 +7,7 @@ notebook's output."""
 from __future__ import annotations
 
 import ast
-import os
 import re
-from pathlib import Path
 
 import pytest
 
@@ -20,25 +18,6 @@ from tokexplorer.core.registry import builtin_names, get_builtin
 from tokexplorer.core.tokenizer import TokexplorerError
 
 STEPS = all_steps()
-
-
-def _find_seeds() -> Path | None:
-    for parent in Path(__file__).resolve().parents:
-        candidate = parent / "shared" / "seeds"
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
-@pytest.fixture(scope="session")
-def seeds() -> dict[str, str]:
-    """The five notebooks by their prefix ("000" to "004"); like the corpora, required in CI."""
-    folder = _find_seeds()
-    if folder is None:
-        if os.environ.get("TOKEXPLORER_REQUIRE_CORPORA"):
-            pytest.fail("the lecture notes ../shared/seeds are missing")
-        pytest.skip("the lecture notes ../shared/seeds are missing")
-    return {path.name[:3]: path.read_text(encoding="utf-8") for path in sorted(folder.glob("*.txt"))}
 
 
 def _between(text: str, start: str, end: str, after: str = "") -> str:

@@ -6,8 +6,6 @@ emits the step and its text."""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
 
 import pytest
 
@@ -19,17 +17,6 @@ from tokexplorer.gui.services.server_link import ServerLink
 from tokexplorer.gui.state import AppState
 
 STEPS = all_steps()
-
-
-def _article() -> str | None:
-    """The article the lecture trained on, as its notebook 000 spells it (test data, not shipped)."""
-    for parent in Path(__file__).resolve().parents:
-        seeds = list((parent / "shared" / "seeds").glob("000_*.txt"))
-        if seeds:
-            notebook = seeds[0].read_text(encoding="utf-8")
-            start = notebook.index('text = """', notebook.index("Full tokenizer training text")) + len('text = """')
-            return ast.literal_eval('"""' + notebook[start:notebook.index('"""', start)] + '"""')
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -89,10 +76,8 @@ def test_the_numbers_a_student_checks(qtbot, view):
     assert view.status.text() == "2 of 2 of the lecture's numbers agree on this text."
 
 
-def test_a_step_on_your_text_agrees_once_the_lectures_text_is_pasted(qtbot, view):
-    article = _article()
-    if article is None:
-        pytest.skip("the lecture notes ../shared/seeds are missing")
+def test_a_step_on_your_text_agrees_once_the_lectures_text_is_pasted(qtbot, view, lecture_article):
+    article = lecture_article
     show(qtbot, view, "bpe/twenty-merges")
     assert view.yours_row.isVisible()
     assert [row[0] for row in view.shown_rows()] == ["✗"] * 4  # the UDHR stand-in is not the article
