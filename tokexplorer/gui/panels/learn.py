@@ -134,6 +134,8 @@ class LearnView(QWidget):
 
         self.previous_button = QPushButton("◀ Previous")
         self.previous_button.setObjectName("learn_previous")
+        self.previous_button.setToolTip("The step before this one (at a chapter's start, the last step of "
+                                        "the chapter before)")
         self.previous_button.clicked.connect(self.previous_step)
         self.load_button = QPushButton("Load This Step")
         self.load_button.setObjectName("learn_load")
@@ -142,6 +144,7 @@ class LearnView(QWidget):
         self.load_button.clicked.connect(self.load_step)
         self.next_button = QPushButton("Next ▶")
         self.next_button.setObjectName("learn_next")
+        self.next_button.setToolTip("The next step of the lesson")
         self.next_button.clicked.connect(self.next_step)
         buttons = QHBoxLayout()
         buttons.addWidget(self.previous_button)
