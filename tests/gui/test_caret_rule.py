@@ -6,6 +6,7 @@ and the inspector's all name the same token."""
 from __future__ import annotations
 
 from tokexplorer.core.registry import get_builtin
+from tokexplorer.gui.panels import token_ids
 
 from .helpers import wait_settled
 
@@ -74,3 +75,17 @@ def test_a_selection_selects_the_rows_of_the_tokens_it_touches(qtbot, window):
     cursor.setPosition(4)  # the selection gone: the caret's token again, "ining" at the boundary
     window.editor.setTextCursor(cursor)
     qtbot.waitUntil(lambda: selected() == [1], timeout=5_000)
+
+
+def test_a_selection_of_very_many_tokens_selects_only_the_first_row(qtbot, window):
+    """Qt draws a selected range row by row: a select-all on a book selected 300,000 rows and
+    took seconds, so past SELECTED_ROWS tokens only the first token's row is selected."""
+    window.show_view("ids")
+    window.state.set_tokenizer("cl100k_base")
+    window.documents.set_text("word " * (token_ids.SELECTED_ROWS + 50))
+    wait_settled(qtbot, window)
+    table = window.token_table
+    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    window.editor.selectAll()
+    qtbot.waitUntil(lambda: [i.row() for i in table.selectionModel().selectedRows()] == [0], timeout=5_000)
+    assert table.currentIndex().row() == 0

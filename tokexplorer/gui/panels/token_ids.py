@@ -23,6 +23,9 @@ from tokexplorer.gui.state import AppState
 from tokexplorer.server.tokenized import Tokenized
 
 
+SELECTED_ROWS = 1000  # a selection touching more tokens selects only the first one's row
+
+
 class TokenTableModel(TableModel):
     """The state's result, a row per token: index, id, text (on the token's colour), bytes."""
 
@@ -151,12 +154,15 @@ class TokenTable(QTableView):
                 rows = range(self.state.caret, self.state.caret + 1)
         if not rows or self.underMouse() or not self._current():
             return
-        model, flags = self.model(), self.selectionModel().SelectionFlag
-        self.scrollTo(model.index(rows[0], 0), QAbstractItemView.ScrollHint.PositionAtCenter)
-        self.selectionModel().setCurrentIndex(model.index(rows[0], 0), flags.ClearAndSelect | flags.Rows)
-        if len(rows) > 1:
-            self.selectionModel().select(QItemSelection(model.index(rows[1], 0), model.index(rows[-1], 0)),
-                                         flags.Select | flags.Rows)
+        model, selection, flags = self.model(), self.selectionModel(), self.selectionModel().SelectionFlag
+        first = model.index(rows[0], 0)
+        self.scrollTo(first, QAbstractItemView.ScrollHint.PositionAtCenter)
+        selection.setCurrentIndex(first, flags.NoUpdate)
+        # subtle: Qt's table goes through a selected range row by row when it draws it (a
+        # select-all on a book asked the model its size 1.2 million times: 11 s); past
+        # SELECTED_ROWS tokens only the first row is selected.
+        last = rows[-1] if len(rows) <= SELECTED_ROWS else rows[0]
+        selection.select(QItemSelection(first, model.index(last, model.columnCount() - 1)), flags.ClearAndSelect)
 
     def leaveEvent(self, event) -> None:
         super().leaveEvent(event)
