@@ -248,7 +248,9 @@ class MainWindow(QMainWindow):
         self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
         tb.addWidget(self.policy_box)
         tb.addSeparator()
-        tb.addActions([self.compare_action, self.whitespace_action, self.dark_action])
+        # Dark Theme is in the View menu only: with it the bars overflowed a 1024 px wide window
+        # (a 2560 px screen at 200 %) and it went behind the » extension.
+        tb.addActions([self.compare_action, self.whitespace_action])
         self.view_menu.addAction(tb.toggleViewAction())
         self._fill_tokenizers()
 

@@ -1,0 +1,48 @@
+"""The tool bars at a small window (issue 33): at 200 % a 2560 px screen gives the window 1024
+logical pixels, and the last tool bar's last button (Dark Theme) went behind the » extension."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QAction
+from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidgetAction
+
+
+def extension_buttons(bar: QToolBar) -> list[QToolButton]:
+    return [b for b in bar.findChildren(QToolButton) if b.objectName() == "qt_toolbar_ext_button"]
+
+
+def menu_actions(menu: QMenu) -> set[QAction]:
+    """Every action of a menu and of its sub-menus."""
+    found = set()
+    for action in menu.actions():
+        found.add(action)
+        if action.menu() is not None:
+            found |= menu_actions(action.menu())
+    return found
+
+
+def test_every_tool_bar_action_shows_in_a_1024_px_window(window, qtbot):
+    window.resize(1024, 576)
+    QApplication.processEvents()
+    assert window.width() == 1024
+    bars = [bar for bar in window.findChildren(QToolBar) if bar.isVisible()]
+    assert {bar.objectName() for bar in bars} == {"workspace_toolbar", "tokenizer_toolbar"}
+    for bar in bars:
+        assert bar.geometry().right() < window.width()
+        hidden = [a.text() or bar.widgetForAction(a).objectName() for a in bar.actions()
+                  if not a.isSeparator() and not bar.widgetForAction(a).isVisible()]
+        assert hidden == [], bar.objectName()
+        assert not any(b.isVisible() for b in extension_buttons(bar)), bar.objectName()
+
+
+def test_every_tool_bar_button_is_in_a_menu_too(window):
+    """What a tool bar does, a menu does too: hidden tool bars (View menu) lose nothing."""
+    in_menus = set()
+    for action in window.menuBar().actions():
+        if action.menu() is not None:
+            in_menus |= menu_actions(action.menu())
+    buttons = [a for bar in window.findChildren(QToolBar) for a in bar.actions()
+               if not a.isSeparator() and not isinstance(a, QWidgetAction)]
+    assert {a.text() for a in buttons} >= {"Explore", "Chat", "&Compare Tokenizers", "Show &Whitespace"}
+    assert [a.text() for a in buttons if a not in in_menus] == []
+    assert window.dark_action in in_menus
