@@ -355,10 +355,44 @@ def test_the_notes_take_only_the_lines_they_need(qtbot, make_window, app_font, s
     need, shown, rows = show(0, 3, 320)  # a zero-width space: one note
     assert "ZERO WIDTH SPACE" in panel.notes.text() and need == 1
     assert shown == 1  # the tree has the rest
-    need, shown, rows = show(14, 414, 520)  # a long Myanmar selection: four lines of notes
+    # a long Myanmar selection: four lines of notes, in a dock with room for them after Python's
+    # lists (which keep their NUMBERS_LINES lines: they never give way)
+    need, shown, rows = show(14, 414, 600)
     assert need > inspector.NOTES_LINES and shown == inspector.NOTES_LINES and rows >= inspector.TREE_ROWS
     need, shown, rows = show(14, 414, 300)  # a short dock
     assert rows < inspector.TREE_ROWS + 1 and shown == 1  # the notes gave way to the tree
+
+
+@pytest.mark.parametrize("scale", [1.0, 1.5, 2.0])
+def test_pythons_lists_keep_their_lines_in_a_small_window(qtbot, make_window, app_font, scale, corpora):
+    """In a 1024 x 576 window (a 2560 px screen at 200 %) the Explore workspace's inspector dock
+    has room for the byte strip's row and little more: the lists Python prints (and the tokens'
+    line) keep the lines their text needs, up to NUMBERS_LINES, and the parts scroll as a whole to
+    show them. (The splitter squeezed them to 1 px.)"""
+    app_font(scale)
+    window = make_window()
+    window.resize(1024, 576)
+    window.workspaces.switch("Explore")
+    window.show_view("inspector")
+    panel = window.inspector
+    window.state.set_tokenizer("cl100k_base")
+    myanmar = (corpora / "multilingual/udhr/udhr_mya.txt").read_text("utf-8")[:60]
+    window.documents.set_text(myanmar + " مرحبا 👋🏽 你好")
+    wait_settled(qtbot, window)
+    assert select_code_points(window, 0, 24)
+    qtbot.waitUntil(lambda: panel.up_to_date and panel.info is not None)
+    QApplication.processEvents()
+    assert panel.body.height() < panel.split.height()  # the dock is too short for the parts: they scroll
+    line = panel.numbers.fontMetrics().lineSpacing()
+    need = panel.numbers.heightForWidth(panel.split.width())
+    assert need > 2 * line  # the three lists and the tokens, wrapped
+    assert panel.numbers_area.height() >= min(need, inspector.NUMBERS_LINES * line)
+    panel.body.ensureWidgetVisible(panel.numbers_area, 0, 0)
+    QApplication.processEvents()
+    shown = panel.numbers_area.visibleRegion().boundingRect()
+    assert shown.height() >= panel.numbers.fontMetrics().height()
+    assert panel.strip_area.height() >= panel.strip.row_height()  # the strip keeps its row
+    assert panel.tree.height() >= panel.tree.header().height() + inspector.TREE_MIN_ROWS * panel.tree.sizeHintForRow(0)
 
 
 def test_numbers_as_python_prints_them(inspect, qtbot):

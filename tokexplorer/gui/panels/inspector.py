@@ -7,7 +7,8 @@ shows as a bar inside its group) and a tooltip per byte naming its token (double
 editor goes to that token); the code points grouped by grapheme cluster (glyph, U+XXXX, name,
 category, script, UTF-8, UTF-16, UTF-32, tokens); the normal forms that differ and the code
 points called out by name (as many lines as they need, up to NOTES_LINES, fewer in a short dock:
-the tree keeps its room); a box that decodes ids typed into it, or looks one up, or looks up
+the tree keeps its room; a dock too short for one row of the strip, Python's lists and a few rows
+of the tree scrolls them as a whole); a box that decodes ids typed into it, or looks one up, or looks up
 characters as Python's chr and ord do (`104`, `U+0068`, `h`, `'h'`: the rules are
 `core.id_lookup`'s), in the current tokenizer (the tokenizing server answers: `DecodeIds`; an
 answer for an older box or tokenizer is dropped).
@@ -73,8 +74,9 @@ FOLLOW_EDITS_MS = 120
 HOVER_MS = 250  # the mouse rests this long on a token before the inspector shows it
 LEAVE_MS = 150  # the mouse is off the tokens this long before the selection shows again
 NOTES_LINES = 3  # the notes take the lines their text needs, up to this many (then they scroll)
-NUMBERS_LINES = 4  # so do the tokens and Python's lists, after the notes
+NUMBERS_LINES = 4  # so do the tokens and Python's lists, before the notes (they never give way)
 TREE_ROWS = 4  # rows of the code-point tree that the notes give way to in a short dock
+TREE_MIN_ROWS = 2  # rows of the tree kept however short the dock (then the parts scroll as a whole)
 
 
 def glyph(char: str, kinds: list[str]) -> str:
@@ -282,6 +284,16 @@ class StripArea(QScrollArea):
         return QSize(super().sizeHint().width(), self.minimumSizeHint().height())
 
 
+class PartsSplitter(QSplitter):
+    """The inspector's splitter, saying when it has its new size (and shared it out)."""
+
+    resized = Signal()
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
+
+
 class InspectorPanel(QWidget):
     """The inspector dock's widget; see the module docstring."""
 
@@ -310,6 +322,7 @@ class InspectorPanel(QWidget):
         self.summary.setObjectName("inspector_summary")
         self.summary.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
+        self.summary.setWordWrap(True)  # a narrow dock (683 px at 200 % on a 1366 px screen) wraps it
         self.copy_text_button = QPushButton("Copy Text")
         self.copy_text_button.setToolTip("Copy what the inspector shows as a plain-text table")
         self.copy_text_button.clicked.connect(self.copy_text)
@@ -398,24 +411,33 @@ class InspectorPanel(QWidget):
         numbers_area.setFrameShape(QScrollArea.Shape.NoFrame)
         numbers_area.setWidget(self.numbers)
         numbers_area.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.split = split = QSplitter(Qt.Orientation.Vertical)
+        self.split = split = PartsSplitter(Qt.Orientation.Vertical)
         split.addWidget(strip_area)
         split.addWidget(numbers_area)
         split.addWidget(self.tree)
         split.addWidget(notes_area)
         split.setStretchFactor(2, 1)
-        split.setCollapsible(0, False)
-        # A short dock shows less of them, not a tall window. subtle: a minimum of 0 means "use
-        # the minimum size hint" (a tree's is ~100 px); 1 lets the splitter shrink them away.
+        split.setChildrenCollapsible(False)
+        # subtle: a minimum of 0 means "use the minimum size hint" (a tree's is ~100 px); each
+        # part's minimum is set by `_fit_notes` from its font and its text.
         for part in (numbers_area, self.tree, notes_area):
             part.setMinimumHeight(1)
         # The tree takes the rest; the notes, what their text needs (`_fit_notes`).
         line = self.fontMetrics().lineSpacing()
         split.setSizes([strip_area.sizeHint().height(), NUMBERS_LINES * line, 400, line])
+        split.resized.connect(self._fit_notes)
+        # A dock shorter than the parts' minimums scrolls them as a whole: at 200 % a 1024 x 576
+        # window leaves the dock room for the strip only, and the splitter squeezed the lists
+        # Python prints to nothing. The summary and the decode box stay in view.
+        self.body = body = QScrollArea()
+        body.setObjectName("inspector_body")
+        body.setWidgetResizable(True)
+        body.setFrameShape(QScrollArea.Shape.NoFrame)
+        body.setWidget(split)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(4, 4, 4, 4)
         layout.addLayout(top)
-        layout.addWidget(split, 1)
+        layout.addWidget(body, 1)
         layout.addWidget(self.decode_box)
         layout.addWidget(self.decoded)
 
@@ -576,37 +598,44 @@ class InspectorPanel(QWidget):
         super().showEvent(event)
         self._timer.start(0)
 
-    def resizeEvent(self, event) -> None:
-        super().resizeEvent(event)  # the splitter has its new height already (the layout's turn came first)
-        self._fit_notes()
-
     def changeEvent(self, event) -> None:
         super().changeEvent(event)
         if event.type() == QEvent.Type.FontChange:
             self._fit_notes()
 
     def _fit_notes(self) -> None:
-        """Give the notes the lines their text needs (up to NOTES_LINES), then the tokens and
-        Python's lists theirs (up to NUMBERS_LINES), and the tree the rest; in a short dock, or at
-        a large font, the notes and the lists give way first (down to one line each, scrolling)
-        while the tree has fewer than TREE_ROWS rows."""
+        """Give the tokens and Python's lists the lines their text needs (up to NUMBERS_LINES,
+        then they scroll), the notes theirs (up to NOTES_LINES), and the tree the rest; in a short
+        dock, or at a large font, the notes give way first (down to one line, scrolling) while the
+        tree has fewer than TREE_ROWS rows. Those lines (one of the notes), the tree's header with
+        TREE_MIN_ROWS rows and one row of the strip are the parts' minimums: a dock shorter than
+        them all scrolls the parts as a whole (`body`)."""
         split = self.split
         if split.width() <= 0:
             return
-        strip, numbers, tree, notes = split.sizes()
-        room = numbers + tree + notes
         line = self.notes.fontMetrics().lineSpacing()
         row = max(self.tree.sizeHintForRow(0), self.tree.fontMetrics().height())
-        keep = self.tree.header().sizeHint().height() + TREE_ROWS * row + 2 * self.tree.frameWidth()
-        notes = 0
-        if not self.notes_area.isHidden():
-            want = min(self.notes.heightForWidth(split.width()), NOTES_LINES * line)
-            notes = max(min(want, room - keep), min(want, line))
+        header = self.tree.header().sizeHint().height() + 2 * self.tree.frameWidth()
+        tree_least = header + TREE_MIN_ROWS * row
+        self.tree.setMinimumHeight(tree_least)
         numbers = 0
         if not self.numbers_area.isHidden():
-            want = min(self.numbers.heightForWidth(split.width()), NUMBERS_LINES * line)
-            numbers = max(min(want, room - keep - notes), min(want, line))
-        split.setSizes([strip, numbers, room - notes - numbers, notes])
+            numbers = min(self.numbers.heightForWidth(split.width()), NUMBERS_LINES * line)
+            self.numbers_area.setMinimumHeight(max(numbers, 1))
+        notes_want = 0
+        if not self.notes_area.isHidden():
+            notes_want = min(self.notes.heightForWidth(split.width()), NOTES_LINES * line)
+            self.notes_area.setMinimumHeight(max(min(notes_want, line), 1))
+        if split.height() < split.minimumSizeHint().height():
+            # subtle: the body would make the splitter as tall as the new minimums a few turns
+            # of the event loop later; asked now, the sizes below are shared out of that height.
+            # (Its resize calls this again, which finds the height enough.)
+            QApplication.sendEvent(self.body, QEvent(QEvent.Type.LayoutRequest))
+        strip, *parts = split.sizes()
+        room = sum(parts)  # the lists', the tree's and the notes'
+        keep = header + TREE_ROWS * row
+        notes = max(min(notes_want, room - keep - numbers), min(notes_want, line))
+        split.setSizes([strip, numbers, max(room - notes - numbers, tree_least), notes])
 
     def _on_palette(self, *_) -> None:
         self._palette = TokenPalette(self.state.dark, self.state.token_colours)
