@@ -8,8 +8,22 @@ hidden, those it lists are placed, tabbed, sized and the first of each group rai
 remembers how the user left it (`QMainWindow.saveState`, one per workspace in QSettings); Reset
 Layout goes back to the table's arrangement. The current workspace is remembered across runs.
 
+The window keeps its screen: a switch first hides the docks shown, then gives the window the size
+it had when this workspace was last left (else the size it had before the switch), then places the
+docks. The window grows only as far as the docks' minimum sizes need, never past the screen's
+available geometry: where even that does not fit, the minimum widths (or heights) of the views
+shown are lowered until it does (`fit_screen`). Qt's offscreen stand-in screen is not fitted
+(window_settings.real_screen).
+
 `bring_forward` shows a dock, raises it from behind a tab and gives it focus: the View menu's
 items, their shortcuts, `MainWindow.show_view` and `--view` all go through it.
+
+`show_for_step` is how a Learn step's view comes forward, under one rule: a view the workspace
+holds is brought forward; a dock of a workspace that shows the text beside it (the inspector, Token
+IDs, Chunks: Explore's) is shown here as a guest, a tab in the workspace's first tab group, until
+the next step is loaded or the workspace is left, and is never saved in its layout; a view that
+has a workspace to itself (Compare, Train, Chat) takes the window there. It answers with one
+sentence saying which happened, for the Learn view and the status bar.
 
 It creates no view: the window makes the docks and names them in `window.views`. A name the table
 lists that the window lacks is skipped, so a view added later joins a workspace by its name here
@@ -20,15 +34,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QObject, Qt, Signal
+from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, QSize, Qt, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QWidget
 
 from tokexplorer.gui import settings as keys
+from tokexplorer.gui.window_settings import fitted, real_screen
 
 AREAS = {"left": Qt.DockWidgetArea.LeftDockWidgetArea, "right": Qt.DockWidgetArea.RightDockWidgetArea,
          "bottom": Qt.DockWidgetArea.BottomDockWidgetArea}
 LAYOUT_VERSION = 1  # saveState's version: a layout saved by an older table is not restored
+FLOOR = 160  # px: a view's minimum width or height is never lowered below this to fit a screen
 
 
 @dataclass(frozen=True)
@@ -100,6 +116,13 @@ def focus_target(widget: QWidget) -> QWidget:
     return widget
 
 
+def minimum(view: QWidget, across: bool) -> int:
+    """A view's minimum width (`across`) or height: the one set on it, else its own hint."""
+    if across:
+        return view.minimumWidth() or view.minimumSizeHint().width()
+    return view.minimumHeight() or view.minimumSizeHint().height()
+
+
 class Workspaces(QObject):
     """Applies `WORKSPACES` to a main window and keeps each one's layout in `settings`.
 
@@ -126,6 +149,9 @@ class Workspaces(QObject):
         self.reset_action = QAction("Reset &Layout", self)
         self.reset_action.setStatusTip("Put this workspace's views back where they start")
         self.reset_action.triggered.connect(self.reset)
+        self.sizes: dict[str, QSize] = {}  # workspace name -> the window's size when it was last left
+        self.guest: QDockWidget | None = None  # a step's view shown here for the step (show_for_step)
+        self._lowered: set[QWidget] = set()  # views whose minimum size fit_screen lowered
 
     # --- the window's docks --------------------------------------------------------------
 
@@ -167,6 +193,43 @@ class Workspaces(QObject):
         dock.raise_()
         focus_target(dock.widget()).setFocus(Qt.FocusReason.OtherFocusReason)
 
+    # --- a Learn step's view -------------------------------------------------------------
+
+    def show_for_step(self, view: str) -> str:
+        """Bring a step's view (a name of `window.views`) forward under the module's rule: held
+        here, a guest tab, or a switch. Answers the sentence that says what happened ("" when the
+        view was here), also shown in the status bar."""
+        self.dismiss_guest()
+        dock = self.docks().get(view)
+        title = dock.windowTitle() if dock is not None else "The compare view"
+        if self.current is None or self.current.holds(view) or (dock is not None and not dock.isHidden()):
+            self.window.show_view(view)
+            return ""
+        home = next(ws for ws in self.workspaces if ws.holds(view))
+        here = self.current
+        host = next((d for g in here.groups for name in g.views
+                     if (d := self.docks().get(name)) is not None and not d.isHidden() and not d.isFloating()),
+                    None)
+        if dock is not None and home.text and not home.compare and here.text and host is not None:
+            self.window.tabifyDockWidget(host, dock)
+            self.bring_forward(dock)
+            self.guest = dock
+            said = (f"{title}, a view of the {home.name} workspace, is shown here as a tab for this "
+                    f"step; it leaves with the next step or the {here.name} workspace.")
+        else:
+            self.switch(home.name)
+            self.window.show_view(view)
+            said = (f"{title} is in the {home.name} workspace: the step opened there. {here.shortcut} "
+                    f"comes back to {here.name}.")
+        self.window.statusBar().showMessage(said, 10000)
+        return said
+
+    def dismiss_guest(self) -> None:
+        """The step's guest view leaves the workspace (hidden, as it was before the step)."""
+        if self.guest is not None:
+            self.guest.hide()
+            self.guest = None
+
     # --- switching -----------------------------------------------------------------------
 
     def names(self) -> list[str]:
@@ -182,12 +245,15 @@ class Workspaces(QObject):
         self._enter(ws)
 
     def switch(self, name: str) -> None:
-        """Show the workspace called `name`, as the user left it, else as the table has it."""
+        """Show the workspace called `name`, as the user left it, else as the table has it, in
+        the window's size of then, else of now."""
         ws = find_workspace(name, self.workspaces)
         if ws is self.current:
             self.actions[ws.name].setChecked(True)
             return
         self.save_layout()
+        if self.current is not None:
+            self.sizes[self.current.name] = self.window.size()
         self._enter(ws)
         self.window.compare.set_active(ws.compare)
 
@@ -206,25 +272,109 @@ class Workspaces(QObject):
         """View > Reset Layout: the current workspace as the table has it."""
         if self.current is None:
             return
+        self.guest = None  # arrange hides it with the rest
         self.settings.remove(keys.workspace_layout(self.current.name))
         self.arrange(self.current)
+        self.fit_screen(self.window.size())
         self.window.compare.set_active(self.current.compare)
 
     def save_layout(self) -> None:
-        """Keep how the current workspace looks now (called on a switch and when the window closes)."""
+        """Keep how the current workspace looks now (called on a switch and when the window
+        closes); a step's guest view leaves first, so the layout never keeps it."""
+        self.dismiss_guest()
         if self.current is not None:
             self.settings.setValue(keys.workspace_layout(self.current.name), self.window.saveState(LAYOUT_VERSION))
 
     def _enter(self, ws: Workspace) -> None:
+        w = self.window
+        size = self.sizes.get(ws.name, w.size())
+        # subtle: the docks of the workspace left go first, and the window takes its size before
+        # the new docks come: their minimums and those left behind would add up and hold it wide.
+        for dock in self.docks().values():
+            dock.hide()
+        self._restore_minimums()
         self.current = ws
-        self.window.centralWidget().setVisible(ws.text)
+        w.centralWidget().setVisible(ws.text)
+        if not (w.isMaximized() or w.isFullScreen()):
+            w.resize(size)
         self.settings.setValue(keys.WORKSPACE, ws.name)
         self.actions[ws.name].setChecked(True)
         layout = self.settings.value(keys.workspace_layout(ws.name))
         if not (isinstance(layout, QByteArray) and not layout.isEmpty()
-                and self.window.restoreState(layout, LAYOUT_VERSION)):
+                and w.restoreState(layout, LAYOUT_VERSION)):
             self.arrange(ws)
+        self.fit_screen(size)
         self.changed.emit(ws.name)
+
+    # --- the window within its screen ----------------------------------------------------
+
+    def fit_screen(self, size: QSize) -> None:
+        """Give the window `size`, or as near as the docks shown allow, inside the screen's
+        available geometry: minimum widths and heights too large for it are lowered (never below
+        FLOOR), the window moved to stay on the screen. A maximized window is left as it is."""
+        w = self.window
+        if w.isMaximized() or w.isFullScreen():
+            return
+        if not real_screen():
+            w.resize(size)
+            return
+        available = w.screen().availableGeometry()
+        frame = w.frameGeometry().size() - w.geometry().size()  # the title bar and borders
+        room = QSize(available.width() - frame.width(), available.height() - frame.height())
+        for across in (True, False):
+            self._lower_minimums(room, across)
+        self._settle()
+        w.resize(size.boundedTo(room).expandedTo(w.minimumSizeHint()).boundedTo(room))
+        w.move(fitted(w.frameGeometry(), available).topLeft())  # a window's pos is its frame's
+
+    def _lower_minimums(self, room: QSize, across: bool) -> None:
+        """Lower the minimum widths (`across`) or heights of the docks shown until the window's
+        minimum fits `room`; a few rounds, as tabbed and side-by-side docks count differently."""
+        w = self.window
+        areas = {AREAS["left"], AREAS["right"]} if across else {AREAS["bottom"]}
+        for _ in range(4):
+            self._settle()
+            need = w.minimumSizeHint()
+            excess = (need.width() - room.width()) if across else (need.height() - room.height())
+            shown = [d for d in self.docks().values()
+                     if not d.isHidden() and not d.isFloating() and w.dockWidgetArea(d) in areas]
+            if excess <= 0 or not shown:
+                return
+            cut = -(-excess // len({w.dockWidgetArea(d) for d in shown}))  # each area gives its part
+            lowered = False
+            for dock in shown:
+                view = dock.widget()
+                now = minimum(view, across)
+                if now > FLOOR:
+                    lowered = True
+                    self._lowered.add(view)
+                    if across:
+                        view.setMinimumWidth(max(FLOOR, now - cut))
+                    else:
+                        view.setMinimumHeight(max(FLOOR, now - cut))
+                    dock.layout().invalidate()
+            if not lowered:
+                return
+
+    def _settle(self) -> None:
+        """Lay the window out now, so its minimum size is that of the docks shown.
+
+        subtle: a dock shown may make its view then (gui/widgets/lazy_view.py), and a widget added
+        to a layout is shown by a queued call; a minimum changed inside a dock reaches the window's
+        layout only through posted layout requests, one level of widgets at a time."""
+        for dock in self.docks().values():
+            if not dock.isHidden():
+                for child in dock.widget().children():
+                    QCoreApplication.sendPostedEvents(child, QEvent.Type.MetaCall)
+        for _ in range(4):
+            self.window.layout().invalidate()
+            self.window.layout().activate()
+            QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
+
+    def _restore_minimums(self) -> None:
+        for view in self._lowered:
+            view.setMinimumSize(0, 0)  # the view's own minimum size hint again
+        self._lowered.clear()
 
     def arrange(self, ws: Workspace) -> None:
         """Place the workspace's docks as the table has it and hide every other dock."""
