@@ -320,3 +320,16 @@ def test_figures_follow_the_dark_theme(qtbot, window):
     assert set(light) == {"#ffffff"} and set(dark) == {"#1e1e1e"}
     axis = figures[0].plotItem.getAxis("left")
     assert axis.textPen().color().name() == "#dcdcdc"
+
+
+def test_a_training_run_before_plots_was_first_shown_is_plotted_when_it_is(qtbot, window):
+    """The Plots view is made when first shown: a run announced before then is not lost."""
+    assert not window.lazy_views["plots"].built
+    curve = CompressionCurve(100)
+    for merged in (10, 5):
+        curve.add(merged)
+    window.state.training_curve.emit(curve)
+    window.show_view("plots", switch=True)
+    assert window.lazy_views["plots"].built
+    xs, ys = window.plots.compression_tab.figure.curve_line.getData()
+    assert xs.tolist() == [1, 2] and ys.tolist() == curve.bytes_per_token

@@ -29,29 +29,22 @@ from tokexplorer.gui.services import crash
 from tokexplorer.gui.widgets.about import about_html
 from tokexplorer.gui.services.autosave import Autosave
 from tokexplorer.gui.editor.banner import Banner
-from tokexplorer.gui.panels.bpe_by_hand import BpeByHandView
 from tokexplorer.gui.panels.chunks import ChunkView
-from tokexplorer.gui.panels.glitch import GlitchView
 from tokexplorer.gui.widgets.colours import application_palette
 from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
+from tokexplorer.gui.widgets.lazy_view import LazyView
 from tokexplorer.gui.services.documents import Documents
 from tokexplorer.gui.editor.editor import TokenEditor
 from tokexplorer.gui.editor.find_bar import FindBar
 from tokexplorer.gui.panels.legend import Legend, token_colours_menu
-from tokexplorer.gui.panels.chat import ChatView
 from tokexplorer.gui.panels.compare import CompareView
 from tokexplorer.gui.panels.inspector import InspectorPanel
-from tokexplorer.gui.panels.learn import LearnView
-from tokexplorer.gui.panels.merge_tree import MergeTreePanel
-from tokexplorer.gui.panels.plots import PlotsPanel
 from tokexplorer.gui.panels.selection_counts import SelectionCountsLabel
 from tokexplorer.gui.panels.status_counts import BusyLabel, CountsLabel
-from tokexplorer.gui.panels.trace import TracePanel
 from tokexplorer.gui.panels.vocab import VocabPanel
 from tokexplorer.gui.editor.repaint_pacer import RepaintPacer
 from tokexplorer.gui.editor.selection import SelectionTracker
 from tokexplorer.gui.state import AppState
-from tokexplorer.gui.panels.training import TrainingPanel
 from tokexplorer.gui.panels.token_ids import TokenTable
 from tokexplorer.gui.services.training import SweepService, TrainingService
 from tokexplorer.gui.services.server_link import ServerLink
@@ -286,30 +279,82 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self.state)
         self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
                                          view="inspector", area=bottom)
-        self.merge_tree = MergeTreePanel(self.state)
-        self.trace = TracePanel(self.state)
-        self.chat = ChatView(self.state)
         self.sweep_service = SweepService(self)
-        self.plots = PlotsPanel(self.state, self.dialogs, self.sweep_service)
         self.training_service = TrainingService(self)
-        self.training_panel = TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
-        self.bpe_by_hand = BpeByHandView(self.state)
-        self.glitch = GlitchView(self.state)
-        self.learn = LearnView(self.state)
-        for title, name, widget, shortcut, view in (
-                ("Training", "training_dock", self.training_panel, "Ctrl+Shift+R", "training"),
-                ("Merge Tree", "merge_tree_dock", self.merge_tree, "Ctrl+Shift+T", "merges"),
-                ("Encode Trace", "trace_dock", self.trace, "Ctrl+Shift+E", "trace"),
-                ("Chat", "chat_dock", self.chat, "Ctrl+Shift+H", "chat"),
-                ("Plots", "plots_dock", self.plots, "Ctrl+Shift+G", "plots"),
-                ("BPE by Hand", "bpe_by_hand_dock", self.bpe_by_hand, "Ctrl+Shift+U", "bpe"),
-                ("Glitch Tokens", "glitch_dock", self.glitch, "Ctrl+Shift+J", "glitch"),
-                ("Learn", "learn_dock", self.learn, "Ctrl+Shift+N", "learn")):
-            self._dock(title, name, widget, shortcut, view=view, area=bottom)
+        # The views no workspace but Learn, Train and Chat shows are made when first shown (or
+        # first asked for, as `window.learn`): their imports (pyqtgraph, the lessons) and widgets
+        # are not paid for before the window appears. Each reads the state as it is when made.
+        self.lazy_views: dict[str, LazyView] = {}
+        for title, name, attr, shortcut, view, make in (
+                ("Training", "training_dock", "training_panel", "Ctrl+Shift+R", "training", self._make_training),
+                ("Merge Tree", "merge_tree_dock", "merge_tree", "Ctrl+Shift+T", "merges", self._make_merge_tree),
+                ("Encode Trace", "trace_dock", "trace", "Ctrl+Shift+E", "trace", self._make_trace),
+                ("Chat", "chat_dock", "chat", "Ctrl+Shift+H", "chat", self._make_chat),
+                ("Plots", "plots_dock", "plots", "Ctrl+Shift+G", "plots", self._make_plots),
+                ("BPE by Hand", "bpe_by_hand_dock", "bpe_by_hand", "Ctrl+Shift+U", "bpe", self._make_bpe_by_hand),
+                ("Glitch Tokens", "glitch_dock", "glitch", "Ctrl+Shift+J", "glitch", self._make_glitch),
+                ("Learn", "learn_dock", "learn", "Ctrl+Shift+N", "learn", self._make_learn)):
+            self.lazy_views[attr] = LazyView(make)
+            self._dock(title, name, self.lazy_views[attr], shortcut, view=view, area=bottom)
         self.merge_dock, self.trace_dock = self.views["merges"], self.views["trace"]
         self.chat_dock, self.plots_dock = self.views["chat"], self.views["plots"]
         self.training_dock = self.views["training"]
         self.views["compare"] = lambda: self.compare.set_active(True)
+
+    # --- the views made when first shown (imported here, not at the top, for that reason) ---
+
+    def __getattr__(self, name: str):
+        lazy = self.__dict__.get("lazy_views", {}).get(name)
+        if lazy is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        return lazy.view()
+
+    def _made(self, attr: str) -> bool:
+        return self.lazy_views[attr].built
+
+    def _make_training(self) -> QWidget:
+        from tokexplorer.gui.panels.training import TrainingPanel
+
+        return TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
+
+    def _make_merge_tree(self) -> QWidget:
+        from tokexplorer.gui.panels.merge_tree import MergeTreePanel
+
+        return MergeTreePanel(self.state)
+
+    def _make_trace(self) -> QWidget:
+        from tokexplorer.gui.panels.trace import TracePanel
+
+        return TracePanel(self.state)
+
+    def _make_chat(self) -> QWidget:
+        from tokexplorer.gui.panels.chat import ChatView
+
+        return ChatView(self.state)
+
+    def _make_plots(self) -> QWidget:
+        from tokexplorer.gui.panels.plots import PlotsPanel
+
+        return PlotsPanel(self.state, self.dialogs, self.sweep_service)
+
+    def _make_bpe_by_hand(self) -> QWidget:
+        from tokexplorer.gui.panels.bpe_by_hand import BpeByHandView
+
+        return BpeByHandView(self.state)
+
+    def _make_glitch(self) -> QWidget:
+        from tokexplorer.gui.panels.glitch import GlitchView
+
+        return GlitchView(self.state)
+
+    def _make_learn(self) -> QWidget:
+        from tokexplorer.gui.panels.learn import LearnView
+
+        learn = LearnView(self.state)
+        learn.step_opened.connect(
+            lambda step, text: self.documents.open_step(step, text) and step.view in self.views
+            and self.show_view(step.view))
+        return learn
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
               area=Qt.DockWidgetArea.RightDockWidgetArea) -> QDockWidget:
@@ -349,9 +394,6 @@ class MainWindow(QMainWindow):
         self.service.failed.connect(self._on_failed)
         self.service.busy.connect(s.set_busy)
         s.tokenizer_changed.connect(self._on_tokenizer_changed)
-        self.learn.step_opened.connect(
-            lambda step, text: self.documents.open_step(step, text) and step.view in self.views
-            and self.show_view(step.view))
         s.tokenizers_changed.connect(self._fill_tokenizers)
         s.policy_changed.connect(self._on_policy_changed)
         # A new result answers an earlier error (a bad file, a refused text): it has gone.
@@ -512,7 +554,8 @@ class MainWindow(QMainWindow):
         QThreadPool.globalInstance().waitForDone(msecs)
 
     def closeEvent(self, event) -> None:
-        if not (self.training_panel.may_close() and self.plots.may_close() and self.documents.maybe_save()):
+        if not ((not self._made("training_panel") or self.training_panel.may_close())
+                and (not self._made("plots") or self.plots.may_close()) and self.documents.maybe_save()):
             event.ignore()
             return
         self.window_settings.save()

@@ -77,6 +77,8 @@ class AppState(QObject):
         self.bidi_controls: tuple[int, ...] = ()  # in the text's order
         self._caret_of: Tokenized | None = None  # the result `caret` indexes
         self.marked = -1
+        self.last_training_curve = None  # the last `training_curve`, for a view made after it came
+        self.training_curve.connect(lambda curve: setattr(self, "last_training_curve", curve))
 
     def set_tokenizer(self, name: str) -> None:
         if name != self.tokenizer:

@@ -135,6 +135,7 @@ class MergeTreePanel(QWidget):
         state.tokenized.connect(lambda _: self._show_marked_count())
         state.dark_changed.connect(lambda _: self.tree is not None and self._draw(self.tree))
         state.token_colours_changed.connect(lambda _: self.tree is not None and self._draw(self.tree))
+        self._on_caret(state.caret)  # made after the caret moved (the window makes it when first shown)
 
     def sizeHint(self) -> QSize:
         return QSize(640, 340)  # room for a tree of depth 4 at actual size

@@ -526,6 +526,8 @@ class PlotsPanel(QTabWidget):
         state.tokenized.connect(lambda result: self.length_tab.schedule())
         state.dark_changed.connect(self._on_dark)
         state.training_curve.connect(self._on_training_curve)
+        if state.last_training_curve is not None:  # a run before this view was first shown
+            self._on_training_curve(state.last_training_curve)
         self._on_dark(state.dark)
         guard_wheel(self)  # a combo box's value changes under the wheel only once clicked
 
