@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import functools
 import itertools
+from typing import TYPE_CHECKING
 
-import regex
 
 from tokexplorer.core.tokenizer import TokexplorerError
+
+if TYPE_CHECKING:
+    import regex
 
 GPT2_SPLIT_PATTERN = (
     r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}++| ?\p{N}++| ?[^\s\p{L}\p{N}]++|\s++$|\s+(?!\S)|\s"""
@@ -87,6 +90,8 @@ def compile_pattern(pattern: str) -> regex.Pattern:
     """Compile with the `regex` module; a bad pattern is a TokexplorerError."""
     if not pattern:
         raise TokexplorerError("the split pattern is empty; use gpt2, gpt4, o200k or a regex")
+    import regex  # (imported when a pattern is first compiled: the window's process never is)
+
     try:
         compiled = regex.compile(pattern)
     except regex.error as exc:

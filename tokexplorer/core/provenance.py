@@ -4,8 +4,6 @@ About box and bug reports. Reads installed package metadata only; imports none o
 
 from __future__ import annotations
 
-from importlib import metadata
-
 # (what users call it, its distribution on PyPI)
 LIBRARIES = [("PySide6 (Qt for Python)", "PySide6-Essentials"), ("pyqtgraph", "pyqtgraph"),
              ("tiktoken", "tiktoken"), ("sentencepiece", "sentencepiece"), ("tokenizers", "tokenizers"),
@@ -19,6 +17,8 @@ def version_of(distribution: str) -> str:
     >>> version_of("no-such-distribution-here")
     'not installed'
     """
+    from importlib import metadata  # (costs 0.05-0.1 s: only the About box and reports ask)
+
     try:
         return metadata.version(distribution)
     except metadata.PackageNotFoundError:

@@ -10,11 +10,11 @@ and never branch on its family (design §10). This module implements no family.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import (TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, Protocol, Sequence, Union,
                     runtime_checkable)
 
-import regex
 
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
     import numpy as np
@@ -183,7 +183,11 @@ class Tokenizer(Protocol):
         ...
 
 
-_SURROGATE = regex.compile("[\ud800-\udfff]")
+@functools.cache
+def _surrogate():
+    import regex  # (imported when first needed: the window's process never splits text)
+
+    return regex.compile("[\ud800-\udfff]")
 
 
 def clean_text(text: str) -> str:
@@ -195,7 +199,7 @@ def clean_text(text: str) -> str:
     >>> clean_text("a\\ud83db")
     'a\\ufffdb'
     """
-    if text.isascii() or _SURROGATE.search(text) is None:
+    if text.isascii() or _surrogate().search(text) is None:
         return text
     return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
