@@ -46,6 +46,16 @@ def read_text_argument(args: argparse.Namespace) -> str:
     return args.text
 
 
+def read_text_or_file(args: argparse.Namespace):
+    """--file as a `TextFile`, for a command that reads it a block at a time; otherwise the text
+    as `read_text_argument` gives it."""
+    from tokexplorer.core.files.text_blocks import TextFile
+
+    if args.file is not None and args.text is None:
+        return TextFile(str(args.file), args.encoding)
+    return read_text_argument(args)
+
+
 def megabytes(value: str) -> float:
     """--max-mb's type: a number of MB above 0 (nan, inf, 0 and negative numbers are usage errors,
     not budgets).

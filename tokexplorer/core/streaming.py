@@ -12,13 +12,22 @@ This module knows no command line; the commands decide what to print.
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Callable, Iterable, Iterator, TypeVar, Union
 
 from tokexplorer.core.budgets import max_mb_for, whole_text_over_budget, whole_text_peak_gb
 from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.files.text_blocks import TextFile
+from tokexplorer.core import patterns
 from tokexplorer.core.patterns import NAMED_PATTERNS, piece_spans, split
-from tokexplorer.core.tokenizer import AllowedSpecial, Tokenizer, TokexplorerError, clean_text, resolve_special
+from tokexplorer.core.tokenizer import (AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text,
+                                      resolve_special)
+
+A = TypeVar("A")
+R = TypeVar("R")
 
 
 def streams(tok: Tokenizer) -> bool:
@@ -49,6 +58,10 @@ def check_size(tok: Tokenizer, text: str, limit_mb: float | None = None) -> None
                                f"(about {whole_text_peak_gb(tok.family, len(text)):.1f} GB)")
 
 
+# A text given whole, or a file read a block at a time (`TextFile.blocks`).
+Text = Union[str, TextFile]
+
+
 @dataclass(frozen=True)
 class Piece:
     """The encoding of text[offset:offset + len(encoding.text)]."""
@@ -57,23 +70,114 @@ class Piece:
     encoding: Encoding
 
 
-def encode_pieces(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial | None = None,
-                  limit_mb: float | None = None) -> Iterator[Piece]:
-    """The text's tokens, a piece at a time (one piece when `tok` cannot stream). Raises
-    DisallowedSpecialError for the whole text, with its position in the whole text, before
-    yielding anything.
+def workers() -> int:
+    """Threads that encode pieces: one per core this process may run on."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def piece_size() -> int:
+    """Characters per piece: a quarter of `patterns.PIECE_SIZE`, so a 10 MB file gives the threads
+    forty pieces to share (a piece is cut at the first safe place past this size)."""
+    return patterns.PIECE_SIZE // 4
+
+
+def ordered_map(work: Callable[[A], R], items: Iterable[A], threads: int | None = None) -> Iterator[R]:
+    """work(item) for each item, on `threads` threads (default `workers()`), given back in the
+    items' order; at most twice as many items in hand as threads, so memory stays that of a few
+    pieces. One thread: in this thread, one item after another.
+
+    subtle: threads run at once only where `work` releases the interpreter lock, as tiktoken's
+    Rust core does while it encodes; Python code runs one thread at a time, no slower than serial.
+
+    >>> list(ordered_map(lambda x: x * x, range(5), threads=2))
+    [0, 1, 4, 9, 16]
+    """
+    threads = workers() if threads is None else threads
+    if threads <= 1:
+        yield from map(work, items)
+        return
+    pending: deque[Future[R]] = deque()
+    with ThreadPoolExecutor(threads, thread_name_prefix="pieces") as pool:
+        try:
+            for item in items:
+                pending.append(pool.submit(work, item))
+                if len(pending) >= 2 * threads:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:  # the caller stopped early, or a piece failed: drop what has not started
+            for future in pending:
+                future.cancel()
+
+
+def map_pieces(tok: Tokenizer, text: Text, work: Callable[[Encoding], R], *,
+               allowed_special: AllowedSpecial | None = None, limit_mb: float | None = None,
+               threads: int | None = None) -> Iterator[tuple[int, R]]:
+    """(offset, work(encoding)) for each piece of the text's tokens (`encode_pieces`), each piece
+    read, encoded and worked on in one of `threads` threads (`ordered_map`), in the text's order;
+    the offset is in code points. The whole text is checked first (see `encode_pieces`)."""
+    policy, pieces = _checked_pieces(tok, text, allowed_special, limit_mb)
+
+    def run(piece: str | bytes) -> tuple[int, R]:
+        piece = piece.decode("utf-8") if isinstance(piece, bytes) else piece
+        return len(piece), work(tok.encode(piece, allowed_special=policy))
+
+    return _with_offsets(ordered_map(run, pieces, threads))
+
+
+def encode_pieces(tok: Tokenizer, text: Text, *, allowed_special: AllowedSpecial | None = None,
+                  limit_mb: float | None = None, threads: int | None = None) -> Iterator[Piece]:
+    """The text's tokens, a piece at a time (one piece when `tok` cannot stream), the pieces
+    encoded on `threads` threads. Raises DisallowedSpecialError for the whole text, with its
+    position in the whole text, and a file's NotUtf8Error, before yielding anything.
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> [p.encoding.ids for p in encode_pieces(get_builtin("gpt2"), "hello world")]
     [[31373, 995]]
     """
-    check_size(tok, text, limit_mb)
-    text = clean_text(text)
-    # Every piece allows what the whole text allows; nothing it refuses occurs (checked here).
-    policy = resolve_special(tok.special_tokens, allowed_special, text) or "none"
-    spans = piece_spans(text) if streams(tok) else [(0, len(text))]
-    for a, b in spans:
-        yield Piece(a, tok.encode(text[a:b], allowed_special=policy))
+    results = map_pieces(tok, text, lambda encoding: encoding, allowed_special=allowed_special,
+                         limit_mb=limit_mb, threads=threads)
+    return (Piece(offset, encoding) for offset, encoding in results)
+
+
+def _checked_pieces(tok: Tokenizer, text: Text, allowed_special: AllowedSpecial | None,
+                    limit_mb: float | None) -> tuple[set[str] | str, Iterator[str | bytes]]:
+    """The policy each piece is encoded with, and the pieces (a file's as UTF-8 bytes), the
+    whole text checked first: its size for a tokenizer that must see it whole, the special tokens
+    it spells, a file's bytes.
+
+    subtle: a file that streams is read twice, the first time only to check it (every byte
+    UTF-8, no refused special token: `TextFile.scan`), so a command refuses a bad file before it
+    prints a token, as it does with a text read whole. A special token holds no newline
+    (`streams`), and a block ends after a newline, so no special token straddles two blocks.
+    """
+    if isinstance(text, TextFile) and not (streams(tok) and text.in_blocks()):
+        text = text.read()
+    if isinstance(text, str):
+        check_size(tok, text, limit_mb)
+        text = clean_text(text)
+        # Every piece allows what the whole text allows; nothing it refuses occurs (checked here).
+        policy = resolve_special(tok.special_tokens, allowed_special, text) or "none"
+        spans = piece_spans(text, size=piece_size()) if streams(tok) else [(0, len(text))]
+        return policy, (text[a:b] for a, b in spans)
+    allowed = resolve_special(tok.special_tokens, allowed_special, "")
+    # A file read as UTF-8 has no lone surrogate for `clean_text` to replace.
+    refused = [] if allowed_special == "none" else [t for t in tok.special_tokens if t not in allowed]
+    spelled = text.scan(refused)
+    if spelled is not None:
+        raise DisallowedSpecialError(*spelled)
+    return allowed or "none", text.blocks(piece_size())
+
+
+def _with_offsets(results: Iterable[tuple[int, R]]) -> Iterator[tuple[int, R]]:
+    """(length, result) pairs as (offset, result): each offset the sum of the lengths before."""
+    offset = 0
+    for length, result in results:
+        yield offset, result
+        offset += length
 
 
 @dataclass
@@ -96,27 +200,56 @@ class Totals:
                 "chars_per_token": self.chars / n if n else 0.0}
 
 
-def count(tok: Tokenizer, text: str, *, allowed_special: AllowedSpecial | None = None,
-          limit_mb: float | None = None) -> dict[str, float]:
-    """`Encoding.stats` of the whole text, computed a piece at a time.
+def count(tok: Tokenizer, text: Text, *, allowed_special: AllowedSpecial | None = None,
+          limit_mb: float | None = None, threads: int | None = None) -> dict[str, float]:
+    """`Encoding.stats` of the whole text, computed a piece at a time, the pieces on `threads`
+    threads.
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> count(get_builtin("gpt2"), "hello world")["tokens"]
     2
     """
     totals = Totals()
-    for piece in encode_pieces(tok, text, allowed_special=allowed_special, limit_mb=limit_mb):
-        totals.add(piece.encoding)
+    for _, (tokens, chars, n_bytes) in map_pieces(
+            tok, text, lambda encoding: (len(encoding), len(encoding.text), encoding.n_bytes),
+            allowed_special=allowed_special, limit_mb=limit_mb, threads=threads):
+        totals.tokens += tokens
+        totals.chars += chars
+        totals.bytes += n_bytes
     return totals.stats()
 
 
-def split_pieces(text: str, pattern: str) -> Iterator[list[tuple[int, int]]]:
-    """The pattern's chunks of the text as (start, end) spans, a piece of the text at a time
-    (the whole text for a custom pattern, which may not split the same way in pieces).
+@dataclass(frozen=True)
+class SplitPiece:
+    """The pattern's chunks of a piece of the text, as spans in the piece."""
 
-    >>> [spans for spans in split_pieces("Hi there", NAMED_PATTERNS["gpt2"])]
+    offset: int  # code points before the piece
+    text: str
+    spans: list[tuple[int, int]]
+
+
+def split_pieces(text: Text, pattern: str, threads: int | None = None) -> Iterator[SplitPiece]:
+    """The pattern's chunks of the text, a piece of the text at a time, split on `threads`
+    threads (the whole text for a custom pattern, which may not split the same way in pieces).
+    A file's bytes are checked before the first piece (`TextFile.scan`).
+
+    >>> [p.spans for p in split_pieces("Hi there", NAMED_PATTERNS["gpt2"])]
     [[(0, 2), (2, 8)]]
     """
-    spans = piece_spans(text) if pattern in NAMED_PATTERNS.values() else [(0, len(text))]
-    for a, b in spans:
-        yield [(a + s, a + t) for s, t in split(text[a:b], pattern)]
+    named = pattern in NAMED_PATTERNS.values()
+    if isinstance(text, TextFile) and not (named and text.in_blocks()):
+        text = text.read()
+    if not named:
+        return iter([SplitPiece(0, text, split(text, pattern))])
+    if isinstance(text, TextFile):
+        text.scan([])
+        pieces: Iterable[str | bytes] = text.blocks(piece_size())
+    else:
+        pieces = (text[a:b] for a, b in piece_spans(text, size=piece_size()))
+
+    def run(piece: str | bytes) -> tuple[int, tuple[str, list[tuple[int, int]]]]:
+        piece = piece.decode("utf-8") if isinstance(piece, bytes) else piece
+        return len(piece), (piece, split(piece, pattern))
+
+    return (SplitPiece(offset, piece, spans)
+            for offset, (piece, spans) in _with_offsets(ordered_map(run, pieces, threads)))

@@ -7,12 +7,13 @@ import json
 import os
 import re
 import sys
+import threading
 
 import numpy as np
 
 from tokexplorer.cli.arguments import (
     add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, megabytes,
-    read_text_argument,
+    read_text_or_file,
 )
 from tokexplorer.cli.output import print_json, print_table, print_table_stream
 from tokexplorer.core.analysis import id_lookup
@@ -21,7 +22,8 @@ from tokexplorer.core.encoding import Token, TokenFlag, is_utf8
 from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
 from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
-from tokexplorer.core.streaming import Totals, count, encode_pieces, split_pieces
+from tokexplorer.core.files.text_blocks import TextFile
+from tokexplorer.core.streaming import Totals, count, encode_pieces, map_pieces, split_pieces, streams
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.unicode_info import token_label
 
@@ -99,20 +101,15 @@ def token_json(t: Token) -> dict:
 
 def run_encode(args: argparse.Namespace) -> int:
     tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
-    text = read_text_argument(args)
+    text = read_text_or_file(args)
+    if args.ids_only:
+        _write_ids(text for _, text in map_pieces(tok, text, lambda encoding: ids_text(encoding.id_array),
+                                                  allowed_special=allowed_special(args), limit_mb=args.max_mb))
+        return 0
     pieces = encode_pieces(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
     totals = Totals()
     if args.json:
         _write_encoding_json(tok.name, pieces, totals)
-    elif args.ids_only:
-        sep = ""
-        for piece in pieces:
-            ids = piece.encoding.ids
-            if ids:
-                sys.stdout.write(sep + " ".join(map(str, ids)))
-                sep = " "
-            totals.add(piece.encoding)
-        sys.stdout.write("\n")
     else:
         def batches():
             """The table's rows, TABLE_BATCH at a time (a piece's rows at once took 500 MB)."""
@@ -144,6 +141,49 @@ def run_encode(args: argparse.Namespace) -> int:
 
 
 TABLE_BATCH = 10_000  # rows of the encode and split tables formatted and written at a time
+
+_digit_rows = [np.zeros(0, dtype="S8")]  # item i: b"i " padded with NULs to 8 bytes
+_digit_rows_lock = threading.Lock()
+ID_DIGITS = 7  # the table's ids have at most this many digits
+
+
+def ids_text(ids: np.ndarray) -> bytes:
+    """The ids in decimal, each followed by a space, formatted by numpy (a piece's ids at a time,
+    in the thread that encoded it: `str` of each id took a third of `encode --ids-only`'s time).
+
+    subtle: each id's text is read from a table as one 8-byte word, and the NUL padding dropped.
+
+    >>> ids_text(np.array([0, 31373, 995]))
+    b'0 31373 995 '
+    """
+    if not len(ids):
+        return b""
+    top = int(ids.max()) + 1
+    if top > 10 ** ID_DIGITS:
+        return (" ".join(map(str, ids.tolist())) + " ").encode("ascii")
+    with _digit_rows_lock:
+        table = _digit_rows[0]
+        if len(table) < top:
+            size = min(1 << max(10, (top - 1).bit_length()), 10 ** ID_DIGITS)  # rarely grown again
+            table = _digit_rows[0] = np.array([b"%d " % i for i in range(size)], dtype="S8")
+    rows = np.take(table.view(np.uint64), ids).view(np.uint8)
+    return rows[rows != 0].tobytes()
+
+
+def _write_ids(texts) -> None:
+    """Each piece's `ids_text`, as one line of ids separated by spaces."""
+    sys.stdout.flush()
+    out = getattr(sys.stdout, "buffer", None)
+    write = out.write if out is not None else (lambda data: sys.stdout.write(bytes(data).decode("ascii")))
+    sep = b""
+    for data in texts:
+        if data:
+            write(sep)
+            write(memoryview(data)[:-1])
+            sep = b" "
+    write(b"\n")
+    if out is not None:
+        out.flush()
 
 
 def _dropped_row(enc, offset: int, start: int, end: int) -> list[object]:
@@ -235,40 +275,46 @@ def split_pattern_argument(value: str) -> str:
 
 def run_split(args: argparse.Namespace) -> int:
     pattern = split_pattern_argument(args.pattern)
-    text = read_text_argument(args)
-    found = 0
+    text = read_text_or_file(args)
+    found = chars = 0
     if args.json:
         out, sep = sys.stdout, "\n  "
         out.write('{\n "pattern": ' + json.dumps(pattern) + ',\n "chunks": [')
-        for spans in split_pieces(text, pattern):
-            for a, b in spans:
-                out.write(sep + json.dumps({"text": text[a:b], "start": a, "end": b}, ensure_ascii=False))
+        for piece in split_pieces(text, pattern):
+            t, off = piece.text, piece.offset
+            for a, b in piece.spans:
+                out.write(sep + json.dumps({"text": t[a:b], "start": off + a, "end": off + b}, ensure_ascii=False))
                 sep = ",\n  "
-            found += len(spans)
+            found += len(piece.spans)
+            chars += len(t)
         out.write("\n ]\n}\n")
     else:
         def batches():
-            nonlocal found
-            for spans in split_pieces(text, pattern):
+            nonlocal found, chars
+            for piece in split_pieces(text, pattern):
+                t, off, spans = piece.text, piece.offset, piece.spans
                 for k in range(0, len(spans), TABLE_BATCH):
-                    yield [[found + k + i, token_label(text[a:b].encode("utf-8", "surrogatepass")), f"{a}:{b}"]
+                    yield [[found + k + i, token_label(t[a:b].encode("utf-8", "surrogatepass")), f"{off + a}:{off + b}"]
                            for i, (a, b) in enumerate(spans[k:k + TABLE_BATCH])]
                 found += len(spans)
+                chars += len(t)
 
         print_table_stream(["#", "chunk", "span"], batches(), right={0})
-    if text and not found:
+    if chars and not found:
         print("tokexplorer: note: the pattern matched nothing in the text", file=sys.stderr)
     return 0
 
 
 def run_compare(args: argparse.Namespace) -> int:
     names = args.tokenizers or builtin_names()
-    text = read_text_argument(args)
+    text = read_text_or_file(args)
     tokenizers = [load_tokenizer(name) for name in names]
+    if isinstance(text, TextFile) and not all(streams(t) for t in tokenizers):
+        text = text.read()  # once for all, rather than once for each tokenizer that must see it whole
     counts = counts_from_stats([t.name for t in tokenizers], [
         count(t, text, allowed_special=allowed_special(args), limit_mb=args.max_mb) for t in tokenizers])
     if args.json:
-        print_json({"chars": len(text), "cheapest": [counts[i].name for i in cheapest(counts)],
+        print_json({"chars": counts[0].chars, "cheapest": [counts[i].name for i in cheapest(counts)],
                     "results": [{"tokenizer": c.name, "n_vocab": t.n_vocab, "tokens": c.tokens,
                                  "chars": c.chars, "bytes": c.bytes, "bytes_per_token": c.bytes_per_token,
                                  "chars_per_token": c.chars_per_token, "delta": c.delta,
