@@ -19,6 +19,7 @@ SECTIONS: dict[str, tuple[str, bool]] = {
     "gui": ("gui", False),
     "panels": ("panels", False),
     "compare": ("compare", False),
+    "encode-file": ("encode_file", False),
 }
 
 
@@ -68,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
         read_text_file(args.corpus)  # a missing, binary or non-UTF-8 corpus: one clear line now
     if args.soak < 0:
         raise TokexplorerError(f"--soak {args.soak}: give a number of edits, e.g. 300")
-    chosen = ([flag for flag in SECTIONS if getattr(args, flag)] + (["soak"] if args.soak else [])
+    chosen = ([flag for flag in SECTIONS if getattr(args, flag.replace("-", "_"))] + (["soak"] if args.soak else [])
               + (["long_line"] if args.long_line else []))
     if not chosen:
         chosen = [flag for flag, (_, default) in SECTIONS.items() if default]
