@@ -351,9 +351,9 @@ class MainWindow(QMainWindow):
         from tokexplorer.gui.panels.learn import LearnView
 
         learn = LearnView(self.state)
-        learn.step_opened.connect(
-            lambda step, text: self.documents.open_step(step, text) and step.view in self.views
-            and self.show_view(step.view))
+        learn.step_opened.connect(  # the step's view: here, a tab for the step, or its workspace
+            lambda step, text: self.documents.open_step(step, text)
+            and learn.show_loaded(self.workspaces.show_for_step(step.view)))
         return learn
 
     def _dock(self, title: str, name: str, widget: QWidget, shortcut: str, *, view: str,
@@ -389,6 +389,7 @@ class MainWindow(QMainWindow):
             lambda: self.service.schedule(self.editor.document().characterCount()))
         self.editor.document().modificationChanged.connect(s.set_modified)
         self.editor.load_progress.connect(lambda done, total: self._progress("inserting text", done, total))
+        self.documents.view_wanted.connect(lambda name: self.show_view(name, switch=True))  # a sample's
         self.service.result.connect(s.set_result)
         self.service.refused.connect(s.set_refusal)
         self.service.failed.connect(self._on_failed)

@@ -254,8 +254,8 @@ class Workspaces(QObject):
         self.save_layout()
         if self.current is not None:
             self.sizes[self.current.name] = self.window.size()
+        self.window.compare.set_active(ws.compare)  # first: the panes' minimum is the window's
         self._enter(ws)
-        self.window.compare.set_active(ws.compare)
 
     def switch_to_hold(self, view: str) -> None:
         """For a view asked for by name: stay when it is open or the workspace holds it, else go

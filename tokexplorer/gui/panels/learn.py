@@ -83,6 +83,10 @@ class LearnView(QWidget):
         self.setup.setObjectName("learn_setup")
         self.setup.setWordWrap(True)
         self.setup.setTextFormat(Qt.TextFormat.RichText)
+        self.loaded = QLabel()  # where the loaded step's view went (show_loaded)
+        self.loaded.setObjectName("learn_loaded")
+        self.loaded.setWordWrap(True)
+        self.loaded.hide()
         self.source = QLabel()
         self.source.setObjectName("learn_source")
         self.source.setWordWrap(True)
@@ -160,6 +164,7 @@ class LearnView(QWidget):
         layout.addWidget(self.where)
         layout.addWidget(self.explanation)
         layout.addWidget(self.setup)
+        layout.addWidget(self.loaded)
         layout.addWidget(self.source)
         layout.addWidget(self.text)
         layout.addWidget(self.yours_row)
@@ -237,6 +242,12 @@ class LearnView(QWidget):
         """Ask the window to load the step: its text, tokenizer, policy and view."""
         self.step_opened.emit(self.current, self.step_text())
 
+    def show_loaded(self, said: str) -> None:
+        """Say under the step's setup where its view went when it was loaded (another workspace,
+        or a tab here for the step: gui/workspaces.py `show_for_step`); "" says nothing."""
+        self.loaded.setText(said)
+        self.loaded.setVisible(bool(said))
+
     def _on_item(self, item: QTreeWidgetItem | None, _previous=None) -> None:
         key = item.data(0, Qt.ItemDataRole.UserRole) if item is not None else None
         if key is None:  # a chapter: its first step
@@ -283,6 +294,7 @@ class LearnView(QWidget):
         if step.policy:
             setup.insert(1, f"special tokens <b>{POLICY_NAMES[step.policy]}</b>")
         self.setup.setText("Loading this step opens its text with " + ", ".join(setup) + ".")
+        self.show_loaded("")
         self.source.setText(html.escape(step.source.describe(), quote=False))
         self.yours_row.setVisible(step.source.kind == "yours")
         self.paste.blockSignals(True)

@@ -23,7 +23,7 @@ import os
 from pathlib import Path
 from typing import Callable
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QMenu
 
 from tokexplorer.core.analysis.quirks import Quirk, description, sample_text
@@ -85,8 +85,11 @@ class Documents(QObject):
     """The open document and the files around it.
 
     `report(title, message)` shows an error, `progress(what, done, total)` a progress bar,
-    `status(message)` a passing note in the status bar.
+    `status(message)` a passing note in the status bar. `view_wanted` names the view a sample
+    needs (the window goes to a workspace that holds it).
     """
+
+    view_wanted = Signal(str)  # a name of `MainWindow.views`
 
     def __init__(self, state, editor, compare, service, dialogs, banner, settings, *,
                  report: Callable[[str, str], None], progress: Callable[[str, int, int], None],
@@ -196,6 +199,7 @@ class Documents(QObject):
         else:
             self.compare.set_active(False)
             self.state.set_tokenizer(quirk.tokenizers[0])
+        self.view_wanted.emit(quirk.view)  # a workspace that shows it: Compare for the panes
         self.banner.show_message("note", f"{quirk.question} {description(quirk)}")
 
     def open_step(self, step, text: str) -> bool:
