@@ -114,3 +114,20 @@ def test_a_step_whose_view_has_its_own_workspace_goes_there(make_window, qtbot, 
     window.workspaces.actions["Learn"].trigger()  # Ctrl+3
     assert shown_docks(window) == learn_docks(window) and not window.compare.active
     assert not window.learn.loaded.isHidden()  # still says where the step's view is
+
+
+def test_every_step_outside_learn_leaves_learn_as_the_table_has_it(window, qtbot):
+    """All 27 in one window, each followed by the step after it (or Ctrl+3 when it went away)."""
+    window.workspaces.switch("Learn")
+    for step in OUTSIDE:
+        load(qtbot, window, step)
+        if step.view in GUESTS:
+            assert window.workspaces.current.name == "Learn" and in_front(window.views[step.view]), step.key
+            window.learn.next_step()
+            window.learn.load_button.click()
+            if window.workspaces.current.name != "Learn":  # the next step went away in turn
+                window.workspaces.switch("Learn")
+        else:
+            assert window.workspaces.current.name == AWAY[step.view], step.key
+            window.workspaces.switch("Learn")
+        assert shown_docks(window) - learn_docks(window) <= ({window.learn.current.view} & GUESTS), step.key
