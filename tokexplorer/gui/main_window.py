@@ -32,6 +32,7 @@ from tokexplorer.gui.editor.banner import Banner
 from tokexplorer.gui.panels.chunks import ChunkView
 from tokexplorer.gui.widgets.colours import application_palette
 from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
+from tokexplorer.gui.widgets.tool_bar_rows import ToolBarRows
 from tokexplorer.gui.widgets.lazy_view import LazyView
 from tokexplorer.gui.services.documents import Documents
 from tokexplorer.gui.editor.editor import TokenEditor
@@ -222,6 +223,14 @@ class MainWindow(QMainWindow):
         for button in bar.findChildren(QToolButton):
             button.setAutoRaise(False)  # the current one reads as pressed
         self.view_menu.addAction(bar.toggleViewAction())
+        # Dark Theme is in the View menu only: with it the bars overflowed a 1024 px wide window
+        # (a 2560 px screen at 200 %) and it went behind the » extension. The switches come
+        # before the tokenizer's bar: in a narrower window they share the workspaces' row and the
+        # tokenizer's bar takes the next (ToolBarRows).
+        switches = self.addToolBar("Compare and Whitespace")
+        switches.setObjectName("switches_toolbar")
+        switches.addActions([self.compare_action, self.whitespace_action])
+        self.view_menu.addAction(switches.toggleViewAction())
         tb = self.addToolBar("Tokenizer")
         tb.setObjectName("tokenizer_toolbar")
         tb.addWidget(QLabel(" Tokenizer: "))
@@ -240,11 +249,8 @@ class MainWindow(QMainWindow):
             self.policy_box.addItem(labels[policy], policy)
         self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
         tb.addWidget(self.policy_box)
-        tb.addSeparator()
-        # Dark Theme is in the View menu only: with it the bars overflowed a 1024 px wide window
-        # (a 2560 px screen at 200 %) and it went behind the » extension.
-        tb.addActions([self.compare_action, self.whitespace_action])
         self.view_menu.addAction(tb.toggleViewAction())
+        self.tool_bar_rows = ToolBarRows(self)
         self._fill_tokenizers()
 
     def _create_status_bar(self) -> None:
