@@ -81,6 +81,7 @@ def test_a_steps_view_from_explore_is_a_tab_in_learn_for_that_step(make_window, 
     assert in_front(dock) or view != "inspector"  # Explore shows it where Explore has it
     window.workspaces.switch("Learn")
     assert shown_docks(window) == learn_docks(window)
+    assert in_front(window.views["learn"])  # the tab the guest joined, not the one beside it
     load(qtbot, window, step)
     window.workspaces.reset_action.trigger()
     assert shown_docks(window) == learn_docks(window)
@@ -113,6 +114,7 @@ def test_a_step_whose_view_has_its_own_workspace_goes_there(make_window, qtbot, 
                                           "Ctrl+3 comes back to Learn.")
     window.workspaces.actions["Learn"].trigger()  # Ctrl+3
     assert shown_docks(window) == learn_docks(window) and not window.compare.active
+    assert in_front(window.views["learn"])
     assert not window.learn.loaded.isHidden()  # still says where the step's view is
 
 

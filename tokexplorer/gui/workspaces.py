@@ -151,6 +151,7 @@ class Workspaces(QObject):
         self.reset_action.triggered.connect(self.reset)
         self.sizes: dict[str, QSize] = {}  # workspace name -> the window's size when it was last left
         self.guest: QDockWidget | None = None  # a step's view shown here for the step (show_for_step)
+        self._host: QDockWidget | None = None  # the dock whose tab group the guest joined
         self._lowered: set[QWidget] = set()  # views whose minimum size fit_screen lowered
 
     # --- the window's docks --------------------------------------------------------------
@@ -213,7 +214,7 @@ class Workspaces(QObject):
         if dock is not None and home.text and not home.compare and here.text and host is not None:
             self.window.tabifyDockWidget(host, dock)
             self.bring_forward(dock)
-            self.guest = dock
+            self.guest, self._host = dock, host
             said = (f"{title}, a view of the {home.name} workspace, is shown here as a tab for this "
                     f"step; it leaves with the next step or the {here.name} workspace.")
         else:
@@ -225,10 +226,14 @@ class Workspaces(QObject):
         return said
 
     def dismiss_guest(self) -> None:
-        """The step's guest view leaves the workspace (hidden, as it was before the step)."""
+        """The step's guest view leaves the workspace (hidden, as it was before the step); when it
+        was in front, the tab it joined comes forward (Qt would raise the tab beside it)."""
         if self.guest is not None:
+            front = in_front(self.guest)
             self.guest.hide()
-            self.guest = None
+            if front and not self._host.isHidden():
+                self._host.raise_()
+            self.guest = self._host = None
 
     # --- switching -----------------------------------------------------------------------
 
@@ -272,7 +277,7 @@ class Workspaces(QObject):
         """View > Reset Layout: the current workspace as the table has it."""
         if self.current is None:
             return
-        self.guest = None  # arrange hides it with the rest
+        self.guest = self._host = None  # arrange hides it with the rest
         self.settings.remove(keys.workspace_layout(self.current.name))
         self.arrange(self.current)
         self.fit_screen(self.window.size())
