@@ -6,6 +6,8 @@ subtle: qtbot.keyClicks aborts the whole process on non-ASCII text (PySide6 6.11
 
 from __future__ import annotations
 
+import multiprocessing
+
 from PySide6.QtCore import QEvent, Qt
 from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import QApplication
@@ -183,10 +185,11 @@ def server_in_thread(monkeypatch) -> None:
     from tokexplorer.server.client import ServerProcess
 
     class Threaded(ServerProcess):
-        def _launch(self, child):
+        def _launch(self):
+            conn, child = multiprocessing.Pipe()
             server = ServerInThread(child)
             server.start()
-            return server
+            return conn, server
 
     monkeypatch.setattr(server_link, "ServerProcess", Threaded)
     monkeypatch.setattr(server_link, "_server", server_link._Server())

@@ -3,6 +3,12 @@ gives an empty text, the window fits its screen and the tokenizer picker clips n
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import time
+
 from tokexplorer.gui import window_settings
 
 from .helpers import type_text, wait_settled
@@ -85,3 +91,15 @@ def test_a_first_start_greets_with_the_welcome_text_and_nothing_refused(tmp_path
     welcome = resource_path("welcome.txt").read_text(encoding="utf-8")
     assert record["characters"] == len(welcome)
     assert record["policy"] == "all" and record["tokens"] > 50
+
+
+def test_the_start_probe_reports_the_window_then_the_welcome_text_coloured(tmp_path):
+    """`tokexplorer --probe-startup` (the bench's window rows): a first start, timed to the first
+    paint and to the paint with the welcome text's tokens."""
+    t0 = time.time()
+    proc = subprocess.run([sys.executable, "-m", "tokexplorer", "--probe-startup", "--settings-dir", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert proc.returncode == 0, proc.stderr
+    times = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert t0 < times["visible_at"] <= times["coloured_at"] < time.time()

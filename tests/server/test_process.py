@@ -117,3 +117,25 @@ def test_a_books_tokens_arrive_whole_as_raw_frames(server, corpora):
         assert new.blob == b"".join(fresh.token_bytes) and new.lengths.tolist() == [len(b) for b in fresh.token_bytes]
         assert new.starts.tolist() == fresh.starts.tolist() and new.byte_ends.tolist() == fresh.byte_ends.tolist()
         assert (new.starts16 is new.starts) == text.isascii() and (new.byte_starts is new.starts) == text.isascii()
+
+
+def test_a_server_started_early_is_the_one_the_window_takes():
+    """The window starts the server before it imports Qt (`launch.start_early`); the first
+    ServerProcess talks to that process, once, and the next one starts its own."""
+    from tokexplorer.server import launch
+
+    launch.start_early()
+    early_pid = launch._early[1].pid
+    answers: queue.Queue = queue.Queue()
+    first = ServerProcess(answers.put, print)
+    try:
+        assert first.pid == early_pid and launch.take_early() is None
+        first.send(p.Call(1, p.Ping()))
+        assert answers.get(timeout=60).value.pid == early_pid
+        second = ServerProcess(answers.put, print)
+        try:
+            assert second.pid not in (None, early_pid)
+        finally:
+            second.close()
+    finally:
+        first.close()

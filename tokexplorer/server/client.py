@@ -1,5 +1,5 @@
-"""The window's end of the tokenizing server, without Qt: starts the server process (the `spawn`
-method, the same on Linux, macOS and Windows), sends calls from a thread of its own (a whole text
+"""The window's end of the tokenizing server, without Qt: takes the server process (started by
+`launch`, early or now), sends calls from a thread of its own (a whole text
 can be megabytes: the caller never waits for the pipe) and reads answers in another, handing each
 to `on_message` there. `on_lost` is called once if the server goes away unasked.
 """
@@ -7,11 +7,11 @@ to `on_message` there. `on_lost` is called once if the server goes away unasked.
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import queue
 import threading
 from typing import Callable
 
+from tokexplorer.server import launch
 from tokexplorer.server import protocol as p
 from tokexplorer.server.columns import ColumnFrames, columns_from_frames
 
@@ -21,9 +21,7 @@ class ServerProcess:
 
     def __init__(self, on_message: Callable[[object], None], on_lost: Callable[[str], None]):
         self._on_message, self._on_lost = on_message, on_lost
-        # subtle: a pipe, not a listening socket: nothing here connects to anything
-        self._conn, child = multiprocessing.Pipe()
-        self._process = self._launch(child)
+        self._conn, self._process = self._launch()
         self._outbox: queue.SimpleQueue = queue.SimpleQueue()
         self._closing = False
         self._lost = False
@@ -32,13 +30,9 @@ class ServerProcess:
         self._sender.start()
         self._reader.start()
 
-    def _launch(self, child):
-        """Start the server on its end of the pipe; the process, started."""
-        ctx = multiprocessing.get_context("spawn")
-        process = ctx.Process(target=_serve, args=(child,), daemon=True, name="tokexplorer-server")
-        process.start()
-        child.close()  # the server holds it now: EOF here means it has gone
-        return process
+    def _launch(self) -> tuple:
+        """(this end of the pipe, the server process): the one started early, else a new one."""
+        return launch.take_early() or launch.launch()
 
     @property
     def pid(self) -> int | None:
@@ -99,10 +93,3 @@ class ServerProcess:
         code = self._process.exitcode
         self._on_lost(why if code is None else f"{why} (exit code {code})")
 
-
-def _serve(conn) -> None:
-    """The server process's entry point. subtle: the server's modules (and the tokenizer libraries
-    they load) are imported here, in the child: the window imports only this module."""
-    from tokexplorer.server.process import serve
-
-    serve(conn)
