@@ -196,7 +196,7 @@ def test_legend_is_one_glance_away(qtbot, make_window):
     assert legend.isVisible() and legend.parent() is not None
     tips = {e.label: e.toolTip() for e in legend.entries}
     assert set(tips) == {"tokens", "special", "part of a character", "byte fallback",
-                         "boundary in a character", "normalised", "dropped", "refused"}
+                         "boundary in a character", "normalised", "dropped", "refused", "invisible character"}
     assert "UTF-8 bytes" in tips["part of a character"] and "never share" in tips["tokens"]
     assert all(e.width() >= e.sizeHint().width() - 1 for e in legend.entries)  # nothing cut off
     window.legend_action.trigger()

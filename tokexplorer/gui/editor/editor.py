@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from PySide6.QtCore import QTimer, Signal
+from PySide6.QtCore import QEvent, QTimer, Signal
 from PySide6.QtGui import QTextCursor
 
 from tokexplorer.core.positions import EditorText, SourceMap, longest_line, soft_breaks, to_utf16, utf16_len
-from tokexplorer.gui.editor.invisibles import BidiTally
+from tokexplorer.gui.editor.invisibles import BidiTally, InvisibleRoom
 from tokexplorer.gui.editor.sync import SourceEdit, TextSync
 from tokexplorer.gui.editor.token_view import WRAP_ANYWHERE_LINE, TokenView
 from tokexplorer.gui.state import AppState
@@ -61,6 +61,9 @@ class TokenEditor(TokenView):
         self._loaded_soft16: tuple[int, ...] = ()  # the loading text's soft breaks (TextDelta.soft16)
         self._soft_paste: list[int] = []  # where the paste being inserted has soft breaks (UTF-16)
         self.bidi_tally = BidiTally()  # the text's bidi controls, for the status bar's warning
+        # Room in the layout for each invisible character's box, in this view and the compare
+        # panes (they share the document and its layout).
+        self.invisible_room = InvisibleRoom(self.document())
         self.document().contentsChange.connect(self._on_contents_change)
         self.unreadable_paste.connect(self._sync.resend)
         state.tokenized.connect(self.set_result)
@@ -69,6 +72,11 @@ class TokenEditor(TokenView):
         state.marked_changed.connect(self.show_marked)
         self.hovered_token.connect(state.set_hovered)
         self.caret_token.connect(state.set_caret)
+
+    def changeEvent(self, event) -> None:
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.FontChange:  # the document's font follows the editor's
+            self.invisible_room.refresh_all()
 
     # --- text in and out -----------------------------------------------------------------
 

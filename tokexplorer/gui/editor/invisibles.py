@@ -1,21 +1,32 @@
-"""Invisible characters made visible in a token view, and the bidi controls of the editor's text
-counted for the status bar.
+"""Invisible characters made visible in a token view, with room of their own in the text's layout,
+and the bidi controls of the editor's text counted for the status bar.
 
-`invisible_marks` (or `marks_on_lines`) lays out the markers of the lines on screen (`core.analysis.invisibles.marks`:
-a small box with a short label such as RLO, ZWSP, SHY, BOM, at the character's place in the
-line) and `paint_invisibles` draws them over the text; a view answers a tooltip over a box with
-`mark_at`. The markers are painted, never inserted: the text, its shaping and its tokens do not
-change, with Show Whitespace on or off. Only the painted lines are searched, so a keystroke costs
-what is on screen, whatever the text's length.
+`InvisibleRoom` gives each marked character (`core.analysis.invisibles.marks`: a bidi control, a
+zero-width or format character, a run of tag characters) room in the layout of the document it
+watches: one format range on that character alone, with absolute letter spacing the width of its
+label's box, set on the block's layout as a syntax highlighter's would be (never in the document:
+the text, its undo steps and its tokens do not change). The next letter is then laid out after
+the box, in the editor and in every compare pane (they share the document and its layout), and a
+click after the box puts the caret after the character. A soft hyphen is the exception: Qt lays
+one out with no advance inside a line, whatever its format, so its room is the letter before it.
+Only the blocks an edit touches are looked at (the edited line on a keystroke; the lines holding
+such characters, found by Qt's own search, after a paste or a load), and a block is laid out
+again only when its room changed. A format boundary splits shaping there, so a joiner (ZWJ, ZWNJ)
+inside an Arabic or Indic word shows the letters around it unjoined: its box stands between them.
+
+`invisible_marks` (or `marks_on_lines`) lays out the boxes of the lines on screen at the room
+Qt gave each character (its glyphs' place in the line, so in a right-to-left or overridden run
+too), and `paint_invisibles` draws them: a small box with a short label such as RLO, ZWSP, SHY,
+BOM; a view answers a tooltip over a box with `mark_at`. Only the painted lines are searched, so a
+keystroke's paint costs what is on screen, whatever the text's length.
 
 What the user sees with an override: Qt lays the text out as Unicode says, so
-"RLO\\u202eevil\\u202c" still reads "RLOlive", now as "RLO│[RLO]live│[PDF]" with "live"
-underlined: each control's red bar stands where Qt puts its place in the line (the caret's x
-there: the override's before the reversed run, the PDF's after it), its box hangs right from the
-line's top over the upper half of the letters after it (side by side with a neighbour's at the
-same place), and a dashed red line runs under the text an override or embedding governs. The box's tooltip names the control and quotes that
-text in its stored order ("“evil” after it, up to U+202C, is displayed right to left"), and the
-status bar warns that the text holds bidi controls (`BidiTally`, `status_counts.CountsLabel`).
+"RLO\\u202eevil\\u202c" reads "RLO[RLO]live[PDF]": each control's red box stands where Qt puts
+the control in the line (the override's before the reversed run, the PDF's after it), and a dashed
+red line runs under the text an override or embedding governs. The box's tooltip names the control
+and quotes that text in its stored order ("“evil” after it, up to U+202C, is displayed right to
+left"), and the status bar warns that the text holds bidi controls (`BidiTally`,
+`status_counts.CountsLabel`).
 
 `BidiTally` keeps the UTF-16 positions of the document's bidi controls through every edit (the
 inserted text is searched, the removed range dropped), so the count never needs a pass over the
@@ -25,21 +36,26 @@ whole text after a keystroke; a loaded text is searched slice by slice as it goe
 from __future__ import annotations
 
 import bisect
+import math
 from typing import NamedTuple
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QFont, QFontMetricsF, QPainter, QPen
+from PySide6.QtCore import QRectF, QRegularExpression, Qt
+from PySide6.QtGui import (QColor, QFont, QFontMetricsF, QPainter, QPen, QTextBlock,
+                           QTextCharFormat, QTextDocument, QTextLayout)
 
-from tokexplorer.core.analysis.invisibles import BIDI, BIDI_PATTERN, bidi_scope, marks
+from tokexplorer.core.analysis.invisibles import BIDI, BIDI_PATTERN, INVISIBLES, Mark, bidi_scope, marks
 from tokexplorer.core.positions import astral_prefix, has_astral, to_utf16
+
+SHY = "\u00ad"
+PAD = 3  # pixels of room beside a label's box (half each side)
 
 
 class Drawn(NamedTuple):
     """One marker as laid out in a view's viewport."""
 
     box: QRectF  # the label's box
-    x: float  # where the character's place in the line is
+    x: float  # where the character's room starts in the line (the box's left, less the padding)
     top: float  # the line's top and height
     height: float
     label: str
@@ -55,10 +71,32 @@ def marker_font(font: QFont) -> QFont:
     return small
 
 
+def box_width(metrics: QFontMetricsF, label: str) -> float:
+    """The width of a label's box in the markers' font (`marker_font`)."""
+    return metrics.horizontalAdvance(label) + 5
+
+
+def room(metrics: QFontMetricsF, label: str) -> int:
+    """The room (pixels) a character with this label is given in the line: its box and padding."""
+    return math.ceil(box_width(metrics, label) + PAD)
+
+
+def _holder(text: str, mark: Mark) -> tuple[int, int]:
+    """(index, length) in code points of `text` of what carries a mark's room: the character
+    itself (a tag run's first), or the letter before a soft hyphen (see the module's docstring)."""
+    if mark.label == "SHY" and mark.index > 0 and text[mark.index - 1] not in "\u2028\u2029\n":
+        return mark.index - 1, 1
+    return mark.index, 1
+
+
+def _units(prefix, i: int) -> int:
+    """Code point `i` of a line as a UTF-16 offset (`prefix`: its astral prefix, or None)."""
+    return i if prefix is None else i + int(prefix[i])
+
+
 def invisible_marks(view, rect) -> list[Drawn]:
     """The markers of the invisible characters on the lines of `view` (a TokenView) that meet
-    `rect` (viewport coordinates), laid out left to right so that the boxes of characters at one
-    place (a run of zero-width characters) sit side by side."""
+    `rect` (viewport coordinates)."""
     lines = []
     for block, line, origin in view.visible_lines(rect):
         lo = block.position() + line.textStart()
@@ -71,44 +109,52 @@ def invisible_marks(view, rect) -> list[Drawn]:
 def marks_on_lines(font: QFont, lines) -> list[Drawn]:
     """`invisible_marks` of these laid-out lines, (block, QTextLine, origin, the line's text) each:
     a view painting its tokens has walked its lines already (walking them twice cost a keystroke's
-    paint half a millisecond on a screenful of short lines)."""
+    paint half a millisecond on a screenful of short lines).
+
+    Each box stands in its character's room: the right end of the glyphs of what carries the
+    room (`InvisibleRoom`), where Qt put them, so in a right-to-left run too. A character without
+    its room (a soft hyphen starting a line) gets its box hanging from the line's top at its place."""
     out: list[Drawn] = []
     metrics = None
     for block, line, origin, text in lines:
-        base = block.position()
-        lo = base + line.textStart()
         found = marks(text)
         if not found:
             continue
         metrics = metrics or QFontMetricsF(marker_font(font))
+        lo = line.textStart()  # in its block
         prefix = astral_prefix(text) if has_astral(text) else None  # code points -> UTF-16 units
         top, height, x0 = origin.y() + line.y(), line.height(), origin.x()
-        right = -1e9  # where the previous box on this line ended
-        box_h = min(height * 0.55, metrics.height() + 1)  # the ascenders' part of the line, mostly
-        for m in found:
-            at = lo - base + (m.index if prefix is None else m.index + int(prefix[m.index]))
-            x = x0 + line.cursorToX(at)[0]
-            width = metrics.horizontalAdvance(m.label) + 5
-            # A flag on the bar at the character's place: the box hangs to its right, from the
-            # line's top, so the lower part of the letters after it stays in view.
-            left = max(x + 1, right + 1)
-            box = QRectF(left, top, width, box_h)
-            right = box.right()
+        box_h = min(height - 2, metrics.height() + 2)
+        holders = [_holder(text, m) for m in found]
+        total: dict[int, int] = {}  # what a character's room holds: its boxes, side by side
+        for m, (i, _) in zip(found, holders):
+            total[i] = total.get(i, 0) + room(metrics, m.label)
+        used: dict[int, int] = {}
+        for m, (i, n) in zip(found, holders):
+            width, space = box_width(metrics, m.label), room(metrics, m.label)
+            at = lo + _units(prefix, i)
+            runs = [r.boundingRect() for r in line.glyphRuns(at, _units(prefix, i + n) - _units(prefix, i))]
+            right = max((r.right() for r in runs), default=None)
+            if right is not None and right - min(r.left() for r in runs) >= total[i] - 0.5:
+                left = x0 + right - total[i] + used.get(i, 0)
+                used[i] = used.get(i, 0) + space
+                box = QRectF(left + PAD / 2, top + (height - box_h) / 2, width, box_h)
+            else:  # no room of its own: hang the box at its place, over the top of what follows
+                left = x0 + line.cursorToX(lo + _units(prefix, m.index))[0]
+                box = QRectF(left + 1, top, width, min(height * 0.55, metrics.height() + 1))
             reach = None
             if m.kind == BIDI:
                 a, b = bidi_scope(text, m.index)
                 if b > a:
-                    ends = [x0 + line.cursorToX(lo - base + (p if prefix is None else p + int(prefix[p])))[0]
-                            for p in (a, b)]
+                    ends = [x0 + line.cursorToX(lo + _units(prefix, p))[0] for p in (a, b)]
                     reach = (min(ends), max(ends))
-            out.append(Drawn(box, x, top, height, m.label, m.tip, m.kind == BIDI, reach))
+            out.append(Drawn(box, left, top, height, m.label, m.tip, m.kind == BIDI, reach))
     return out
 
 
 def paint_invisibles(painter: QPainter, drawn: list[Drawn], font: QFont, dark: bool) -> None:
-    """Draw the markers: at each character's place a thin bar the line's height, on it a small box
-    with the label, hanging right from the line's top (red for bidi controls, with a dashed red
-    line under the text they govern)."""
+    """Draw the markers: a small box with the label in each character's room (red for bidi
+    controls, with a dashed red line under the text they govern)."""
     if not drawn:
         return
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
@@ -118,25 +164,111 @@ def paint_invisibles(painter: QPainter, drawn: list[Drawn], font: QFont, dark: b
     fill = QColor(38, 50, 56, 215) if dark else QColor(255, 253, 231, 215)
     for d in drawn:
         colour = red if d.bidi else grey
-        painter.setPen(QPen(colour, 1.5))
-        painter.drawLine(QPointF(d.x, d.top + 1), QPointF(d.x, d.top + d.height - 1))
         if d.reach is not None:
             y = d.top + d.height - 1.5
             painter.setPen(QPen(colour, 1.5, Qt.PenStyle.DashLine))
-            painter.drawLine(QPointF(d.reach[0], y), QPointF(d.reach[1], y))
+            painter.drawLine(d.reach[0], y, d.reach[1], y)
         painter.setPen(QPen(colour, 1.0))
         painter.setBrush(fill)
         painter.drawRoundedRect(d.box, 2, 2)
         painter.drawText(d.box, Qt.AlignmentFlag.AlignCenter, d.label)
 
 
-def mark_at(drawn: list[Drawn], point: QPointF) -> Drawn | None:
-    """The marker whose box (or bar) is under `point`, if any."""
+def mark_at(drawn: list[Drawn], point) -> Drawn | None:
+    """The marker whose box is under `point` (a QPointF), if any."""
     for d in drawn:
-        if d.box.adjusted(-1, -1, 1, 1).contains(point) or (
-                abs(point.x() - d.x) <= 2 and d.top <= point.y() <= d.top + d.height):
+        if d.box.adjusted(-1, -1, 1, 1).contains(point):
             return d
     return None
+
+
+def _pattern() -> QRegularExpression:
+    """Qt's search for the characters that may get a marker (a superset: `marks` decides)."""
+    codes = sorted(INVISIBLES)
+    parts, start = [], codes[0]
+    for prev, cp in zip(codes, codes[1:] + [None]):
+        if cp != prev + 1:
+            parts.append(f"\\x{{{start:X}}}" if start == prev else f"\\x{{{start:X}}}-\\x{{{prev:X}}}")
+            start = cp
+    return QRegularExpression("[" + "".join(parts) + "]")
+
+
+class InvisibleRoom:
+    """Room in a document's layout for the box of each marked invisible character (see the
+    module's docstring), kept through its edits and its font's changes (`refresh_all`)."""
+
+    def __init__(self, document: QTextDocument):
+        self._doc = document
+        self._pattern = _pattern()
+        self._metrics: tuple[str, QFontMetricsF] | None = None  # (font key, the markers' metrics)
+        document.contentsChange.connect(self._on_change)
+
+    def _on_change(self, position: int, removed: int, added: int) -> None:
+        doc = self._doc
+        first = doc.findBlock(position)
+        if not first.isValid():
+            return
+        last = doc.findBlock(min(position + added, doc.characterCount() - 1))
+        self.refresh(first)
+        if last.isValid() and last.blockNumber() > first.blockNumber():
+            self.refresh(last)
+            self._refresh_found(first.position() + first.length(), last.position())
+
+    def refresh_all(self) -> None:
+        """Measure every room again (the document's font changed): only the blocks holding such
+        characters are laid out again."""
+        self._refresh_found(0, self._doc.characterCount())
+
+    def _refresh_found(self, lo: int, hi: int) -> None:
+        """Refresh the blocks in UTF-16 range [lo, hi) that hold a character that may be marked,
+        found by Qt's search (no pass over their text here)."""
+        doc = self._doc
+        cursor = doc.find(self._pattern, lo)
+        while not cursor.isNull() and cursor.selectionStart() < hi:
+            block = cursor.block()
+            self.refresh(block)
+            after = block.position() + block.length()
+            if after >= doc.characterCount():
+                return
+            cursor = doc.find(self._pattern, after)
+
+    def refresh(self, block: QTextBlock) -> None:
+        """Give the marked characters of `block` their room (none left where none are)."""
+        layout = block.layout()
+        text = block.text()
+        wanted = [] if text.isascii() else self.rooms(text)
+        have = [(r.start, r.length, r.format.fontLetterSpacing()) for r in layout.formats()]
+        if wanted == have:
+            return
+        ranges = []
+        for start, length, spacing in wanted:
+            fmt = QTextCharFormat()
+            fmt.setFontLetterSpacingType(QFont.SpacingType.AbsoluteSpacing)
+            fmt.setFontLetterSpacing(spacing)
+            r = QTextLayout.FormatRange()
+            r.start, r.length, r.format = start, length, fmt
+            ranges.append(r)
+        layout.setFormats(ranges)
+        # subtle: lays the block out again without a contentsChange (inside one, it joins it).
+        self._doc.markContentsDirty(block.position(), block.length())
+
+    def rooms(self, text: str) -> list[tuple[int, int, float]]:
+        """(UTF-16 start, length, letter spacing) of each format a block holding `text` needs."""
+        found = marks(text)
+        if not found:
+            return []
+        font = marker_font(self._doc.defaultFont())
+        if self._metrics is None or self._metrics[0] != font.key():
+            self._metrics = (font.key(), QFontMetricsF(font))
+        metrics = self._metrics[1]
+        prefix = astral_prefix(text) if has_astral(text) else None
+        spacing: dict[int, list] = {}
+        for m in found:
+            i, n = _holder(text, m)
+            start = _units(prefix, i)
+            held = spacing.setdefault(start, [_units(prefix, i + n) - start, 0.0])
+            held[1] += room(metrics, m.label)
+        return [(start, length, float(space)) for start, (length, space) in sorted(spacing.items())]
 
 
 class BidiTally:

@@ -6,7 +6,8 @@ QTextDocument, each painting its own result (`set_result`), never the document's
 
 The text is laid out once, with one format: shaping never depends on tokens, so a token boundary
 inside a Myanmar syllable, an Indic conjunct, an Arabic word or an emoji sequence cannot break how
-it is drawn. Token backgrounds are painted beneath the text and the flag markers over it, from the
+it is drawn. (The one other format is the room an invisible character's box is given, on that
+character alone: `invisibles.InvisibleRoom`, set by the editor on the document all views share.) Token backgrounds are painted beneath the text and the flag markers over it, from the
 positions Qt's layout gives (`token_paint`), for the visible lines only, on every paint; a new
 result or palette repaints, it never lays text out again. A line of any length costs only what is
 on screen.
@@ -28,8 +29,8 @@ saved and sent to the tokenizing server is the editor's (`TokenEditor.user_text`
 
 Whitespace markers are Qt's own (QTextOption ShowTabsAndSpaces and ShowLineAndParagraphSeparators):
 they are painted, never inserted, so the text does not change. Invisible characters (bidi
-controls, zero-width and format characters) get a boxed label painted at their place, whether or
-not whitespace is shown, with a tooltip naming them (`invisibles`). The caret's token follows
+controls, zero-width and format characters) get a boxed label painted in the room the layout
+gives them, whether or not whitespace is shown, with a tooltip naming them (`invisibles`). The caret's token follows
 `core.analysis.caret.token_at_caret`, the rule every view shares.
 
 subtle: Qt positions are UTF-16 code units; every position handled here is one, and the tokens'

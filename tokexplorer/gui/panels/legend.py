@@ -1,16 +1,18 @@
 """What the editor's colours and marks mean, one glance away: the View > Token Colours menu
 (soft, strong, boundaries only) and a compact legend strip under the editor whose entries are
-drawn as the editor draws them, each with a tooltip in plain words."""
+drawn as the editor draws them, each with a tooltip in plain words (the boxed label of an invisible
+character among them, always shown, so the strip never moves when a text holds one)."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QSize, Qt
-from PySide6.QtGui import QAction, QActionGroup, QPainter, QPalette
+from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QAction, QActionGroup, QFontMetricsF, QPainter, QPalette
 from PySide6.QtWidgets import QLayout, QMenu, QSizePolicy, QWidget
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.editor.invisibles import PAD, Drawn, box_width, marker_font, paint_invisibles, room
 from tokexplorer.gui.editor.token_paint import Piece, paint_backgrounds, paint_markers
 from tokexplorer.server.tokenized import DROPPED, REFUSED
 
@@ -102,6 +104,46 @@ class LegendEntry(QWidget):
         painter.end()
 
 
+INVISIBLE_TIP = ("RLO, PDF, ZWSP, SHY, BOM … in a small box: an invisible or bidi-control character. It "
+                 "draws nothing (or reorders the text around it: red, with a dashed line under what it "
+                 "turns around), but it is in the text and costs tokens; the text makes room for its box. "
+                 "Hover the box for the character's name.")
+
+
+class InvisibleEntry(LegendEntry):
+    """The entry of the invisible characters' boxes: "a", a zero-width space's box, "b"."""
+
+    LABEL = "ZWSP"
+
+    def __init__(self, palette: TokenPalette, dark: bool):
+        super().__init__("invisible character", ("a", "b"), ((0, 0), (0, 0)), INVISIBLE_TIP, palette)
+        self.dark = dark
+
+    def sizeHint(self) -> QSize:
+        hint = super().sizeHint()
+        return QSize(hint.width() + room(QFontMetricsF(marker_font(self.font())), self.LABEL), hint.height())
+
+    def paintEvent(self, event) -> None:
+        painter = QPainter(self)
+        fm = self.fontMetrics()
+        metrics = QFontMetricsF(marker_font(self.font()))
+        top, height, baseline = 2.0, fm.height() + 2.0, 3.0 + fm.ascent()
+        painter.setPen(self.palette().color(QPalette.ColorRole.Text))
+        x = 2.0
+        painter.drawText(QPointF(x, baseline), "a")
+        x += fm.horizontalAdvance("a")
+        box_h = min(height - 2, metrics.height() + 2)
+        box = QRectF(x + PAD / 2, top + (height - box_h) / 2, box_width(metrics, self.LABEL), box_h)
+        paint_invisibles(painter, [Drawn(box, x, top, height, self.LABEL, "", False, None)], self.font(), self.dark)
+        x += room(metrics, self.LABEL)
+        painter.setPen(self.palette().color(QPalette.ColorRole.Text))
+        painter.drawText(QPointF(x, baseline), "b")
+        x += fm.horizontalAdvance("b")
+        painter.setPen(self.palette().color(QPalette.ColorRole.WindowText))
+        painter.drawText(QPointF(x + fm.horizontalAdvance(" "), baseline), self.label)
+        painter.end()
+
+
 class FlowLayout(QLayout):
     """Widgets left to right, wrapping onto more lines when the width runs out."""
 
@@ -175,6 +217,7 @@ class Legend(QWidget):
         layout.setContentsMargins(4, 1, 4, 1)
         palette = TokenPalette(state.dark, state.token_colours)
         self.entries = [LegendEntry(label, sample, tokens, tip, palette) for label, sample, tokens, tip in ENTRIES]
+        self.entries.append(InvisibleEntry(palette, state.dark))
         for entry in self.entries:
             layout.addWidget(entry)
         # Only some tokenizers leave text out (a custom split pattern): said while it happens.
@@ -194,4 +237,6 @@ class Legend(QWidget):
         palette = TokenPalette(self.state.dark, self.state.token_colours)
         for entry in self.entries:
             entry.palette_ = palette
+            if isinstance(entry, InvisibleEntry):
+                entry.dark = self.state.dark
             entry.update()
