@@ -5,6 +5,7 @@ stream encode whole and refuse a text over the budget, and the commands print th
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -12,7 +13,7 @@ from tokexplorer.cli.main import main
 from tokexplorer.core import patterns
 from tokexplorer.core.patterns import NAMED_PATTERNS, split
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.streaming import count, encode_pieces, split_pieces, streams
+from tokexplorer.core.streaming import count, encode_pieces, ordered_map, split_pieces, streams
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
 
 
@@ -90,3 +91,30 @@ def test_commands_print_the_whole_texts_tokens_in_pieces(small_pieces, corpus_te
     assert [(c["start"], c["end"]) for c in chunks] == split(corpus_text, NAMED_PATTERNS["gpt4"])
     assert main(["compare", "-t", "llama-sp", "--file", str(path), "--max-mb", "0.1"]) == 1
     assert "--max-mb" in capsys.readouterr().err
+
+
+def test_ordered_map_works_at_once_and_gives_results_in_order():
+    second_done = threading.Event()
+
+    def work(i):
+        if i == 0:  # the first waits for the second: only threads at once can finish it
+            assert second_done.wait(10)
+        if i == 1:
+            second_done.set()
+        return i * i
+
+    assert list(ordered_map(work, range(20), threads=2)) == [i * i for i in range(20)]
+    assert list(ordered_map(lambda i: i + 1, range(5), threads=1)) == [1, 2, 3, 4, 5]
+
+
+def test_ordered_map_passes_a_failure_on_in_order():
+    def work(i):
+        if i == 3:
+            raise ValueError("piece 3")
+        return i
+
+    got = []
+    with pytest.raises(ValueError, match="piece 3"):
+        for x in ordered_map(work, range(10), threads=2):
+            got.append(x)
+    assert got == [0, 1, 2]

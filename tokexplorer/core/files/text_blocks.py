@@ -61,6 +61,7 @@ class TextFile:
         """
         needles = {s: s.encode("utf-8") for s in strings if s}
         keep = max(map(len, needles.values()), default=1) - 1  # bytes a string may straddle
+        found = None
         with self._open() as f:
             more, offset = self._skip_bom(f)  # offset: the file offset of data[0]
             data = tail = b""
@@ -73,17 +74,21 @@ class TextFile:
                         _, used = codecs.utf_8_decode(data, "strict", final)
                     except UnicodeDecodeError as exc:
                         raise NotUtf8Error(self.path, offset + exc.start, data[exc.start]) from None
-                window = tail + data[:used]
-                hits = [(at, len(b), s) for s, b in needles.items() if (at := window.find(b)) >= 0]
-                if hits:
-                    at, _, string = min(hits)
-                    return string, self._chars_before(offset - len(tail) + at)
-                tail = window[len(window) - keep:] if keep else b""
+                if needles:
+                    window = tail + data[:used]
+                    hits = [(at, len(b), s) for s, b in needles.items() if (at := window.find(b)) >= 0]
+                    if hits:  # the first; the rest of the file is still checked
+                        at, _, string = min(hits)
+                        found, needles = (string, offset - len(tail) + at), {}
+                    tail = window[max(0, len(window) - keep):] if keep else b""
                 data = data[used:]
                 offset += used
                 if final:
-                    return None
+                    break
                 more = self._read(f, READ)
+        if found is None:
+            return None
+        return found[0], self._chars_before(found[1])
 
     def _chars_before(self, at: int) -> int:
         """Code points before the file offset `at` (which is past the BOM, at a character)."""
