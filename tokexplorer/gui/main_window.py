@@ -47,7 +47,6 @@ from tokexplorer.gui.editor.repaint_pacer import RepaintPacer
 from tokexplorer.gui.editor.selection import SelectionTracker
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.panels.token_ids import TokenTable
-from tokexplorer.gui.services.training import SweepService, TrainingService
 from tokexplorer.gui.services.server_link import ServerLink
 from tokexplorer.gui.services.worker import POLICIES, TokenizeService
 from tokexplorer.gui.window_settings import WindowSettings
@@ -285,8 +284,7 @@ class MainWindow(QMainWindow):
         self.inspector = InspectorPanel(self.state)
         self.inspector_dock = self._dock("Inspector", "inspector_dock", self.inspector, "Ctrl+Shift+P",
                                          view="inspector", area=bottom)
-        self.sweep_service = SweepService(self)
-        self.training_service = TrainingService(self)
+        self.sweep_service = self.training_service = None  # made with the Plots and Training views
         # The views no workspace but Learn, Train and Chat shows are made when first shown (or
         # first asked for, as `window.learn`): their imports (pyqtgraph, the lessons) and widgets
         # are not paid for before the window appears. Each reads the state as it is when made.
@@ -321,6 +319,9 @@ class MainWindow(QMainWindow):
     def _make_training(self) -> QWidget:
         from tokexplorer.gui.panels.training import TrainingPanel
 
+        from tokexplorer.gui.services.training import TrainingService
+
+        self.training_service = TrainingService(self)
         return TrainingPanel(self.state, self.training_service, self.dialogs, self.editor.user_text)
 
     def _make_merge_tree(self) -> QWidget:
@@ -341,6 +342,9 @@ class MainWindow(QMainWindow):
     def _make_plots(self) -> QWidget:
         from tokexplorer.gui.panels.plots import PlotsPanel
 
+        from tokexplorer.gui.services.training import SweepService
+
+        self.sweep_service = SweepService(self)
         return PlotsPanel(self.state, self.dialogs, self.sweep_service)
 
     def _make_bpe_by_hand(self) -> QWidget:
@@ -567,8 +571,9 @@ class MainWindow(QMainWindow):
             return
         self.window_settings.save()
         self.autosave.close()  # a clean exit keeps no unsaved text
-        self.training_service.shutdown()  # no trainer outlives the window
-        self.sweep_service.shutdown()
+        for service in (self.training_service, self.sweep_service):  # no trainer outlives the window
+            if service is not None:
+                service.shutdown()
         self.wait_for_jobs(3000)
         self.service.close()  # the server forgets this window's documents
         self.compare.close_documents()
