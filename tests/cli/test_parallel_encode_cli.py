@@ -1,4 +1,4 @@
-"""`encode`, `compare` and `split` on a --file print byte for byte what they print when the file is
+"""`encode`, `compare`, `split` and `report lengths` on a --file print byte for byte what they print when the file is
 read whole and encoded one piece after another on one thread (the way before blocks and threads),
 for several tokenizers and files: reads and pieces that cut multi-byte characters, special tokens
 under each policy, a BOM and CRLFs, a bad byte, UTF-16. And `encode --ids-only` prints tiktoken's
@@ -7,10 +7,12 @@ own ids of the whole text."""
 from __future__ import annotations
 
 import codecs
+import json
 
 import pytest
 
 from tokexplorer.cli.main import main
+from tokexplorer.core.analysis.token_lengths import length_histograms
 from tokexplorer.core import patterns, streaming
 from tokexplorer.core.files import text_blocks
 from tokexplorer.core.files.text_blocks import TextFile
@@ -55,7 +57,7 @@ def _both(monkeypatch, capsys, argv: list[str]) -> tuple[tuple, tuple]:
 
 COMMANDS = [
     ["encode", "--ids-only"], ["encode"], ["encode", "--json"],
-    ["compare"], ["compare", "--json"],
+    ["compare"], ["compare", "--json"], ["report", "lengths"], ["report", "lengths", "--json"],
 ]
 
 
@@ -128,3 +130,14 @@ def test_utf16_and_named_encodings_are_read_whole(small, monkeypatch, capsys, tm
     assert parallel == serial and parallel[0] == 0
     parallel, serial = _both(monkeypatch, capsys, ["encode", "--ids-only", "--file", str(path), "--encoding", "utf-16"])
     assert parallel == serial and parallel[0] == 0
+
+
+def test_report_lengths_of_a_file_counts_the_whole_texts_tokens(small, monkeypatch, capsys, tmp_path, mixed_text):
+    path = tmp_path / "mixed.txt"
+    path.write_text(mixed_text + SPECIALS, encoding="utf-8")
+    names = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
+    code, out, _ = _out(capsys, ["report", "lengths", "--json", "--file", str(path), *[a for n in names for a in ("-t", n)]])
+    data = json.loads(out)
+    assert code == 0 and data["bytes"] == len((mixed_text + SPECIALS).encode("utf-8"))
+    whole = length_histograms(mixed_text + SPECIALS, [get_builtin(n) for n in names])
+    assert [entry["counts"] for entry in data["tokenizers"]] == [list(h.counts) for h in whole]

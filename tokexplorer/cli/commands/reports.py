@@ -6,9 +6,11 @@ vocabulary's glitch tokens (`core.analysis.glitch`).
 from __future__ import annotations
 
 import argparse
+import codecs
+import os
 import sys
 
-from tokexplorer.cli.arguments import add_text_arguments, add_tokenizer_argument, read_text_argument
+from tokexplorer.cli.arguments import add_text_arguments, add_tokenizer_argument, read_text_or_file
 from tokexplorer.cli.output import Progress, print_json, print_table
 from tokexplorer.core.files.text_budget import WINDOW_TEXT_LIMIT_MB
 from tokexplorer.core.registry import REFERENCE_TOKENIZERS
@@ -113,16 +115,23 @@ def run_languages(args: argparse.Namespace) -> int:
 
 def run_lengths(args: argparse.Namespace) -> int:
     from tokexplorer.core.registry import load_tokenizer
-    from tokexplorer.core.analysis.token_lengths import histogram_table, length_histograms
+    from tokexplorer.core.analysis.token_lengths import histogram_table
+    from tokexplorer.core.files.text_blocks import TextFile
+    from tokexplorer.core.streaming import streams
 
     check_plot_path(args.plot)
-    text = read_text_argument(args)
+    text = read_text_or_file(args)
+    if isinstance(text, TextFile) and os.path.getsize(text.path) <= len(codecs.BOM_UTF8):
+        text = text.read()  # a file of a BOM at most may be an empty text
     if not text:
         raise TokexplorerError("the text is empty; give some text to count")
     tokenizers = [load_tokenizer(name) for name in dict.fromkeys(args.tokenizer or DEFAULT_TOKENIZERS)]
-    hists = length_histograms(text, tokenizers)
+    if isinstance(text, TextFile) and not all(streams(t) for t in tokenizers):
+        text = text.read()  # once for all, rather than once for each tokenizer that must see it whole
+    counted = [streamed_histogram(tok, text) for tok in tokenizers]
+    hists = [h for h, _ in counted]
     if args.json:
-        print_json({"bytes": len(text.encode("utf-8")), "tokenizers": [
+        print_json({"bytes": counted[0][1], "tokenizers": [
             {"tokenizer": h.tokenizer, "tokens": h.tokens, "bytes_per_token": round(h.mean, 4),
              "counts": list(h.counts)} for h in hists]})
     else:
@@ -133,6 +142,27 @@ def run_lengths(args: argparse.Namespace) -> int:
     if args.plot:
         write_plot(hists, args.plot, dark=args.dark)
     return 0
+
+
+def streamed_histogram(tok, text):
+    """`token_lengths.length_histograms`' histogram of the whole text (special-token text read as
+    plain text), summed over its pieces, each encoded and counted on a thread (`map_pieces`), and
+    the text's length in UTF-8 bytes."""
+    import numpy as np
+
+    from tokexplorer.core.analysis.token_lengths import LengthHistogram, length_histogram
+    from tokexplorer.core.streaming import map_pieces
+
+    def work(enc):
+        return np.asarray(length_histogram(enc, tok.name).counts, dtype=np.int64), enc.n_bytes
+
+    total, n_bytes = np.zeros(0, dtype=np.int64), 0
+    for _, (counts, piece_bytes) in map_pieces(tok, text, work, allowed_special="none"):
+        if len(counts) > len(total):
+            total = np.pad(total, (0, len(counts) - len(total)))
+        total[:len(counts)] += counts
+        n_bytes += piece_bytes
+    return LengthHistogram(tok.name, tuple(int(n) for n in total)), n_bytes
 
 
 def read_corpus(paths: list[str]):

@@ -20,8 +20,6 @@ import re
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
-from tokexplorer.core.files.file_budget import open_regular
-from tokexplorer.core.files.textfile import NotUtf8Error, read_text_file
 from tokexplorer.core.tokenizer import TokexplorerError
 
 SAMPLE = 1 << 16  # bytes looked at for a BOM or a NUL (textfile.utf16_without_bom's sample)
@@ -43,6 +41,8 @@ class TextFile:
 
     def read(self) -> str:
         """The whole text."""
+        from tokexplorer.core.files.textfile import read_text_file
+
         return read_text_file(self.path, encoding=self.encoding)
 
     def in_blocks(self) -> bool:
@@ -59,6 +59,8 @@ class TextFile:
         first place the text spells one of `strings`: (the string, its offset in code points), the
         shorter first where two start together; None when none occurs. Only when `in_blocks`.
         """
+        from tokexplorer.core.files.textfile import NotUtf8Error
+
         needles = {s: s.encode("utf-8") for s in strings if s}
         keep = max(map(len, needles.values()), default=1) - 1  # bytes a string may straddle
         found = None
@@ -128,6 +130,8 @@ class TextFile:
             yield data
 
     def _open(self) -> BinaryIO:
+        from tokexplorer.core.files.file_budget import open_regular
+
         f, _ = open_regular(self.path, what="text file")
         return f
 
