@@ -222,14 +222,6 @@ class MainWindow(QMainWindow):
         for button in bar.findChildren(QToolButton):
             button.setAutoRaise(False)  # the current one reads as pressed
         self.view_menu.addAction(bar.toggleViewAction())
-        # Dark Theme is in the View menu only: with it the bars overflowed a 1024 px wide window
-        # (a 2560 px screen at 200 %) and it went behind the » extension. The switches come
-        # before the tokenizer's bar: in a narrower window they share the workspaces' row and the
-        # tokenizer's bar takes the next (ToolBarRows).
-        switches = self.addToolBar("Compare and Whitespace")
-        switches.setObjectName("switches_toolbar")
-        switches.addActions([self.compare_action, self.whitespace_action])
-        self.view_menu.addAction(switches.toggleViewAction())
         tb = self.addToolBar("Tokenizer")
         tb.setObjectName("tokenizer_toolbar")
         tb.addWidget(QLabel(" Tokenizer: "))
@@ -248,8 +240,14 @@ class MainWindow(QMainWindow):
             self.policy_box.addItem(labels[policy], policy)
         self.policy_box.setToolTip("What to do with text that spells a special token such as <|endoftext|>")
         tb.addWidget(self.policy_box)
+        tb.addSeparator()
+        # Dark Theme is in the View menu only: with it the bars overflowed a 1024 px wide window
+        # (a 2560 px screen at 200 %) and it went behind the » extension. In a narrower window
+        # the switches (in the View menu too) go behind it; when the pickers would, the bar takes
+        # a row of its own (ToolBarRows).
+        tb.addActions([self.compare_action, self.whitespace_action])
         self.view_menu.addAction(tb.toggleViewAction())
-        self.tool_bar_rows = ToolBarRows(self)
+        self.tool_bar_rows = ToolBarRows(self, {tb: self.policy_box})
         self._fill_tokenizers()
 
     def _create_status_bar(self) -> None:
