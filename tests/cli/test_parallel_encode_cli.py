@@ -136,7 +136,8 @@ def test_report_lengths_of_a_file_counts_the_whole_texts_tokens(small, monkeypat
     path = tmp_path / "mixed.txt"
     path.write_text(mixed_text + SPECIALS, encoding="utf-8")
     names = ["gpt2", "cl100k_base", "o200k_base", "llama-sp"]
-    code, out, _ = _out(capsys, ["report", "lengths", "--json", "--file", str(path), *[a for n in names for a in ("-t", n)]])
+    tokenizers = [a for n in names for a in ("-t", n)]
+    code, out, _ = _out(capsys, ["report", "lengths", "--json", "--file", str(path), *tokenizers])
     data = json.loads(out)
     assert code == 0 and data["bytes"] == len((mixed_text + SPECIALS).encode("utf-8"))
     whole = length_histograms(mixed_text + SPECIALS, [get_builtin(n) for n in names])

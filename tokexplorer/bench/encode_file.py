@@ -106,7 +106,8 @@ def run(args) -> dict:
             file, made = build_file(folder)
         mb = file.stat().st_size / 1e6
         for name in TOKENIZERS:
-            ours_command = [sys.executable, "-m", "tokexplorer", "encode", "-t", name, "--ids-only", "--file", str(file)]
+            ours_command = [sys.executable, "-m", "tokexplorer", "encode", "-t", name, "--ids-only",
+                            "--file", str(file)]
             peer_command = [sys.executable, "-c", _peer_script(name, file, folder)]
             _run(ours_command)  # the vocabulary's compact copy made, the files in the OS's cache
             ours, peer = [], []

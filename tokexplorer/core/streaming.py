@@ -7,6 +7,13 @@ give the same tokens piece by piece (`patterns.piece_spans`). The others (Senten
 Face pipelines, custom patterns) encode a text whole: above their budget (core/budgets.py) they
 are refused with a way out, instead of growing to many gigabytes.
 
+The pieces are encoded on one thread per core and given back in the text's order
+(`ordered_map`): tiktoken's Rust core releases the interpreter lock while it encodes, so the
+tiktoken-backed tokenizers (and BPE trained here, when its merges fit tiktoken's ranks) use
+every core; a tokenizer whose encode is Python code gains nothing and loses little (processes
+would have to be sent the tokenizer and send back every id). A file (`TextFile`) is checked once and then read a
+block of UTF-8 at a time, each block a piece, so neither its bytes nor its text is ever held whole.
+
 This module knows no command line; the commands decide what to print.
 """
 
@@ -79,8 +86,8 @@ def workers() -> int:
 
 
 def piece_size() -> int:
-    """Characters per piece: a quarter of `patterns.PIECE_SIZE`, so a 10 MB file gives the threads
-    forty pieces to share (a piece is cut at the first safe place past this size)."""
+    """Characters (a file's bytes) per piece: a quarter of `patterns.PIECE_SIZE`, so a 10 MB file
+    gives the threads forty pieces to share (a piece is cut at the first safe place past this size)."""
     return patterns.PIECE_SIZE // 4
 
 
@@ -118,7 +125,12 @@ def map_pieces(tok: Tokenizer, text: Text, work: Callable[[Encoding], R], *,
                threads: int | None = None) -> Iterator[tuple[int, R]]:
     """(offset, work(encoding)) for each piece of the text's tokens (`encode_pieces`), each piece
     read, encoded and worked on in one of `threads` threads (`ordered_map`), in the text's order;
-    the offset is in code points. The whole text is checked first (see `encode_pieces`)."""
+    the offset is in code points. The whole text is checked first (see `encode_pieces`).
+
+    >>> from tokexplorer.core.registry import get_builtin
+    >>> list(map_pieces(get_builtin("gpt2"), "hello world", len))
+    [(0, 2)]
+    """
     policy, pieces = _checked_pieces(tok, text, allowed_special, limit_mb)
 
     def run(piece: str | bytes) -> tuple[int, R]:
