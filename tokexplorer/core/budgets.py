@@ -17,7 +17,11 @@ OTHER_BYTES_PER_CHAR = 90  # tiktoken cores with a pattern of their own (Qwen, T
 # BPE counts the corpus's chunks piece by piece (256 MB: 689 MB); SentencePiece keeps every sentence
 # and its words, unigram most (128 MB: BPE 1,124 MB, unigram 1,973 MB).
 TRAIN_LIMIT_MB = {"bpe": 256, "sentencepiece": 64}
-TRAIN_PEAK_MB = {"bpe": (150, 3), "sentencepiece": (150, 15)}
+TRAIN_PEAK_MB = {"bpe": (150, 3), "sentencepiece": (150, 15), "bpe-stream": (200, 40)}
+# BPE with a named pattern over files never holds the corpus (core/training/counting.py): its
+# budget is on the distinct chunks (MB of their UTF-8 bytes), checked while counting; the peak is
+# base MB + per_mb x the distinct chunks' MB ("bpe-stream" above).
+TRAIN_CHUNKS_LIMIT_MB = 32
 
 
 def max_mb_for(size: int) -> int:

@@ -15,8 +15,8 @@ import time
 
 from tokexplorer.cli.arguments import add_tokenizer_argument, megabytes, parse_token_id
 from tokexplorer.cli.output import Progress, print_json, print_table
-from tokexplorer.core.budgets import (TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS, max_mb_for,
-                            training_over_budget, training_peak_gb)
+from tokexplorer.core.budgets import (TRAIN_CHUNKS_LIMIT_MB, TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS,
+                            max_mb_for, training_over_budget, training_peak_gb)
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.runner import Report
 
@@ -47,9 +47,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("-o", "--output", metavar="PREFIX", help="write PREFIX.model and PREFIX.vocab (a file prefix, not a folder)")
     p.add_argument("--encoding", help="the corpus encoding when it is not UTF-8 (e.g. latin-1)")
     p.add_argument("--max-mb", type=megabytes, metavar="N",
-                   help="memory budget: refuse corpora of over N MB (default "
-                   f"{TRAIN_LIMIT_MB['bpe']} for BPE, which peaks near {_peak('bpe')}; "
-                   f"{TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, {_peak('sentencepiece')})")
+                   help="memory budget. BPE with a named pattern reads the corpus a block at a time, "
+                   f"any size: stop once its distinct chunks pass N MB (default {TRAIN_CHUNKS_LIMIT_MB}, "
+                   f"peak near {_peak('bpe-stream')}). Otherwise refuse corpora of over N MB "
+                   f"(default {TRAIN_LIMIT_MB['bpe']} for BPE with a custom pattern or none, which peaks "
+                   f"near {_peak('bpe')}; {TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, "
+                   f"{_peak('sentencepiece')})")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=run_train)
 
@@ -93,7 +96,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 def _peak(algorithm: str) -> str:
     base, per_mb = TRAIN_PEAK_MB[algorithm]
-    return f"{base} MB + {per_mb}x the corpus"
+    return f"{base} MB + {per_mb}x the " + ("distinct chunks" if algorithm == "bpe-stream" else "corpus")
 
 
 def _add_pattern_argument(p: argparse.ArgumentParser) -> None:
@@ -166,6 +169,17 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -
             f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
 
 
+def _streams(args: argparse.Namespace) -> bool:
+    """Whether `train` counts the corpus a block at a time, never holding it (BPE with a named
+    pattern over UTF-8 files): its budget is then on the distinct chunks, checked while counting."""
+    if args.algorithm != "bpe":
+        return False
+    from tokexplorer.core.training.runner import TrainingRequest, streams
+
+    return streams(TrainingRequest("", "bpe", 0, tuple(args.corpus), pattern=_pattern(args.pattern),
+                                   encoding=args.encoding))
+
+
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
     from tokexplorer.core.training.runner import read_corpus
 
@@ -220,7 +234,8 @@ def run_train(args: argparse.Namespace) -> int:
 
     if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
         raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
-    _check_corpus_size(args.corpus, args.algorithm, args.max_mb)
+    if not _streams(args):
+        _check_corpus_size(args.corpus, args.algorithm, args.max_mb)
     if args.algorithm == "sentencepiece":
         return _train_sentencepiece(args)
     if args.option or args.show_options or args.model_type != "bpe":
@@ -243,7 +258,7 @@ def run_train(args: argparse.Namespace) -> int:
     preload = threading.Thread(target=_preload, args=(big,), daemon=True)
     preload.start()
     request = TrainingRequest(args.output, "bpe", args.vocab_size, tuple(args.corpus), pattern=pattern,
-                              special_tokens=tuple(specials), encoding=args.encoding)
+                              special_tokens=tuple(specials), encoding=args.encoding, max_mb=args.max_mb)
     run = run_bpe(request, _TrainReport(pattern, specials, preload), keep_on_interrupt=True)
     with _interrupts_held() as late:  # the merges are learned: Ctrl-C from here on waits for the files
         from tokexplorer.core.backends.trained_bpe import BPETokenizer

@@ -131,6 +131,18 @@ def iter_train_chunks(chunks: Mapping[str, int], vocab_size: int, *, n_special: 
     return _train_stream([w.encode("utf-8") for w in chunks], list(chunks.values()), total)
 
 
+def iter_train_counts(chunks: Mapping[bytes, int], vocab_size: int, *, n_special: int = 0
+                      ) -> Iterator[MergeStep]:
+    """`iter_train_chunks` over chunks already in UTF-8 (as `counting.count_corpus` counts a
+    corpus's files): no second copy of them is made.
+
+    >>> [s.pair for s in iter_train_counts({b"ab": 2, b"b": 1}, 257)]
+    [(97, 98)]
+    """
+    total = check_vocab_size(vocab_size, n_special)
+    return _train_stream(list(chunks), list(chunks.values()), total)
+
+
 def chunk_bytes(chunks: Mapping[str, int]) -> int:
     """The corpus's length in bytes as training sees it: every chunk's bytes, times its count
     (text that a pattern skips between matches is not there).

@@ -46,6 +46,9 @@ class TrainingRequest:
     special_tokens: tuple[str, ...] = ()
     sp_options: dict[str, object] = field(default_factory=dict)  # SentencePiece: every option
     encoding: str | None = None  # of the corpus files, when they are not UTF-8
+    # BPE with a named pattern over files: the budget on the distinct chunks' MB (None: the default,
+    # budgets.TRAIN_CHUNKS_LIMIT_MB); other runs hold the corpus whole (the caller checks its size)
+    max_mb: float | None = None
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ class BpeRun:
     corpus_bytes: int  # the corpus in UTF-8
     trained_bytes: int  # what the pattern matches of it (all of it without a pattern)
     tokens: int  # the trained bytes' length in tokens after the merges
-    seconds: float  # from the corpus read to the last merge
+    seconds: float  # from the corpus read (or, streamed, its first block) to the last merge
     stopped: bool = False  # the report asked to stop
     interrupted: bool = False  # Ctrl-C stopped it (only with keep_on_interrupt)
 
@@ -128,26 +131,42 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
     is the last work of its process (the command, the window's trainer).
     """
     from tokexplorer.core.training.bpe import (check_vocab_size, chunk_bytes, count_chunks, iter_records,
-                                               iter_train, iter_train_chunks)
+                                               iter_train, iter_train_chunks, iter_train_counts)
 
     gc.disable()
     n_special = len(request.special_tokens)
     total = check_vocab_size(request.vocab_size, n_special)
-    text = corpus_text(request, report)
-    if not text:
-        raise TokexplorerError("the corpus is empty; give some text to train on")
-    corpus_bytes = len(text.encode("utf-8"))
+    corpus = _streamed_corpus(request)
     started = time.perf_counter()
-    if request.pattern is None:
-        trained_bytes = corpus_bytes
-        steps = iter_train(text, request.vocab_size, n_special=n_special)
+    if corpus is not None:
+        from tokexplorer.core.budgets import TRAIN_CHUNKS_LIMIT_MB
+        from tokexplorer.core.training.counting import count_corpus
+
+        if not corpus.size:
+            raise TokexplorerError("the corpus is empty; give some text to train on")
+        corpus_bytes = corpus.size
+        report.phase("splitting into chunks", 0, corpus_bytes)
+        counts = count_corpus(corpus, request.pattern, max_unique_mb=request.max_mb or TRAIN_CHUNKS_LIMIT_MB,
+                              progress=lambda done, size: report.phase("splitting into chunks", done, size))
+        trained_bytes = sum(len(chunk) * n for chunk, n in counts.items())
+        steps = iter_train_counts(counts, request.vocab_size, n_special=n_special)
+        del counts
     else:
-        report.phase("splitting into chunks", -1, -1)
-        chunks = count_chunks(text, request.pattern)
-        trained_bytes = chunk_bytes(chunks)
-        steps = iter_train_chunks(chunks, request.vocab_size, n_special=n_special)
-        del chunks
-    del text  # (the request may still hold it: the window's current text)
+        text = corpus_text(request, report)
+        if not text:
+            raise TokexplorerError("the corpus is empty; give some text to train on")
+        corpus_bytes = len(text.encode("utf-8"))
+        started = time.perf_counter()
+        if request.pattern is None:
+            trained_bytes = corpus_bytes
+            steps = iter_train(text, request.vocab_size, n_special=n_special)
+        else:
+            report.phase("splitting into chunks", -1, -1)
+            chunks = count_chunks(text, request.pattern)
+            trained_bytes = chunk_bytes(chunks)
+            steps = iter_train_chunks(chunks, request.vocab_size, n_special=n_special)
+            del chunks
+        del text  # (the request may still hold it: the window's current text)
     report.merging(total, trained_bytes, corpus_bytes)
     report.phase("merging", 0, total)
     run = BpeRun({}, total, corpus_bytes, trained_bytes, trained_bytes, 0.0)
@@ -166,6 +185,31 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         run.interrupted = True
     run.seconds = time.perf_counter() - started
     return run
+
+
+def streams(request: TrainingRequest) -> bool:
+    """Whether a run counts its corpus a block at a time (`counting`) rather than reading it whole:
+    BPE with a named pattern over UTF-8 files."""
+    import codecs
+
+    from tokexplorer.core.patterns import NAMED_PATTERNS
+
+    try:
+        utf8 = request.encoding is None or codecs.lookup(request.encoding).name == "utf-8"
+    except LookupError:
+        return False  # reading says the encoding is unknown
+    return (utf8 and request.algorithm == "bpe" and request.text is None and bool(request.paths)
+            and request.pattern in NAMED_PATTERNS.values())
+
+
+def _streamed_corpus(request: TrainingRequest):
+    """The request's files as a `counting.CorpusFiles` when the run streams them, else None (a
+    file that is UTF-16, or may be, is read whole)."""
+    if not streams(request):
+        return None
+    from tokexplorer.core.training.counting import open_corpus
+
+    return open_corpus(request.paths)
 
 
 def sentencepiece_options(request: TrainingRequest) -> dict[str, object]:

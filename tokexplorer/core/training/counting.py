@@ -1,0 +1,296 @@
+"""Counting a corpus's chunks under a named split pattern without holding the corpus: a block of
+the files at a time, the blocks counted in worker processes and their counts merged in order.
+
+The result is what `bpe.count_chunks` gives for the files' text read whole: each distinct chunk
+(here as UTF-8 bytes, what the merge loop takes) with its occurrences, in order of first
+occurrence (the merge loop's tie rule depends on that order). It holds because
+
+- the blocks are cut only where the pattern ends a chunk whatever follows (after a newline with
+  a non-space before it and a letter after it, `patterns.piece_spans`' rule, for every named
+  pattern; GPT-4's and o200k's also after the last newline before a letter or an indented line:
+  see `_is_cut`), so a block splits exactly as it does inside the whole text;
+- a block's counter lists its chunks in order of first occurrence, and adding the blocks' counters
+  in block order keeps the first block's place for a chunk seen again later.
+
+Memory is that of the distinct chunks (the merged counter) plus a block per worker, not the
+corpus: the files are never read whole. `max_unique_mb` is the budget on the distinct chunks'
+bytes, checked as each block's count is merged; past it counting stops with one line saying so.
+
+Why processes, not threads (measured on this 2-core machine, 20 MB of source code and docs, GPT-4
+pattern): one thread splits and counts at about 5 MB/s; `bpe.count_chunks`' threads, with the
+`regex` module's matching done with the interpreter lock released, took 7.7 s of wall time for
+4.8 s of CPU, slower than one thread (3.9 s): building the chunk strings needs the lock, so the
+threads take turns. Worker processes share nothing and run on every core. They are spawned (the
+app spawns everywhere, so macOS and Windows behave the same) and import only this module and the
+patterns; below `PARALLEL_MIN` bytes, or in a daemon process (the window's trainer, which may not
+have children), the blocks are counted in this process, one at a time.
+
+Files that are not UTF-8 (a UTF-16 byte-order mark) are not read here: `can_stream` says so, and
+the caller reads those whole. A stretch of the corpus with no place to cut (under GPT-2, a file of
+CRLF lines or whose lines all start with a space) is one block, held whole by its worker.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+from collections import Counter
+from dataclasses import dataclass
+from typing import Callable, Sequence
+
+from tokexplorer.core.tokenizer import TokexplorerError
+
+# Blocks: about this many bytes each (cut at the next safe place), at least BLOCK_MIN and at most
+# BLOCK_MAX: four blocks a worker or more keep the workers busy to the end; a worker's memory is
+# its block's text plus the chunks of a `patterns.PIECE_SIZE` piece of it.
+BLOCK_MIN = 1 << 20
+BLOCK_MAX = 8 << 20
+# Corpora smaller than this are counted in this process: starting a worker (a fresh interpreter
+# importing `regex`) costs about what one core splits of this much text.
+PARALLEL_MIN = 2 << 20
+# How far a cut is looked for at a time (bytes read).
+CUT_WINDOW = 1 << 16  # (more than AFTER)
+
+
+@dataclass(frozen=True)
+class CorpusFiles:
+    """The corpus as one stream of UTF-8 bytes: the files end to end, each without its UTF-8
+    byte-order mark (as `textfile.read_text_file` reads them). Offsets are in this stream."""
+
+    paths: tuple[str, ...]
+    skips: tuple[int, ...]  # bytes of a byte-order mark at the start of each file
+    sizes: tuple[int, ...]  # bytes of each file after its byte-order mark
+
+    @property
+    def size(self) -> int:
+        return sum(self.sizes)
+
+    def read(self, offset: int, n: int) -> bytes:
+        """Up to `n` bytes of the stream from `offset`."""
+        parts = []
+        start = 0
+        for path, skip, size in zip(self.paths, self.skips, self.sizes):
+            a, b = max(offset, start), min(offset + n, start + size)
+            if a < b:
+                with open(path, "rb") as f:
+                    f.seek(skip + a - start)
+                    parts.append(f.read(b - a))
+            start += size
+        return b"".join(parts)
+
+    def where(self, offset: int) -> tuple[str, int]:
+        """The file and the offset in it (a byte-order mark included) of a stream offset."""
+        start = 0
+        for path, skip, size in zip(self.paths, self.skips, self.sizes):
+            if offset < start + size:
+                return path, skip + offset - start
+            start += size
+        return self.paths[-1], self.skips[-1] + self.sizes[-1]
+
+
+def open_corpus(paths: Sequence[str]) -> CorpusFiles | None:
+    """The files as a stream, checked as `read_text_file` checks them (missing, a folder or a
+    device: one clear error); None when one of them is UTF-16 or looks like it (the caller reads
+    such a corpus whole, and refuses or decodes it as the reader does)."""
+    from tokexplorer.core.files.file_budget import open_regular
+
+    skips, sizes = [], []
+    for path in paths:
+        f, size = open_regular(path, what="text file")
+        try:
+            with f:
+                head = f.read(1 << 16)
+        except OSError as exc:
+            raise TokexplorerError(f"cannot read {path}: {exc.strerror or exc}") from None
+        skip = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
+        if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
+            return None  # UTF-16, or what may be: the whole-text reader decides
+        skips.append(skip)
+        sizes.append(size - skip)
+    return CorpusFiles(tuple(map(os.fspath, paths)), tuple(skips), tuple(sizes))
+
+
+# How far past a newline `_is_cut` looks: the character after it, or a run of spaces and tabs (up
+# to INDENT_MAX) and the character after that.
+INDENT_MAX = 64
+AFTER = INDENT_MAX + 4
+
+
+def _is_cut(data: bytes, n: int, loose: bool) -> bool:
+    """Whether the stream may be cut after the newline at data[n], so that the pattern splits both
+    sides as it splits the whole. False where a character is not valid UTF-8 (decoding the block
+    reports it), and at the data's end.
+
+    Every named pattern: a non-space character before the newline and a letter after it
+    (`patterns.piece_spans`' rule, on bytes). GPT-4 and o200k (`loose`) also: a letter after it
+    whatever comes before, or spaces and tabs then an ASCII non-space character (an indented line).
+
+    subtle: those two end a chunk at the last newline of a whitespace run (`\\s*[\\r\\n]`, and at a
+    block's end `\\s++$` or `\\s*[\\r\\n]+`, take the run up to it either way), and no chunk starts
+    inside the run and takes the newline with what follows. GPT-2 has neither: its `\\s+(?!\\S)`
+    joins a newline to the indentation after it, and to a blank line before a letter leaves the
+    last newline alone, where a block's end would keep the run whole.
+    """
+    if n < 1 or n + 1 >= len(data):
+        return False
+    after = n + 1
+    if loose:
+        while after < len(data) and after - n <= INDENT_MAX and data[after] in b" \t":
+            after += 1
+        if after >= len(data) or after - n > INDENT_MAX:
+            return False
+        if after > n + 1:
+            return 0x21 <= data[after] <= 0x7E
+    lead = data[after]
+    width = 1 if lead < 0x80 else 2 if 0xC0 <= lead < 0xE0 else 3 if 0xE0 <= lead < 0xF0 else 4 if 0xF0 <= lead < 0xF8 else 0
+    try:
+        letter = data[after:after + width].decode("utf-8") if width else ""
+    except UnicodeDecodeError:
+        return False
+    if len(letter) != 1 or not letter.isalpha():
+        return False
+    if loose:
+        return True
+    j = n - 1
+    while j > n - 4 and j > 0 and 0x80 <= data[j] < 0xC0:
+        j -= 1
+    try:
+        before = data[j:n].decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return len(before) == 1 and not before.isspace()
+
+
+def next_cut(corpus: CorpusFiles, offset: int, loose: bool) -> int:
+    """The first place at or after `offset` where the stream may be cut (`_is_cut`), or its end."""
+    size = corpus.size
+    if offset <= 0:
+        return 0
+    at = max(offset - 1, 1)  # where a newline before a cut at `offset` or later may be
+    while at < size:
+        base = max(at - 4, 0)  # with the character before the newline
+        data = corpus.read(base, CUT_WINDOW)
+        last = base + len(data) >= size
+        end = len(data) if last else len(data) - AFTER - 1  # with what follows the newline
+        i = at - base
+        while (n := data.find(b"\n", i, end)) >= 0:
+            if _is_cut(data, n, loose):
+                return base + n + 1
+            i = n + 1
+        if last:
+            break
+        at = base + end
+    return size
+
+
+def plan_blocks(corpus: CorpusFiles, block_size: int, loose: bool) -> list[tuple[int, int]]:
+    """The stream cut into (start, end) blocks of about `block_size` bytes at safe places."""
+    size = corpus.size
+    blocks, start = [], 0
+    while start < size:
+        end = next_cut(corpus, start + block_size, loose)
+        blocks.append((start, end))
+        start = end
+    return blocks
+
+
+def count_block(corpus: CorpusFiles, pattern: str, start: int, end: int) -> tuple[dict[bytes, int], int]:
+    """The chunks of one block (UTF-8 bytes -> occurrences, in order of first occurrence), or
+    ({}, offset) when the block is not valid UTF-8 there: run by a worker, so it raises nothing of
+    its own (an exception's arguments may not survive the trip back)."""
+    from tokexplorer.core.patterns import compile_pattern, piece_spans
+
+    data = corpus.read(start, end - start)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return {}, start + exc.start
+    del data
+    compiled = compile_pattern(pattern)
+    counts: Counter[str] = Counter()
+    for a, b in piece_spans(text):
+        counts.update(compiled.findall(text[a:b]))
+    counts.pop("", None)
+    return {chunk.encode("utf-8"): n for chunk, n in counts.items()}, -1
+
+
+def _count_task(task: tuple) -> tuple[dict[bytes, int], int]:
+    return count_block(*task)
+
+
+def count_corpus(corpus: CorpusFiles, pattern: str, *, max_unique_mb: float | None = None,
+                 workers: int | None = None, block_size: int | None = None,
+                 progress: Callable[[int, int], None] | None = None) -> Counter[bytes]:
+    """The corpus's distinct chunks under a named `pattern` (its regex) and their occurrences, in
+    order of first occurrence, as UTF-8 bytes. `progress(done, total)` is told the bytes counted
+    after each block. Past `max_unique_mb` MB of distinct chunks, a TokexplorerError says so.
+
+    `workers` processes (default: the machine's cores; 1 counts in this process) count blocks of
+    `block_size` bytes (default: from the corpus's size, see BLOCK_MIN).
+    """
+    size = corpus.size
+    if workers is None:
+        workers = 1 if size < PARALLEL_MIN else _workers()
+    if block_size is None:
+        block_size = min(BLOCK_MAX, max(BLOCK_MIN, size // (4 * workers) + 1))
+    from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN
+
+    blocks = plan_blocks(corpus, block_size, loose=pattern != GPT2_SPLIT_PATTERN)
+    tasks = [(corpus, pattern, a, b) for a, b in blocks]
+    budget = None if max_unique_mb is None else max_unique_mb * 1e6
+    counts: Counter[bytes] = Counter()
+    unique = 0  # bytes of the distinct chunks so far
+    workers = min(workers, len(tasks))
+    pool = None
+    if workers > 1:
+        import multiprocessing
+
+        pool = multiprocessing.get_context("spawn").Pool(workers)
+    try:
+        results = pool.imap(_count_task, tasks) if pool is not None else map(_count_task, tasks)
+        for (start, end), (block, bad) in zip(blocks, results):
+            if bad >= 0:
+                _not_utf8(corpus, bad)
+            unique += sum(map(len, block.keys() - counts.keys()))
+            counts.update(block)
+            del block
+            if budget is not None and unique > budget:
+                raise TokexplorerError(unique_over_budget(unique, end, size, max_unique_mb))
+            if progress is not None:
+                progress(end, size)
+    finally:
+        if pool is not None:
+            pool.terminate()
+            pool.join()
+    return counts
+
+
+def _workers() -> int:
+    """Worker processes for a large corpus: one a core, or none (1: this process) in a daemon
+    process, which may not have children.
+
+    (multiprocessing is imported only here: a small corpus's command does without it.)"""
+    import multiprocessing
+
+    return 1 if multiprocessing.current_process().daemon else os.cpu_count() or 1
+
+
+def _not_utf8(corpus: CorpusFiles, offset: int):
+    from tokexplorer.core.files.textfile import NotUtf8Error
+
+    path, at = corpus.where(offset)
+    with open(path, "rb") as f:
+        f.seek(at)
+        byte = f.read(1)[0]
+    raise NotUtf8Error(path, at, byte)
+
+
+def unique_over_budget(unique: int, done: int, size: int, limit_mb: float) -> str:
+    """The one line that stops counting over the distinct chunks' budget."""
+    from tokexplorer.core.budgets import training_peak_gb
+
+    return (f"the corpus's distinct chunks passed {limit_mb:g} MB after {done / 1e6:,.0f} MB of its "
+            f"{size / 1e6:,.0f} MB, over BPE training's budget of {limit_mb:g} MB of distinct chunks "
+            f"(memory near {training_peak_gb('bpe-stream', limit_mb):.1f} GB at its peak); train on a "
+            f"part, or pass a larger --max-mb (about {unique / done * size / 1e6 * 1.2:,.0f} "
+            "if the rest is like what was read)")
