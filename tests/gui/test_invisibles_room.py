@@ -174,3 +174,17 @@ def test_the_legend_says_what_a_box_means(qtbot, window):
     assert entry is not None and entry.isVisible()  # shown whatever the text: the strip never moves
     assert "invisible or bidi-control character" in entry.toolTip() and "Hover" in entry.toolTip()
     assert entry.width() >= entry.sizeHint().width() - 1
+
+
+def test_a_soft_hyphens_room_is_the_letter_before_it_with_its_accent(qtbot, window):
+    """Qt gives a soft hyphen inside a line no width whatever its format, so its room is the letter
+    before it, with that letter's combining accent (a format boundary would part them)."""
+    show(qtbot, window, "cafe\u0301\u00adteria\n\u00adstart\n")
+    editor = window.editor
+    metrics = QFontMetricsF(marker_font(editor.font()))
+    first, second = editor.document().firstBlock(), editor.document().firstBlock().next()
+    ranges = first.layout().formats()
+    assert [(r.start, r.length, r.format.fontLetterSpacing()) for r in ranges] == [(3, 2, room(metrics, "SHY"))]
+    box = invisible_marks(editor, editor.viewport().rect())[0].box
+    assert box.left() >= glyphs(editor, first, (3, 5)).left() + 3 and box.right() <= glyphs(editor, first, (6, 7)).left() + 0.5
+    assert second.layout().formats() == []  # first on its line: no letter before it, no room

@@ -136,6 +136,7 @@ class InvisibleEntry(LegendEntry):
         box = QRectF(x + PAD / 2, top + (height - box_h) / 2, box_width(metrics, self.LABEL), box_h)
         paint_invisibles(painter, [Drawn(box, x, top, height, self.LABEL, "", False, None)], self.font(), self.dark)
         x += room(metrics, self.LABEL)
+        painter.setFont(self.font())
         painter.setPen(self.palette().color(QPalette.ColorRole.Text))
         painter.drawText(QPointF(x, baseline), "b")
         x += fm.horizontalAdvance("b")
