@@ -1,14 +1,18 @@
-"""Training benchmarks: `tokexplorer train` beside Hugging Face `tokenizers` and the reference.
+"""Training benchmarks: `tokexplorer train` beside Hugging Face `tokenizers`, rustbpe and the reference.
 
-Against `tokenizers` the measure is what a user waits for: the whole process, from starting
-`python -m tokexplorer train CORPUS... --vocab-size 32768 -o PREFIX` to its exit (start-up,
+Against `tokenizers` and rustbpe the measure is what a user waits for: the whole process, from
+starting `python -m tokexplorer train CORPUS... --vocab-size 32768 -o PREFIX` to its exit (start-up,
 imports, reading, training, writing PREFIX.model and PREFIX.vocab), beside the whole process of a
-script that trains with `tokenizers` (`hf_train.py`: same split pattern, byte-level, fed line by
-line, writes vocab.json and merges.txt). The two alternate, --repeat times each; the table gives
-the median and the range. Peak memory is the process's peak resident set size (ru_maxrss via
-os.wait4), interpreter and imports included. `tokenizers` is an optional extra: without it the
-bench says how to install it. A note says which merge loop ours ran (compiled, or pure Python and
-why), as `tokexplorer train --json` reports it.
+script that trains with the peer (`hf_train.py`: same split pattern, byte-level, fed line by
+line, writes vocab.json and merges.txt; `rustbpe_train.py`: same pattern, fed line by line, writes
+nothing), on tinyshakespeare, all the shared corpora, and 100 MB of real text (the Python
+installation's source and docs and the corpora, built in a temporary folder and deleted after).
+They alternate, --repeat times each; the table gives the median and the range. Peak memory is the
+process's peak resident set size (ru_maxrss via os.wait4: the largest of the process and its
+children, ours' counting workers included), interpreter and imports included. Both peers are
+optional (`pip install tokexplorer[bench]`): a peer that is not installed gets a line saying so.
+A note says which merge loop ours ran (compiled, or pure Python and why), as `tokexplorer train
+--json` reports it. rustbpe breaks ties its own way: its merges are not minbpe's, ours are.
 
 Against the slow reference trainer (tests/reference_bpe.py in a source checkout) the measure is
 training only, in a fresh process, timed on its first merges and scaled linearly to the full
@@ -30,8 +34,13 @@ from tokexplorer.bench import corpora_dir
 
 REFERENCE = Path(__file__).resolve().parents[2] / "tests" / "reference_bpe.py"
 HF_SCRIPT = Path(__file__).with_name("hf_train.py")
+RUSTBPE_SCRIPT = Path(__file__).with_name("rustbpe_train.py")
 TEXT_SUFFIXES = {".txt", ".py", ".json", ".yml"}
 INSTALL_PEER = "pip install --force-reinstall tokenizers"  # a dependency: missing only if the install broke
+INSTALL_RUSTBPE = "pip install rustbpe (or tokexplorer[bench])"
+# The large row: this many bytes of real text, not one file repeated.
+LARGE_MB = 100
+LARGE_SUFFIXES = (".py", ".txt", ".rst", ".md", ".html", ".c", ".h", ".pyi")
 
 
 def all_corpora_files() -> list[Path]:
@@ -50,6 +59,33 @@ def all_corpora_files() -> list[Path]:
 def all_corpora_text() -> str:
     """Every UTF-8 text file of the shared corpora, concatenated in path order."""
     return "".join(p.read_bytes().decode("utf-8") for p in all_corpora_files())
+
+
+def large_corpus(path: Path, size_mb: int = LARGE_MB) -> int:
+    """Write up to `size_mb` MB of real text to `path`: the shared corpora, then the UTF-8 source and
+    documentation files of the Python installation (standard library, then site-packages), in path
+    order. Returns the bytes written (less than asked when the machine has less)."""
+    import sysconfig
+
+    roots = [corpora_dir(), Path(sysconfig.get_paths()["stdlib"]), Path(sysconfig.get_paths()["purelib"])]
+    want, written = size_mb * 1_000_000, 0
+    with open(path, "wb") as out:
+        for root in roots:
+            for file in sorted(root.rglob("*")):
+                if written >= want:
+                    return written
+                if file.suffix not in LARGE_SUFFIXES or not file.is_file():
+                    continue
+                try:
+                    data = file.read_bytes()
+                    data.decode("utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if written + len(data) > want:  # cut at a line's end, so the text stays UTF-8
+                    data = data[:data.rfind(b"\n", 0, want - written) + 1]
+                out.write(data)
+                written += len(data)
+    return written
 
 
 def _read(corpus: str) -> str:
@@ -117,57 +153,73 @@ def _spread(values: list[float]) -> str:
     return f"{statistics.median(values):.2f} ({min(values):.2f}–{max(values):.2f})"
 
 
-def whole_process_case(files: list[Path], vocab_size: int, repeat: int, have_hf: bool) -> dict:
-    """`tokexplorer train` and the tokenizers script, alternating, each `repeat` times."""
+def whole_process_case(files: list[Path], vocab_size: int, repeat: int, peers: dict[str, bool]) -> dict:
+    """`tokexplorer train` and each installed peer's script, alternating, each `repeat` times:
+    {"ours": [run, ...], "peers": {name: [run, ...]}, "vocab", "merge_loop", "peer_vocab": {name: n}}."""
     from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN
 
     out = Path(tempfile.mkdtemp(prefix="tokexplorer-bench-train-"))
     ours_cmd = [sys.executable, "-m", "tokexplorer", "train", *map(str, files), "--vocab-size",
                 str(vocab_size), "--pattern", "gpt4", "-o", str(out / "ours"), "--json"]
-    peer_cmd = [sys.executable, str(HF_SCRIPT), str(out), str(vocab_size), GPT4_SPLIT_PATTERN,
-                *map(str, files)]
-    ours, peer = [], []
+    commands = {
+        "HF tokenizers": [sys.executable, str(HF_SCRIPT), str(out), str(vocab_size), GPT4_SPLIT_PATTERN,
+                          *map(str, files)],
+        "rustbpe": [sys.executable, str(RUSTBPE_SCRIPT), str(vocab_size), GPT4_SPLIT_PATTERN, *map(str, files)],
+    }
+    ours: list[dict] = []
+    runs: dict[str, list[dict]] = {name: [] for name, have in peers.items() if have}
     for _ in range(max(1, repeat)):
         ours.append(_whole_process(ours_cmd))
-        if have_hf:
-            peer.append(_whole_process(peer_cmd))
+        for name in runs:
+            runs[name].append(_whole_process(commands[name]))
     for f in out.iterdir():
         f.unlink()
     out.rmdir()
-    return {"ours": ours, "peer": peer,
-            "vocab": json.loads(ours[-1]["out"])["vocab_size"],
-            "merge_loop": json.loads(ours[-1]["out"])["merge_loop"],
-            "peer_vocab": int(peer[-1]["out"].strip()) if peer else None}
+    summary = json.loads(ours[-1]["out"])
+    return {"ours": ours, "peers": runs, "vocab": summary["vocab_size"], "merge_loop": summary["merge_loop"],
+            "peer_vocab": {name: int(r[-1]["out"].strip()) for name, r in runs.items()}}
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def run(args) -> dict:
-    try:
-        import tokenizers  # noqa: F401
-        have_hf = True
-    except ImportError:
-        have_hf = False
+    peers = {"HF tokenizers": _installed("tokenizers"), "rustbpe": _installed("rustbpe")}
+    install = {"HF tokenizers": INSTALL_PEER, "rustbpe": INSTALL_RUSTBPE}
     repeat = max(1, args.repeat)
     rows = []
-    notes = []
-    if not have_hf:
-        notes.append("Hugging Face tokenizers, the peer of the whole-process rows, is not installed; "
-                     f"install it with: {INSTALL_PEER}")
+    notes = [f"{name} is not installed: its rows are empty; install it with: {install[name]}"
+             for name, have in peers.items() if not have]
     en = corpora_dir() / "en/tinyshakespeare.txt"
     loops = set()
-    for name, files in (("tinyshakespeare.txt", [en]), ("all corpora", all_corpora_files())):
-        case = whole_process_case(files, 32768, repeat, have_hf)
-        ours_s = [r["seconds"] for r in case["ours"]]
-        ours_mb = max(r["peak_mb"] for r in case["ours"])
-        row = ["Regex gpt4, vocab 32768", name, "whole process", _spread(ours_s), f"{ours_mb:.0f}", case["vocab"]]
-        if have_hf:
-            peer_s = [r["seconds"] for r in case["peer"]]
-            row += [f"HF tokenizers (vocab {case['peer_vocab']})", _spread(peer_s),
-                    f"{max(r['peak_mb'] for r in case['peer']):.0f}",
-                    f"{statistics.median(ours_s) / statistics.median(peer_s):.2f}"]
-        else:
-            row += [f"not installed: {INSTALL_PEER}", "", "", ""]
-        rows.append(row)
-        loops.add(case["merge_loop"])
+    folder = Path(tempfile.mkdtemp(prefix="tokexplorer-bench-large-"))
+    large = folder / "large.txt"
+    try:
+        large_mb = large_corpus(large) / 1e6
+        cases = (("tinyshakespeare.txt", [en]), ("all corpora", all_corpora_files()),
+                 (f"{large_mb:.0f} MB of source and docs", [large]))
+        for name, files in cases:
+            case = whole_process_case(files, 32768, repeat, peers)
+            ours_s = [r["seconds"] for r in case["ours"]]
+            ours_mb = max(r["peak_mb"] for r in case["ours"])
+            for peer, have in peers.items():
+                row = ["Regex gpt4, vocab 32768", name, "whole process", _spread(ours_s), f"{ours_mb:.0f}",
+                       case["vocab"]]
+                if have:
+                    peer_s = [r["seconds"] for r in case["peers"][peer]]
+                    row += [f"{peer} (vocab {case['peer_vocab'][peer]})", _spread(peer_s),
+                            f"{max(r['peak_mb'] for r in case['peers'][peer]):.0f}",
+                            f"{statistics.median(ours_s) / statistics.median(peer_s):.2f}"]
+                else:
+                    row += [f"{peer}: not installed ({install[peer]})", "", "", ""]
+                rows.append(row)
+            loops.add(case["merge_loop"])
+    finally:
+        large.unlink(missing_ok=True)
+        folder.rmdir()
     notes.append(f"ours: merge loop {', '.join(sorted(loops))} (TOKEXPLORER_PURE_PYTHON=1 forces the Python one)")
     for label, corpus, vocab_size, pattern, ref_merges in [
         ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, "gpt4", 32),
@@ -195,9 +247,11 @@ def run(args) -> dict:
     notes.append("reference: the plain minbpe algorithm of tests/reference_bpe.py, timed on its first "
                  "merges and scaled linearly to the merges of the full run (a rough figure)")
     notes.append("a vocab below the one asked for means training ran out of pairs (every chunk is one token); "
-                 "tokenizers counts differently and may stop at another size")
+                 "the peers count differently (fed line by line) and may stop at another size")
+    notes.append("rustbpe breaks ties between equally frequent pairs its own way: its merges differ from "
+                 "minbpe's; ours are minbpe's exactly")
     return {
-        "title": "training byte-level BPE: tokexplorer train beside HF tokenizers and the reference",
+        "title": "training byte-level BPE: tokexplorer train beside HF tokenizers, rustbpe and the reference",
         "headers": ["case", "corpus", "measures", "ours s", "ours MB", "vocab", "peer", "peer s",
                     "peer MB", "ours/peer"],
         "rows": rows,
