@@ -49,7 +49,7 @@ from tokexplorer.core.analysis.invisibles import (ASTRAL_PATTERN, BIDI, BIDI_PAT
                                                   marks)
 from tokexplorer.core.positions import astral_prefix, has_astral, to_utf16
 
-SHY = "\u00ad"
+SHY = "\u00ad"  # the soft hyphen: Qt lays it out with no width inside a line
 PAD = 3  # pixels of room beside a label's box (half each side)
 
 
@@ -88,7 +88,7 @@ def _holder(text: str, mark: Mark) -> tuple[int, int] | None:
     itself (a tag run's first), or the letter before a soft hyphen with its combining marks (see
     the module's docstring; a format boundary between a letter and its accent would part them);
     None for a soft hyphen that starts the text (nothing can carry its room)."""
-    if mark.label != "SHY":
+    if text[mark.index] != SHY:
         return mark.index, 1
     if mark.index == 0:
         return None
