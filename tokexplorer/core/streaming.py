@@ -20,10 +20,13 @@ This module knows no command line; the commands decide what to print.
 from __future__ import annotations
 
 import os
+import sys
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable, Iterable, Iterator, TypeVar, Union
+
+import numpy as np
 
 from tokexplorer.core.budgets import max_mb_for, whole_text_over_budget, whole_text_peak_gb
 from tokexplorer.core.encoding import Encoding
@@ -31,7 +34,7 @@ from tokexplorer.core.files.text_blocks import TextFile
 from tokexplorer.core import patterns
 from tokexplorer.core.patterns import NAMED_PATTERNS, piece_spans, split
 from tokexplorer.core.tokenizer import (AllowedSpecial, DisallowedSpecialError, Tokenizer, TokexplorerError, clean_text,
-                                      resolve_special)
+                                      native_errors, resolve_special)
 
 A = TypeVar("A")
 R = TypeVar("R")
@@ -140,6 +143,40 @@ def map_pieces(tok: Tokenizer, text: Text, work: Callable[[Encoding], R], *,
     return _with_offsets(ordered_map(run, pieces, threads))
 
 
+def map_ids(tok: Tokenizer, text: Text, work: Callable[[np.ndarray, str], R], *,
+            allowed_special: AllowedSpecial | None = None, limit_mb: float | None = None,
+            threads: int | None = None) -> Iterator[R]:
+    """work(ids, piece) for each piece of the text (`encode_pieces`), in the text's order: its ids
+    as an array (those `encode` gives), without the spans, flags and token bytes of an Encoding.
+
+    subtle: a tiktoken tokenizer that streams (no normalisation) is asked through its tiktoken
+    Encoding's `encode_to_numpy`, as its `encode` asks it, but with no Python between the pieces'
+    encodes: an Encoding's spans cost a third as much again on a big file, mostly holding the
+    interpreter lock that the other threads wait for. Others go through `encode`.
+
+    >>> from tokexplorer.core.registry import get_builtin
+    >>> list(map_ids(get_builtin("gpt2"), "hello world", lambda ids, piece: ids.tolist()))
+    [[31373, 995]]
+    """
+    policy, pieces = _checked_pieces(tok, text, allowed_special, limit_mb)
+    family = sys.modules.get("tokexplorer.core.backends.tiktoken_family")  # loaded if tok is one
+    if family is not None and isinstance(tok, family.TiktokenTokenizer) and streams(tok):
+        enc, allowed, where = tok.tiktoken_encoding, set() if policy == "none" else set(policy), tok.source or tok.name
+
+        def ids_of(piece: str) -> np.ndarray:
+            with native_errors(where):
+                return enc.encode_to_numpy(piece, allowed_special=allowed, disallowed_special=())
+    else:
+        def ids_of(piece: str) -> np.ndarray:
+            return tok.encode(piece, allowed_special=policy).id_array
+
+    def run(piece: str | bytes) -> R:
+        piece = piece.decode("utf-8") if isinstance(piece, bytes) else piece
+        return work(ids_of(piece), piece)
+
+    return ordered_map(run, pieces, threads)
+
+
 def encode_pieces(tok: Tokenizer, text: Text, *, allowed_special: AllowedSpecial | None = None,
                   limit_mb: float | None = None, threads: int | None = None) -> Iterator[Piece]:
     """The text's tokens, a piece at a time (one piece when `tok` cannot stream), the pieces
@@ -222,8 +259,8 @@ def count(tok: Tokenizer, text: Text, *, allowed_special: AllowedSpecial | None 
     2
     """
     totals = Totals()
-    for _, (tokens, chars, n_bytes) in map_pieces(
-            tok, text, lambda encoding: (len(encoding), len(encoding.text), encoding.n_bytes),
+    for tokens, chars, n_bytes in map_ids(
+            tok, text, lambda ids, piece: (len(ids), len(piece), len(piece.encode("utf-8"))),
             allowed_special=allowed_special, limit_mb=limit_mb, threads=threads):
         totals.tokens += tokens
         totals.chars += chars

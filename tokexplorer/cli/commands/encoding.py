@@ -23,7 +23,7 @@ from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
 from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
 from tokexplorer.core.files.text_blocks import TextFile
-from tokexplorer.core.streaming import Totals, count, encode_pieces, map_pieces, split_pieces, streams
+from tokexplorer.core.streaming import Totals, count, encode_pieces, map_ids, split_pieces, streams
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.analysis.unicode_info import token_label
 
@@ -103,8 +103,8 @@ def run_encode(args: argparse.Namespace) -> int:
     tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
     text = read_text_or_file(args)
     if args.ids_only:
-        _write_ids(text for _, text in map_pieces(tok, text, lambda encoding: ids_text(encoding.id_array),
-                                                  allowed_special=allowed_special(args), limit_mb=args.max_mb))
+        _write_ids(map_ids(tok, text, lambda ids, _: ids_text(ids), allowed_special=allowed_special(args),
+                           limit_mb=args.max_mb))
         return 0
     pieces = encode_pieces(tok, text, allowed_special=allowed_special(args), limit_mb=args.max_mb)
     totals = Totals()
