@@ -12,8 +12,8 @@ The window keeps its screen: a switch first hides the docks shown, then gives th
 it had when this workspace was last left (else the size it had before the switch), then places the
 docks. The window grows only as far as the docks' minimum sizes need, never past the screen's
 available geometry: where even that does not fit, the minimum widths (or heights) of the views
-shown are lowered until it does (`fit_screen`). Qt's offscreen stand-in screen is not fitted
-(window_settings.real_screen).
+shown are lowered until it does (`fit_screen`), again if a view grows later. Qt's offscreen
+stand-in screen is not fitted (window_settings.real_screen).
 
 `bring_forward` shows a dock, raises it from behind a tab and gives it focus: the View menu's
 items, their shortcuts, `MainWindow.show_view` and `--view` all go through it.
@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, QSize, Qt, Signal
+from PySide6.QtCore import QByteArray, QCoreApplication, QEvent, QObject, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QAction, QActionGroup, QKeySequence
 from PySide6.QtWidgets import QDockWidget, QWidget
 
@@ -153,6 +153,8 @@ class Workspaces(QObject):
         self.guest: QDockWidget | None = None  # a step's view shown here for the step (show_for_step)
         self._host: QDockWidget | None = None  # the dock whose tab group the guest joined
         self._lowered: set[QWidget] = set()  # views whose minimum size fit_screen lowered
+        self._refits = 0  # late fits left for the workspace shown (eventFilter)
+        window.installEventFilter(self)
 
     # --- the window's docks --------------------------------------------------------------
 
@@ -256,11 +258,14 @@ class Workspaces(QObject):
         if ws is self.current:
             self.actions[ws.name].setChecked(True)
             return
+        size = self.sizes.get(ws.name, self.window.size())
         self.save_layout()
         if self.current is not None:
             self.sizes[self.current.name] = self.window.size()
-        self.window.compare.set_active(ws.compare)  # first: the panes' minimum is the window's
-        self._enter(ws)
+        self._refits = 0
+        self._hide_docks()
+        self.window.compare.set_active(ws.compare)  # before the window is sized: the panes' minimum
+        self._enter(ws, size)
 
     def switch_to_hold(self, view: str) -> None:
         """For a view asked for by name: stay when it is open or the workspace holds it, else go
@@ -290,13 +295,17 @@ class Workspaces(QObject):
         if self.current is not None:
             self.settings.setValue(keys.workspace_layout(self.current.name), self.window.saveState(LAYOUT_VERSION))
 
-    def _enter(self, ws: Workspace) -> None:
-        w = self.window
-        size = self.sizes.get(ws.name, w.size())
-        # subtle: the docks of the workspace left go first, and the window takes its size before
-        # the new docks come: their minimums and those left behind would add up and hold it wide.
+    def _hide_docks(self) -> None:
         for dock in self.docks().values():
             dock.hide()
+
+    def _enter(self, ws: Workspace, size: QSize | None = None) -> None:
+        """Show `ws` in a window of `size` (else the window's size now)."""
+        w = self.window
+        size = size or w.size()
+        # subtle: the docks of the workspace left go first, and the window takes its size before
+        # the new docks come: their minimums and those left behind would add up and hold it wide.
+        self._hide_docks()
         self._restore_minimums()
         self.current = ws
         w.centralWidget().setVisible(ws.text)
@@ -309,6 +318,7 @@ class Workspaces(QObject):
                 and w.restoreState(layout, LAYOUT_VERSION)):
             self.arrange(ws)
         self.fit_screen(size)
+        self._refits = 3
         self.changed.emit(ws.name)
 
     # --- the window within its screen ----------------------------------------------------
@@ -331,6 +341,19 @@ class Workspaces(QObject):
         self._settle()
         w.resize(size.boundedTo(room).expandedTo(w.minimumSizeHint()).boundedTo(room))
         w.move(fitted(w.frameGeometry(), available).topLeft())  # a window's pos is its frame's
+
+    def eventFilter(self, watched, event) -> bool:
+        """A view that grows its minimum later (made when first shown, or filled by an answer)
+        can push the window past the screen after the switch: then it is fitted again, a few
+        times per workspace shown at most (a window that cannot fit is not fought over)."""
+        if (watched is self.window and event.type() == QEvent.Type.Resize and self._refits > 0
+                and real_screen() and not self.window.isMaximized()):
+            available = self.window.screen().availableGeometry().size()
+            frame = self.window.frameGeometry().size()
+            if frame.width() > available.width() or frame.height() > available.height():
+                self._refits -= 1
+                QTimer.singleShot(0, self, lambda: self.fit_screen(self.window.size()))
+        return False
 
     def _lower_minimums(self, room: QSize, across: bool) -> None:
         """Lower the minimum widths (`across`) or heights of the docks shown until the window's
