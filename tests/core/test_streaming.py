@@ -1,6 +1,8 @@
 """Texts of any size, a piece at a time: the pieces give exactly the whole text's tokens, spans,
-counts and chunks (checked with a small piece size on the shared corpora), tokenizers that cannot
-stream encode whole and refuse a text over the budget, and the commands print the same as before."""
+counts and chunks (checked with a small piece size on the shared corpora, and on a file read in
+blocks on threads for a trained BPE, a tokenizer with added special tokens and o200k_base),
+tokenizers that cannot stream encode whole and refuse a text over the budget, the commands print
+the same as before, and the threads' map keeps order."""
 
 from __future__ import annotations
 
@@ -13,8 +15,11 @@ from tokexplorer.cli.main import main
 from tokexplorer.core import patterns
 from tokexplorer.core.patterns import NAMED_PATTERNS, split
 from tokexplorer.core.registry import get_builtin
-from tokexplorer.core.streaming import count, encode_pieces, ordered_map, split_pieces, streams
+from tokexplorer.core.files import text_blocks
+from tokexplorer.core.files.text_blocks import TextFile
+from tokexplorer.core.streaming import count, encode_pieces, map_ids, ordered_map, split_pieces, streams
 from tokexplorer.core.tokenizer import DisallowedSpecialError, TokexplorerError
+from tokexplorer.core.training.bpe import train
 
 
 @pytest.fixture
@@ -118,3 +123,28 @@ def test_ordered_map_passes_a_failure_on_in_order():
         for x in ordered_map(work, range(10), threads=2):
             got.append(x)
     assert got == [0, 1, 2]
+
+
+def _tokenizers_that_stream():
+    trained = train("hello world, hello there! 日本語のテキスト\n" * 20, 300, pattern="gpt4",
+                    special_tokens=["<|endoftext|>"], name="trained")
+    chat = get_builtin("cl100k_base").with_special_tokens({"<|im_start|>": None, "<|im_end|>": None})
+    return [trained, chat, get_builtin("o200k_base")]
+
+
+@pytest.mark.parametrize("policy", ["all", "none"])
+def test_a_file_in_pieces_on_threads_gives_the_whole_texts_ids(small_pieces, corpus_text, tmp_path, monkeypatch,
+                                                               policy):
+    monkeypatch.setattr(text_blocks, "READ", 5)
+    text = corpus_text[:30_000] + "\n<|endoftext|> and <|im_start|>user\nhi<|im_end|>\n" + corpus_text[30_000:60_000]
+    path = tmp_path / "t.txt"
+    path.write_text(text, encoding="utf-8")
+    for tok in _tokenizers_that_stream():
+        assert streams(tok)
+        whole = tok.encode(text, allowed_special=policy)
+        got = list(map_ids(tok, TextFile(str(path)), lambda ids, piece: (ids.tolist(), piece), allowed_special=policy,
+                           threads=3))
+        assert len(got) > 20
+        assert [i for ids, _ in got for i in ids] == whole.ids
+        assert "".join(piece for _, piece in got) == text
+        assert count(tok, TextFile(str(path)), allowed_special=policy, threads=3) == whole.stats()
