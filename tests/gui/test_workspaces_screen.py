@@ -96,3 +96,6 @@ def test_a_view_that_grows_later_is_fitted_again(window, qtbot):
     window.training_dock.widget().setMinimumWidth(available.width())  # as a view filled by an answer
     qtbot.waitUntil(lambda: window.training_dock.widget().minimumWidth() < available.width())  # lowered
     qtbot.waitUntil(lambda: available.contains(window.frameGeometry()))
+    visit(window, qtbot, "Explore")  # out of Train, the view has the minimum it set again
+    assert window.training_dock.widget().minimumWidth() == available.width()
+    assert available.contains(window.frameGeometry())

@@ -152,7 +152,7 @@ class Workspaces(QObject):
         self.sizes: dict[str, QSize] = {}  # workspace name -> the window's size when it was last left
         self.guest: QDockWidget | None = None  # a step's view shown here for the step (show_for_step)
         self._host: QDockWidget | None = None  # the dock whose tab group the guest joined
-        self._lowered: set[QWidget] = set()  # views whose minimum size fit_screen lowered
+        self._lowered: dict[QWidget, QSize] = {}  # view -> its minimum size before fit_screen lowered it
         self._refits = 0  # late fits left for the workspace shown (eventFilter)
         window.installEventFilter(self)
 
@@ -375,7 +375,7 @@ class Workspaces(QObject):
                 now = minimum(view, across)
                 if now > FLOOR:
                     lowered = True
-                    self._lowered.add(view)
+                    self._lowered.setdefault(view, view.minimumSize())
                     if across:
                         view.setMinimumWidth(max(FLOOR, now - cut))
                     else:
@@ -400,8 +400,8 @@ class Workspaces(QObject):
             QCoreApplication.sendPostedEvents(None, QEvent.Type.LayoutRequest)
 
     def _restore_minimums(self) -> None:
-        for view in self._lowered:
-            view.setMinimumSize(0, 0)  # the view's own minimum size hint again
+        for view, size in self._lowered.items():
+            view.setMinimumSize(size)  # (0, 0): the view's own minimum size hint again
         self._lowered.clear()
 
     def arrange(self, ws: Workspace) -> None:
