@@ -598,3 +598,22 @@ def test_the_buttons_stay_put_and_in_view(qtbot, window, small_corpus):
     assert panel.chunks_label.isVisible()
     assert panel.train_button.mapTo(panel, QPoint(0, 0)).y() == train_y
     assert panel.vocab_spin.mapTo(panel, QPoint(0, 0)).y() == chunks_y  # nor what is below it in the form
+
+
+@pytest.mark.parametrize("scale", [1.5, 2.0])
+def test_the_form_fits_a_narrow_dock_with_a_large_font(qtbot, window, scale):
+    """In a 350 px dock at 1.5 and 2 times the font, the form needs no horizontal scroll bar, the
+    progress bar says what it is, and every button shows its whole label."""
+    from .narrow import narrow_dock, shows_whole_text
+
+    narrow_dock(qtbot, window, "training", scale=scale)
+    panel = window.training_panel
+    for algorithm in range(panel.algorithm_box.count()):  # the SentencePiece options table too
+        panel.algorithm_box.setCurrentIndex(algorithm)
+        qtbot.wait(20)
+        assert not panel.settings_scroll.horizontalScrollBar().isVisible(), panel.algorithm_box.currentText()
+    assert not panel.log_view.horizontalScrollBar().isVisible()
+    assert panel.progress.text() == "no training run yet"
+    for b in (panel.train_button, panel.cancel_button, panel.save_button, panel.use_button,
+              panel.add_files_button, panel.clear_files_button, panel.files_radio, panel.text_radio):
+        assert shows_whole_text(b), (b.text(), b.width(), b.sizeHint().width())

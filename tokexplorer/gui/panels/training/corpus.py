@@ -36,7 +36,7 @@ class CorpusChooser(QGroupBox):
         self._text_source = text_source  # () -> the editor's current text
         self.paths: list[Path] = []
         box = QVBoxLayout(self)
-        row = QHBoxLayout()
+        row, buttons = QHBoxLayout(), QHBoxLayout()  # two rows: a narrow dock shows them whole
         self.files_radio = QRadioButton("Files")
         self.files_radio.setToolTip('Train on text files: add them with Add Files… or drop them here')
         self.text_radio = QRadioButton("Current text")
@@ -47,10 +47,12 @@ class CorpusChooser(QGroupBox):
         self._group.addButton(self.text_radio)
         self.add_files_button = button("Add Files…", "Choose text files to train on (or drop them onto this panel)")
         self.clear_files_button = button("Clear", "Forget the corpus files chosen so far")
-        for w in (self.files_radio, self.text_radio, self.add_files_button, self.clear_files_button):
-            row.addWidget(w)
-        row.addStretch(1)
-        box.addLayout(row)
+        for layout, widgets in ((row, (self.files_radio, self.text_radio)),
+                                (buttons, (self.add_files_button, self.clear_files_button))):
+            for w in widgets:
+                layout.addWidget(w)
+            layout.addStretch(1)
+            box.addLayout(layout)
         self.corpus_label = QLabel()
         self.corpus_label.setObjectName("corpus_size")
         self.corpus_label.setWordWrap(True)

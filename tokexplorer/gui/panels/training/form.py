@@ -17,7 +17,7 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
                                QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.unicode_info import token_label
@@ -42,6 +42,7 @@ ALGORITHMS = [  # (key, label)
     ("sp-unigram", "SentencePiece unigram"),
 ]
 PATTERNS = [("gpt4", "GPT-4 (cl100k)"), ("gpt2", "GPT-2"), ("o200k", "GPT-4o (o200k)"), ("custom", "Custom…")]
+COMBO_CHARS = 10  # a combo box shrinks to this many characters in a narrow dock (its item elided)
 
 
 class TrainingForm(QWidget):
@@ -76,6 +77,9 @@ class TrainingForm(QWidget):
         form_widget = QWidget()
         form = QFormLayout(form_widget)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
+        # In a narrow dock (a small screen, 200 %) a field that would not fit beside its label goes
+        # below it, and the combo boxes shrink: the form never needs a horizontal scroll bar.
+        form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(self.corpus)
 
         self.algorithm_box = QComboBox()
@@ -84,12 +88,14 @@ class TrainingForm(QWidget):
         for key, label in ALGORITHMS:
             self.algorithm_box.addItem(label, key)
         self.algorithm_box.setCurrentIndex(1)
+        _shrinkable(self.algorithm_box)
         form.addRow("Algorithm:", self.algorithm_box)
 
         self.pattern_box = QComboBox()
         self.pattern_box.setToolTip("The split pattern: GPT-2's, GPT-4's, o200k's, or your own regex")
         for key, label in PATTERNS:
             self.pattern_box.addItem(label, key)
+        _shrinkable(self.pattern_box)
         self.pattern_edit = QLineEdit()
         self.pattern_edit.setObjectName("custom_pattern")
         self.pattern_edit.setPlaceholderText(r"a regex, e.g. \w+|\s+|[^\w\s]+")
@@ -148,20 +154,21 @@ class TrainingForm(QWidget):
         return scroll
 
     def _build_actions(self) -> QWidget:
-        """The buttons and the message line: kept in view below the scroll area, never scrolled away."""
+        """The buttons and the message line: kept in view below the scroll area, never scrolled away.
+        The buttons take two rows, so each shows its whole label in a narrow dock."""
         bar = QWidget()
         bar.setObjectName("training_actions")
         column = QVBoxLayout(bar)
         column.setContentsMargins(0, 4, 0, 0)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()
         self.train_button = button("Train", "Start training in the background")
         self.cancel_button = button("Cancel", "Stop; BPE keeps the merges learned so far")
         self.save_button = button("Save…", "Write the trained tokenizer to files (minbpe, .tiktoken, GPT-2 or "
                                   "SentencePiece)")
         self.use_button = button("Use in Editor", "Colour the editor's text with the trained tokenizer")
-        for b in (self.train_button, self.cancel_button, self.save_button, self.use_button):
-            buttons.addWidget(b)
-        buttons.addStretch(1)
+        for i, b in enumerate((self.train_button, self.cancel_button, self.save_button, self.use_button)):
+            buttons.addWidget(b, i // 2, i % 2)
+        buttons.setColumnStretch(2, 1)  # the buttons at their own width, the room to their right
         column.addLayout(buttons)
         self.message = QLabel()
         self.message.setObjectName("training_message")
@@ -328,6 +335,12 @@ class TrainingForm(QWidget):
         """Show a message below the buttons (red for an error)."""
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
+
+
+def _shrinkable(box: QComboBox) -> None:
+    """Let a combo box shrink below its longest item (elided; the list still shows it whole)."""
+    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+    box.setMinimumContentsLength(COMBO_CHARS)
 
 
 def _fixed_item(text: str) -> QTableWidgetItem:

@@ -72,11 +72,14 @@ class MergeLogView(QTableView):
         self.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         # subtle: fixed row heights and column widths, so appending rows never measures them all
         fixed_rows(self, self.fontMetrics().height() + 4)
+        # The numbers at their width, the pair and the new token sharing the rest (elided when the
+        # dock is narrow; the row's tooltip says it whole): the log fits the dock, never scrolls sideways.
         header = self.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)  # the new token
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         digits = self.fontMetrics().horizontalAdvance("0")
-        for col, chars in enumerate((7, 18, 12, 11)):
+        for col, chars in ((0, 7), (3, 11)):
             self.setColumnWidth(col, digits * chars + 12)
 
     def append(self, batch: list[MergeRecord]) -> None:

@@ -15,6 +15,8 @@ from tokexplorer.core.analysis.sweep import CompressionCurve
 from tokexplorer.core.training.bpe import MergeRecord
 from tokexplorer.gui.state import AppState
 
+IDLE = "no training run yet"  # the bar's text before a run (an empty bar reads as an empty field)
+
 
 class TrainingProgress(QWidget):
     """The bar (`progress`) and the line below it (`rate_label`) for one run at a time."""
@@ -31,9 +33,12 @@ class TrainingProgress(QWidget):
         self.progress = QProgressBar()
         self.progress.setObjectName("training_progress")
         self.progress.setTextVisible(True)
-        self.progress.setFormat("")
+        self.progress.setFormat(IDLE)
+        self.progress.setValue(0)
+        self.progress.setToolTip("The training run's progress: its phase, then the merges learned")
         self.rate_label = QLabel()
         self.rate_label.setObjectName("training_rate")
+        self.rate_label.setWordWrap(True)  # a long rate line wraps in a narrow dock
         layout.addWidget(self.progress)
         layout.addWidget(self.rate_label)
 
@@ -94,7 +99,7 @@ class TrainingProgress(QWidget):
     def show_failed(self) -> None:
         self.progress.setRange(0, 1)
         self.progress.setValue(0)
-        self.progress.setFormat("")
+        self.progress.setFormat("failed")
         self.rate_label.setText("")
 
 
