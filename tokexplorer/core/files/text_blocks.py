@@ -16,7 +16,6 @@ tokenizers.
 from __future__ import annotations
 
 import codecs
-import re
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -25,11 +24,29 @@ from tokexplorer.core.tokenizer import TokexplorerError
 SAMPLE = 1 << 16  # bytes looked at for a BOM or a NUL (textfile.utf16_without_bom's sample)
 READ = 1 << 20  # bytes read at a time
 
-# subtle: a block ends after a newline that has a printable ASCII character other than a space
-# before it and an ASCII letter after it: places where `patterns.piece_spans` may cut (a non-space
-# before, a letter after), found in the bytes without decoding them. Every named pattern ends a
-# chunk there, and a special token that holds no newline cannot straddle one.
-_CUT = re.compile(rb"[!-~]\n[A-Za-z]")
+_BEFORE = frozenset(range(0x21, 0x7F))  # printable ASCII but the space
+_AFTER = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def cut_after(data: bytes, start: int) -> int:
+    """The index just past the first newline at or after `start` that a block may end with, or -1.
+
+    subtle: a block ends after a newline that has a printable ASCII character other than a space
+    before it and an ASCII letter after it: places where `patterns.piece_spans` may cut (a non-space
+    before, a letter after), found in the bytes without decoding them. Every named pattern ends a
+    chunk there, and a special token that holds no newline cannot straddle one. (A loop over
+    `bytes.find` is three times faster here than a regex search, which has no literal to look for.)
+
+    >>> cut_after(b"a\\n b.\\nc", 0)  # not after the first newline: a space follows it
+    6
+    """
+    end = len(data) - 1
+    newline = data.find(b"\n", max(start, 1))
+    while 0 <= newline < end:
+        if data[newline + 1] in _AFTER and data[newline - 1] in _BEFORE:
+            return newline + 1
+        newline = data.find(b"\n", newline + 1)
+    return -1
 
 
 @dataclass(frozen=True)
@@ -118,13 +135,13 @@ class TextFile:
                 data += more
                 start = 0
                 while len(data) - start > size:
-                    cut = _CUT.search(data, max(start + size - 1, scanned))
-                    if cut is None:
+                    cut = cut_after(data, max(start + size, scanned))
+                    if cut < 0:
                         break
-                    yield data[start:cut.start() + 2]
-                    start = cut.start() + 2
+                    yield data[start:cut]
+                    start = cut
                 data = data[start:]
-                scanned = max(0, len(data) - 2)
+                scanned = max(0, len(data) - 1)  # a newline at the end waits for the byte after it
                 if not more:
                     break
             yield data
