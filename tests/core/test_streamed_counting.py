@@ -14,10 +14,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tokexplorer.core.files.textfile import read_text_file
-from tokexplorer.core.patterns import NAMED_PATTERNS, piece_spans
+from tokexplorer.core.patterns import NAMED_PATTERNS, compile_pattern, piece_spans
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.bpe import count_chunks, iter_train_chunks, iter_train_counts
-from tokexplorer.core.training.counting import (CorpusFiles, _is_cut, count_corpus, open_corpus,
+from tokexplorer.core.training.counting import (CorpusFiles, _is_cut, ascii_twin, count_corpus, open_corpus,
                                                 plan_blocks)
 from tokexplorer.core.training.runner import Report, TrainingRequest, run_bpe
 
@@ -176,3 +176,28 @@ def test_a_training_run_over_files_streams_and_learns_the_whole_text_merges(corp
                                                                        whole.tokens)
     size = len(text.encode("utf-8"))
     assert ("splitting into chunks", size, size) in report.seen
+
+
+ASCII_PIECES = [*"sSdDtlLvVreE'aA1 \t\n\r\x0b\x0c\x1c\x1f/.-_", "ll", "'s", "'ve", "  ", "\r\n", "123", "4567"]
+
+
+def test_the_ascii_forms_split_every_short_ascii_string_as_the_patterns_do():
+    """Every string of up to three of these pieces (contractions in both cases, digits, every
+    ASCII space and the separators `re` takes for spaces and `regex` does not)."""
+    import itertools as it
+
+    for name in PATTERNS:
+        pattern = NAMED_PATTERNS[name]
+        twin, compiled = ascii_twin(pattern), compile_pattern(pattern)
+        for n in range(1, 4):
+            for parts in it.product(ASCII_PIECES, repeat=n):
+                text = "".join(parts)
+                assert twin.findall(text) == compiled.findall(text), (name, text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80), st.sampled_from(PATTERNS))
+@pytest.mark.property
+def test_the_ascii_forms_split_ascii_text_as_the_patterns_do(text, name):
+    pattern = NAMED_PATTERNS[name]
+    assert ascii_twin(pattern).findall(text) == compile_pattern(pattern).findall(text)

@@ -319,14 +319,23 @@ def _interrupts_held():
         signal.signal(signal.SIGINT, previous)
 
 
+SHOW_SPLIT_BYTES = 50_000_000
+
+
 class _TrainReport(Report):
-    """What `tokexplorer train` shows of a BPE run: a warning for text the pattern leaves out, the
-    merges' progress on stderr; before the first merge it checks that the special tokens and the
+    """What `tokexplorer train` shows of a BPE run: a warning for text the pattern leaves out, a large
+    corpus's split and the merges' progress on stderr; before the first merge it checks that the special tokens and the
     pattern can be written (the files' code imported meanwhile by `preload`)."""
 
     def __init__(self, pattern: str | None, specials: dict[str, int | None], preload: threading.Thread):
         self.pattern, self.specials, self.preload = pattern, specials, preload
         self.progress = Progress("merges")
+        self.split = Progress("MB split into chunks")
+
+    def phase(self, what: str, done: int, total: int) -> None:
+        # A streamed corpus's split, in MB, when it is long enough to wait for (a minute a GB)
+        if what == "splitting into chunks" and total >= SHOW_SPLIT_BYTES:
+            self.split(done // 1_000_000, total // 1_000_000)
 
     def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
         if trained_bytes < corpus_bytes:
