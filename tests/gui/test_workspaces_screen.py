@@ -60,7 +60,7 @@ def test_no_workspace_makes_the_window_larger_than_the_screen(window, qtbot):
     for name in NAMES + NAMES[::-1] + ["Train", "Learn", "Chat", "Train"]:
         visit(window, qtbot, name)
         assert available.contains(window.frameGeometry()), (name, window.frameGeometry(), available)
-        if name == "Train":  # the plots (763 px) beside the training form (352 px)
+        if name == "Train":  # the plots beside the training form, sharing the window
             assert window.plots_dock.isVisible() and window.training_dock.isVisible()
             assert window.plots_dock.width() + window.training_dock.width() > available.width() * 0.6
 
