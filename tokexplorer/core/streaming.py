@@ -94,10 +94,14 @@ def piece_size() -> int:
     return patterns.PIECE_SIZE // 4
 
 
+AHEAD = 4  # items in hand per thread (`ordered_map`)
+
+
 def ordered_map(work: Callable[[A], R], items: Iterable[A], threads: int | None = None) -> Iterator[R]:
     """work(item) for each item, on `threads` threads (default `workers()`), given back in the
-    items' order; at most twice as many items in hand as threads, so memory stays that of a few
-    pieces. One thread: in this thread, one item after another.
+    items' order; at most AHEAD items per thread in hand, so memory stays that of a few pieces,
+    and a long piece at the head does not leave the other threads idle. One thread: in this
+    thread, one item after another.
 
     subtle: threads run at once only where `work` releases the interpreter lock, as tiktoken's
     Rust core does while it encodes; Python code runs one thread at a time, no slower than serial.
@@ -114,7 +118,7 @@ def ordered_map(work: Callable[[A], R], items: Iterable[A], threads: int | None 
         try:
             for item in items:
                 pending.append(pool.submit(work, item))
-                if len(pending) >= 2 * threads:
+                if len(pending) >= AHEAD * threads:
                     yield pending.popleft().result()
             while pending:
                 yield pending.popleft().result()

@@ -166,8 +166,7 @@ def ids_text(ids: np.ndarray) -> bytes:
         if len(table) < top:
             size = min(1 << max(10, (top - 1).bit_length()), 10 ** ID_DIGITS)  # rarely grown again
             table = _digit_rows[0] = np.array([b"%d " % i for i in range(size)], dtype="S8")
-    rows = np.take(table.view(np.uint64), ids).view(np.uint8)
-    return rows[rows != 0].tobytes()
+    return np.take(table.view(np.uint64), ids).tobytes().translate(None, b"\0")
 
 
 def _write_ids(texts) -> None:
