@@ -333,3 +333,27 @@ def test_a_training_run_before_plots_was_first_shown_is_plotted_when_it_is(qtbot
     assert window.lazy_views["plots"].built
     xs, ys = window.plots.compression_tab.figure.curve_line.getData()
     assert xs.tolist() == [1, 2] and ys.tolist() == curve.bytes_per_token
+
+
+@pytest.mark.parametrize("width, scale", [(480, 1.0), (700, 1.5)])
+def test_the_sweeps_controls_and_the_tabs_fit_a_narrow_dock(qtbot, window, width, scale):
+    """As a 1366 px screen at 200 % gives the dock (about 480 px), and at 1.5 times the font: the
+    vocab sizes field shows its whole default text, each combo box its whole item, and the tab
+    titles fit without scroll arrows, each tab's tooltip its whole title."""
+    from .narrow import narrow_dock
+
+    narrow_dock(qtbot, window, "plots", width=width, height=600, scale=scale)
+    panel = window.plots
+    tab = panel.sweep_tab
+    edit = tab.sizes_edit
+    assert edit.text() == "256,512,1024,2048,4096"
+    frame = 8  # the line edit's frame and its text margins, both sides
+    assert edit.fontMetrics().horizontalAdvance(edit.text()) <= edit.width() - frame
+    for box in (tab.corpus_box, tab.pattern_box, tab.eval_box):
+        for i in range(box.count()):
+            assert box.width() >= box.sizeHint().width(), box.itemText(i)  # the longest item, whole
+    bar = panel.tabBar()
+    assert bar.sizeHint().width() <= panel.width()  # no scroll arrows
+    assert [panel.tabToolTip(i) for i in range(panel.count())] == [
+        "Sequence length vs vocab size", "Compression over merges", "Token lengths of the current text",
+        "Tokens per language"]

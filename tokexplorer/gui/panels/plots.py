@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QHBoxLayout, QHeaderView, QLabel,
+from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QGridLayout, QHBoxLayout, QHeaderView, QLabel,
                                QLineEdit, QListView, QListWidget, QListWidgetItem, QProgressBar, QPushButton, QSplitter,
                                QTableWidget, QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
@@ -216,8 +216,11 @@ class SweepTab(PlotTab):
             self.pattern_box.addItem(label, value)
         self.eval_box = QComboBox()
         self.eval_box.setToolTip('Count on held-out text (the end of the corpus) or on the whole corpus')
-        self.eval_box.addItem(f"held-out last {HELD_OUT:.0%} of the corpus", HELD_OUT)
-        self.eval_box.addItem("the whole corpus (trained on)", None)
+        self.eval_box.addItem(f"held-out last {HELD_OUT:.0%}", HELD_OUT)
+        self.eval_box.setItemData(0, f"The last {HELD_OUT:.0%} of the corpus, not trained on",
+                                  Qt.ItemDataRole.ToolTipRole)
+        self.eval_box.addItem("the whole corpus", None)
+        self.eval_box.setItemData(1, "The whole corpus, trained on too", Qt.ItemDataRole.ToolTipRole)
         self.run_button = QPushButton("Run sweep")
         self.run_button.setToolTip('Train once up to the largest vocab size and count the text at each size')
         self.cancel_button = QPushButton("Cancel")
@@ -227,11 +230,16 @@ class SweepTab(PlotTab):
         self.progress.hide()
         self.run_button.clicked.connect(self.run)
         self.cancel_button.clicked.connect(self.cancel)
-        fields = QHBoxLayout()
-        for label, widget, stretch in [("Corpus:", self.corpus_box, 2), ("Vocab sizes:", self.sizes_edit, 2),
-                                       ("Split:", self.pattern_box, 1), ("Evaluate on:", self.eval_box, 2)]:
-            fields.addWidget(QLabel(label))
-            fields.addWidget(widget, stretch)
+        # Two rows of two fields: in one row a small screen at 200 % cut the combo boxes' items,
+        # and the vocab sizes field, never narrower than its default text, scrolled its start away.
+        self.sizes_edit.setMinimumWidth(self.sizes_edit.fontMetrics().horizontalAdvance(self.sizes_edit.text()) + 16)
+        fields = QGridLayout()
+        for i, (label, widget) in enumerate([("Corpus:", self.corpus_box), ("Split:", self.pattern_box),
+                                             ("Vocab sizes:", self.sizes_edit), ("Evaluate on:", self.eval_box)]):
+            fields.addWidget(QLabel(label), i // 2, 2 * (i % 2))
+            fields.addWidget(widget, i // 2, 2 * (i % 2) + 1)
+        fields.setColumnStretch(1, 1)
+        fields.setColumnStretch(3, 1)
         row = QHBoxLayout()
         row.addWidget(self.run_button)
         row.addWidget(self.cancel_button)
@@ -518,10 +526,13 @@ class PlotsPanel(QTabWidget):
         self.compression_tab = CompressionTab(self)
         self.length_tab = LengthTab(self)
         self.language_tab = LanguageTab(self)
-        self.addTab(self.sweep_tab, "Length vs vocab size")
-        self.addTab(self.compression_tab, "Compression over merges")
-        self.addTab(self.length_tab, "Token lengths")
-        self.addTab(self.language_tab, "Tokens per language")
+        # Short titles, so the four tabs fit a small screen at 200 % without scroll arrows; each
+        # tab's tooltip is its whole title.
+        for tab, title, whole in [(self.sweep_tab, "Vocab sweep", "Sequence length vs vocab size"),
+                                  (self.compression_tab, "Compression", "Compression over merges"),
+                                  (self.length_tab, "Token lengths", "Token lengths of the current text"),
+                                  (self.language_tab, "Languages", "Tokens per language")]:
+            self.setTabToolTip(self.addTab(tab, title), whole)
         self.tabs = [self.sweep_tab, self.compression_tab, self.length_tab, self.language_tab]
         state.tokenized.connect(lambda result: self.length_tab.schedule())
         state.dark_changed.connect(self._on_dark)
