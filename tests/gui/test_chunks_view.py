@@ -3,6 +3,7 @@ where another pattern (GPT-2 as released in encoder.py, cl100k, ...) splits the 
 
 from __future__ import annotations
 
+import pytest
 from PySide6.QtGui import QColor
 
 from tokexplorer.core.analysis.pattern_parts import COMPARABLE, compare_splits, explain_chunks
@@ -79,3 +80,22 @@ def test_sentencepiece_has_no_pattern_to_explain(qtbot, window):
     qtbot.waitUntil(lambda: window.chunk_view.up_to_date and "no regex pre-split" in window.chunk_view.summary.text(),
                     timeout=10_000)
     assert window.chunk_view.model.rowCount() == 0
+
+
+@pytest.mark.parametrize("width, scale", [(350, 1.5), (700, 1.0)])
+def test_the_matched_by_column_shows_its_name_or_has_it_as_its_tooltip(qtbot, window, width, scale):
+    """In a narrow dock with a large font the list fits (no sideways scroll bar) and each
+    "matched by" cell's tooltip starts with its name; in a 700 px dock every name shows whole."""
+    from .narrow import narrow_dock
+
+    view = shown(window, qtbot, "cl100k_base")
+    narrow_dock(qtbot, window, "chunks", width=width, scale=scale)
+    assert not view.list.horizontalScrollBar().isVisible()
+    model, metrics = view.model, view.list.fontMetrics()
+    names = {model.matched_by(r) for r in range(model.rowCount())}
+    assert "letters (one non-letter before)" in names
+    for row in range(model.rowCount()):
+        name = model.matched_by(row)
+        assert model.data(model.index(row, 3), TOOLTIP).startswith(name + ": alternative ")
+        if width >= 700:
+            assert metrics.horizontalAdvance(name) <= view.list.columnWidth(3) - 8, name

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QColor
-from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QTableView, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
 from tokexplorer.core.analysis.pattern_parts import COMPARABLE, top_alternatives
 from tokexplorer.core.analysis.unicode_info import token_label
@@ -93,8 +93,8 @@ class ChunkModel(TableModel):
                 return QColor(key[k % len(key)])
             return None
         if role == TOOLTIP:
-            if col == 3 and 0 <= k < len(self.sources):
-                return f"alternative {k + 1} of the pattern: {self.sources[k]}"
+            if col == 3 and 0 <= k < len(self.sources):  # the name whole, where the column elides it
+                return f"{self.names[k]}: alternative {k + 1} of the pattern: {self.sources[k]}"
             if self.differs is not None and self.differs[row]:
                 return "the compared pattern does not make this chunk"
             return None
@@ -121,6 +121,9 @@ class ChunkView(QWidget):
         for name, (pattern, what) in COMPARABLE.items():
             self.compare_box.addItem(f"{name}: {what}", name)
             self.compare_box.setItemData(self.compare_box.count() - 1, pattern, TOOLTIP)
+        # it may be narrower than its longest item (elided; the list shows each whole)
+        self.compare_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.compare_box.setMinimumContentsLength(15)
         self.compare_box.setToolTip("Split the same text with another pattern and highlight the chunks it does "
                                     "not make")
         self.compare_box.currentIndexChanged.connect(self._on_compare)
@@ -130,11 +133,16 @@ class ChunkView(QWidget):
         self.list = QTableView()
         self.list.setModel(self.model)
         fixed_rows(self.list, self.fontMetrics().height() + 4)
-        self.list.horizontalHeader().setStretchLastSection(True)
-        self.list.setColumnWidth(0, 50)
-        self.list.setColumnWidth(1, 90)
-        self.list.setColumnWidth(2, 140)
-        self.list.horizontalHeader().setStretchLastSection(True)
+        # The numbers at their width (in the view's font), the chunk and its alternative's name
+        # sharing the rest: in a narrow dock a name is elided (its tooltip says it whole), and the
+        # list never scrolls sideways.
+        header = self.list.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        digit = self.list.fontMetrics().horizontalAdvance("0")
+        self.list.setColumnWidth(0, digit * 6 + 12)
+        self.list.setColumnWidth(1, digit * 11 + 12)
         compare = QHBoxLayout()
         compare.addWidget(QLabel("Compare with:"))
         compare.addWidget(self.compare_box, 1)
