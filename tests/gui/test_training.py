@@ -612,6 +612,8 @@ def test_the_form_fits_a_narrow_dock_with_a_large_font(qtbot, window, scale):
         panel.algorithm_box.setCurrentIndex(algorithm)
         qtbot.wait(20)
         assert not panel.settings_scroll.horizontalScrollBar().isVisible(), panel.algorithm_box.currentText()
+        for box in (panel.algorithm_box, panel.pattern_box):  # a combo box clips (no …): whole items
+            assert box.width() >= box.sizeHint().width(), box.currentText()
     assert not panel.log_view.horizontalScrollBar().isVisible()
     assert panel.progress.text() == "no training run yet"
     for b in (panel.train_button, panel.cancel_button, panel.save_button, panel.use_button,

@@ -18,7 +18,7 @@ from typing import Callable
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+                               QScrollArea, QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.budgets import max_mb_for, training_over_budget
@@ -42,7 +42,6 @@ ALGORITHMS = [  # (key, label)
     ("sp-unigram", "SentencePiece unigram"),
 ]
 PATTERNS = [("gpt4", "GPT-4 (cl100k)"), ("gpt2", "GPT-2"), ("o200k", "GPT-4o (o200k)"), ("custom", "Custom…")]
-COMBO_CHARS = 10  # a combo box shrinks to this many characters in a narrow dock (its item elided)
 
 
 class TrainingForm(QWidget):
@@ -78,7 +77,7 @@ class TrainingForm(QWidget):
         form = QFormLayout(form_widget)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         # In a narrow dock (a small screen, 200 %) a field that would not fit beside its label goes
-        # below it, and the combo boxes shrink: the form never needs a horizontal scroll bar.
+        # below it: the form never needs a horizontal scroll bar.
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(self.corpus)
 
@@ -88,14 +87,14 @@ class TrainingForm(QWidget):
         for key, label in ALGORITHMS:
             self.algorithm_box.addItem(label, key)
         self.algorithm_box.setCurrentIndex(1)
-        _shrinkable(self.algorithm_box)
+        _whole_items(self.algorithm_box)
         form.addRow("Algorithm:", self.algorithm_box)
 
         self.pattern_box = QComboBox()
         self.pattern_box.setToolTip("The split pattern: GPT-2's, GPT-4's, o200k's, or your own regex")
         for key, label in PATTERNS:
             self.pattern_box.addItem(label, key)
-        _shrinkable(self.pattern_box)
+        _whole_items(self.pattern_box)
         self.pattern_edit = QLineEdit()
         self.pattern_edit.setObjectName("custom_pattern")
         self.pattern_edit.setPlaceholderText(r"a regex, e.g. \w+|\s+|[^\w\s]+")
@@ -337,10 +336,10 @@ class TrainingForm(QWidget):
         self.message.setStyleSheet("color: #b00020;" if error else "")
 
 
-def _shrinkable(box: QComboBox) -> None:
-    """Let a combo box shrink below its longest item (elided; the list still shows it whole)."""
-    box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-    box.setMinimumContentsLength(COMBO_CHARS)
+def _whole_items(box: QComboBox) -> None:
+    """Never narrower than its longest item: a combo box clips its text (no …), so in a narrow
+    dock the form puts the box below its label instead."""
+    box.setSizePolicy(QSizePolicy.Policy.Minimum, box.sizePolicy().verticalPolicy())
 
 
 def _fixed_item(text: str) -> QTableWidgetItem:
