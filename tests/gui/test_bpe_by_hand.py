@@ -116,3 +116,23 @@ def test_empty_editor_hint_and_a_new_text_starts_over(qtbot, window, view):
     qtbot.waitUntil(lambda: view.source == "xyxy", timeout=5_000)
     shown(qtbot, view, 0)
     assert view.merges == 0 and view.snapshot.table == ((2, (120, 121)), (1, (121, 120)))
+
+
+def test_the_pair_table_fits_a_narrow_dock(qtbot, window):
+    """In a 350 px dock at 1.5 times the font the table's columns fit its width (no sideways
+    scrolling) and each cell's tooltip is its row whole, with the bold row's reason."""
+    from .narrow import narrow_dock
+
+    window.documents.set_text("ab cd ab cd")
+    wait_settled(qtbot, window)
+    narrow_dock(qtbot, window, "bpe", scale=1.5)
+    view = window.bpe_by_hand
+    shown(qtbot, view)
+    view.merge(1)
+    shown(qtbot, view, merges=1)
+    table = view.table
+    assert sum(table.columnWidth(c) for c in range(3)) <= table.viewport().width()
+    assert table.columnWidth(0) >= table.fontMetrics().horizontalAdvance("2")  # the count, whole
+    tips = [table.item(0, c).toolTip() for c in range(3)]
+    assert tips == ["2 × (256, 32) ab + ␣: the next merge takes this pair"] * 3, rows(view, 3)
+    assert view.merges_list.item(0).toolTip() == view.merges_list.item(0).text()

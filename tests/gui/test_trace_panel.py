@@ -210,3 +210,29 @@ def test_by_rule_says_why_not_for_sentencepiece(qtbot, window):
     assert "piece score" in panel.title.text() and panel.steps.model().rowCount() == 0
     panel.set_mode("occurrence")
     assert panel.steps.model().rowCount() > 0 and panel.verdict.text().startswith("✓")
+
+
+def test_the_steps_fit_a_narrow_dock_each_whole_in_its_tooltip(qtbot, window):
+    """In a 350 px dock at 1.5 times the font each step's row is as wide as the list (elided, no
+    sideways scrolling), its tooltip the step whole."""
+    from .narrow import narrow_dock
+
+    window.state.set_tokenizer("gpt2")
+    window.documents.set_text("he said hello")
+    wait_settled(qtbot, window)
+    narrow_dock(qtbot, window, "trace", height=400, scale=1.5)
+    cursor = window.editor.textCursor()
+    cursor.setPosition(10)
+    window.editor.setTextCursor(cursor)
+    qtbot.waitUntil(lambda: traced(window, b" hello"), timeout=10_000)
+    settle_layout()
+    steps = window.trace.steps
+    model = steps.model()
+    assert model.rowCount() == 5
+    # (the list lays its rows out again a moment after a resize)
+    qtbot.waitUntil(lambda: all(steps.visualRect(model.index(row, 0)).width() <= steps.viewport().width()
+                                for row in range(model.rowCount())), timeout=2_000)
+    for row in range(model.rowCount()):
+        index = model.index(row, 0)
+        assert model.data(index, Qt.ItemDataRole.ToolTipRole) == model.data(index)
+    assert model.data(model.index(0, 0)).startswith("1. ")

@@ -23,21 +23,21 @@ import html
 import numpy as np
 from PySide6.QtCore import QSize, Qt, QTimer
 from PySide6.QtGui import QFont
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QLabel, QLineEdit, QListWidget,
-                               QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget, QTableWidgetItem,
-                               QTabWidget, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QComboBox, QFormLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget,
+                               QListWidgetItem, QPushButton, QScrollArea, QSpinBox, QSplitter, QTableWidget,
+                               QTableWidgetItem, QTabWidget, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.bpe_by_hand import FIRST_NEW_ID, PATTERNS, ByHandSnapshot, MergeStep, TypedMerge
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.widgets.elided_rows import elide_rows
 from tokexplorer.server.protocol import BpeByHandOf, MergeTypedIds
 
 TABLE_ROWS = 100  # rows of the sorted pair counts shown
 SHOWN_IDS = 2000  # ids of the sequence drawn as chips
-PATTERN_NAMES = {"none": "bytes of the whole text", "gpt2": "within GPT-2 regex chunks",
-                 "gpt4": "within GPT-4 regex chunks"}
+PATTERN_NAMES = {"none": "over all the bytes", "gpt2": "within GPT-2 chunks", "gpt4": "within GPT-4 chunks"}
 HIGHLIGHT = ("#ffca28", "#8d6e00")  # the next pair's occurrences: light, dark
 
 
@@ -101,6 +101,7 @@ class BpeByHandView(QWidget):
     def _text_mode(self) -> QWidget:
         self.source_label = QLabel("")
         self.source_label.setObjectName("bpe_source")
+        self.source_label.setWordWrap(True)
         self.pattern = QComboBox()
         self.pattern.setObjectName("bpe_pattern")
         for name in PATTERNS:
@@ -125,10 +126,13 @@ class BpeByHandView(QWidget):
         self.reset_button.setObjectName("bpe_reset")
         self.reset_button.setToolTip("Back to the text's bytes, before any merge")
         self.reset_button.clicked.connect(self.reset)
-        bar = QHBoxLayout()
-        for w in (self.pattern, self.merge_button, self.count, self.merge_n_button, self.reset_button):
-            bar.addWidget(w)
-        bar.addStretch(1)
+        bar = QVBoxLayout()  # two rows: in a narrow dock each control shows its whole text
+        for widgets in ((self.pattern, self.reset_button), (self.merge_button, self.count, self.merge_n_button)):
+            row = QHBoxLayout()
+            for w in widgets:
+                row.addWidget(w)
+            row.addStretch(1)
+            bar.addLayout(row)
 
         self.summary = QLabel("")
         self.summary.setObjectName("bpe_summary")
@@ -142,7 +146,13 @@ class BpeByHandView(QWidget):
         self.table.setHorizontalHeaderLabels(["count", "pair (ids)", "as text"])
         self.table.verticalHeader().setVisible(False)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        # The count at its width (measured when the table is filled), the pair and its text sharing
+        # the rest: in a narrow dock they are elided (each cell's tooltip says its row whole), and
+        # the table never scrolls sideways.
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
+        self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.setToolTip("The pair counts as sorted(((v, k) for k, v in stats.items()), reverse=True) "
                               "prints them; in bold the pair the next merge takes")
@@ -156,7 +166,8 @@ class BpeByHandView(QWidget):
         scroll.setWidget(self.sequence)
         self.merges_list = QListWidget()
         self.merges_list.setObjectName("bpe_merges")
-        split = QSplitter()
+        elide_rows(self.merges_list)  # whole in its tooltip: the list never scrolls sideways
+        self.split = split = QSplitter()
         split.addWidget(self.table)
         split.addWidget(scroll)
         split.addWidget(self.merges_list)
@@ -203,14 +214,23 @@ class BpeByHandView(QWidget):
         form.addRow("", self.typed_button)
         page = QWidget()
         layout = QVBoxLayout(page)
-        layout.addWidget(QLabel("The lecture's merge on a list of whole numbers: every occurrence of the pair, "
-                                "read left to right, becomes the new id."))
+        intro = QLabel("The lecture's merge on a list of whole numbers: every occurrence of the pair, "
+                       "read left to right, becomes the new id.")
+        intro.setWordWrap(True)  # in a narrow dock too
+        layout.addWidget(intro)
         layout.addLayout(form)
         layout.addWidget(self.typed_result, 1)
         return page
 
     def sizeHint(self) -> QSize:
         return QSize(900, 360)
+
+    def resizeEvent(self, event) -> None:
+        """The table, the sequence and the merges side by side in a wide view, one above the other
+        in a tall one (a narrow dock): each keeps room for its columns."""
+        super().resizeEvent(event)
+        tall = event.size().height() > event.size().width()
+        self.split.setOrientation(Qt.Orientation.Vertical if tall else Qt.Orientation.Horizontal)
 
     # --- the text --------------------------------------------------------------------------
 
@@ -313,7 +333,10 @@ class BpeByHandView(QWidget):
         self._show_table(snapshot)
         self._show_sequence()
         self.merges_list.clear()
-        self.merges_list.addItems([self._step_text(s) for s in snapshot.steps])
+        for step in snapshot.steps:
+            item = QListWidgetItem(self._step_text(step))
+            item.setToolTip(item.text())
+            self.merges_list.addItem(item)
         self.merges_list.scrollToBottom()
 
     def _label(self, token_id: int) -> str:
@@ -349,14 +372,17 @@ class BpeByHandView(QWidget):
             cells = [QTableWidgetItem(f"{count:,}"), QTableWidgetItem(_pair(pair)),
                      QTableWidgetItem(f"{self._label(pair[0])} + {self._label(pair[1])}")]
             cells[0].setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            whole = f"{cells[0].text()} × {cells[1].text()} {cells[2].text()}"
+            if pair == snapshot.next_pair:
+                whole += ": the next merge takes this pair"
+            elif pair in snapshot.next_tied:
+                whole += ": tied with the pair in bold, but met later in the text"
             for column, cell in enumerate(cells):
                 if pair == snapshot.next_pair:
                     cell.setFont(bold)
-                    cell.setToolTip("The next merge takes this pair")
-                elif pair in snapshot.next_tied:
-                    cell.setToolTip("Tied with the pair in bold, but met later in the text")
+                cell.setToolTip(whole)
                 self.table.setItem(row, column, cell)
-        self.table.resizeColumnsToContents()
+        self.table.resizeColumnToContents(0)
 
     def _show_sequence(self) -> None:
         snapshot = self.snapshot

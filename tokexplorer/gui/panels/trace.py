@@ -32,6 +32,7 @@ from tokexplorer.core.analysis.encode_trace import EncodeTrace, Part
 from tokexplorer.core.analysis.rule_trace import RuleTrace
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
+from tokexplorer.gui.widgets.elided_rows import elide_rows
 from tokexplorer.gui.state import AppState
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import TraceAnswer, TraceAt
@@ -71,7 +72,9 @@ class StepsModel(QAbstractListModel):
         return 0 if self.trace is None else len(self.trace.steps)
 
     def data(self, index, role=Qt.ItemDataRole.DisplayRole):
-        if role != Qt.ItemDataRole.DisplayRole or (self.trace is None and self.rules is None):
+        # the tooltip is the row whole, where the list elides it
+        if role not in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole) or (
+                self.trace is None and self.rules is None):
             return None
         k = index.row()
         if self.rules is not None:
@@ -129,6 +132,7 @@ class TracePanel(QWidget):
         self.slider.setToolTip("The merges applied so far")
         self.step_label = QLabel("")
         self.step_label.setObjectName("trace_step")
+        self.step_label.setWordWrap(True)  # in a narrow dock too
         self.sequence = QLabel("")
         self.sequence.setObjectName("trace_sequence")
         self.sequence.setWordWrap(True)
@@ -139,6 +143,7 @@ class TracePanel(QWidget):
         self.steps.setObjectName("trace_steps")
         self.steps.setModel(self.steps_model)
         self.steps.setUniformItemSizes(True)  # a long chunk's 50,000 rows are not measured one by one
+        elide_rows(self.steps)  # whole in its tooltip: the list never scrolls sideways
         self.verdict = QLabel("")
         self.verdict.setObjectName("trace_verdict")
         self.verdict.setWordWrap(True)
@@ -148,8 +153,10 @@ class TracePanel(QWidget):
         self.mode_box.setToolTip("Each merge: one step per occurrence merged. By rule: the lecture's encode loop, "
                                  "one step per merge rule, every occurrence of its pair at once")
         self.mode_box.currentTextChanged.connect(lambda text: self.set_mode(MODES[text]))
+        mode_row = QHBoxLayout()  # a row of its own: the buttons and slider fit a narrow dock
+        mode_row.addWidget(self.mode_box)
+        mode_row.addStretch(1)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.mode_box)
         for text, tip, move in (("⏮", "Before any merge", lambda: 0),
                                 ("◀", "One merge back", lambda: self.slider.value() - 1),
                                 ("▶", "One merge more", lambda: self.slider.value() + 1),
@@ -163,6 +170,7 @@ class TracePanel(QWidget):
         left = QWidget()
         left_layout = QVBoxLayout(left)
         left_layout.setContentsMargins(0, 0, 0, 0)
+        left_layout.addLayout(mode_row)
         left_layout.addLayout(buttons)
         left_layout.addWidget(self.step_label)
         left_layout.addWidget(self.sequence, 1)
