@@ -387,13 +387,9 @@ class Workspaces(QObject):
     def _settle(self) -> None:
         """Lay the window out now, so its minimum size is that of the docks shown.
 
-        subtle: a dock shown may make its view then (gui/widgets/lazy_view.py), and a widget added
-        to a layout is shown by a queued call; a minimum changed inside a dock reaches the window's
-        layout only through posted layout requests, one level of widgets at a time."""
-        for dock in self.docks().values():
-            if not dock.isHidden():
-                for child in dock.widget().children():
-                    QCoreApplication.sendPostedEvents(child, QEvent.Type.MetaCall)
+        subtle: a minimum changed inside a dock (a view made when its dock is first shown,
+        gui/widgets/lazy_view.py) reaches the window's layout only through posted layout requests,
+        one level of widgets at a time."""
         for _ in range(4):
             self.window.layout().invalidate()
             self.window.layout().activate()
