@@ -1,8 +1,9 @@
-"""`encode`, `compare`, `split` and `report lengths` on a --file print byte for byte what they print when the file is
-read whole and encoded one piece after another on one thread (the way before blocks and threads),
-for several tokenizers and files: reads and pieces that cut multi-byte characters, special tokens
-under each policy, a BOM and CRLFs, a bad byte, UTF-16. And `encode --ids-only` prints tiktoken's
-own ids of the whole text."""
+"""`encode`, `compare`, `split` and `report lengths` on a --file print byte for byte what they
+print when the file is read whole and cut into pieces by code points on one thread, for several
+tokenizers and files: reads that cut multi-byte characters, many small pieces, special tokens
+under each policy, a BOM and CRLFs, bad bytes (refused before anything is printed), UTF-16. And
+`encode --ids-only` prints tiktoken's own ids of the whole text, `report lengths` the whole text's
+histograms."""
 
 from __future__ import annotations
 
