@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Callable
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QButtonGroup, QGroupBox, QHBoxLayout, QLabel, QPlainTextEdit, QPushButton, QRadioButton, QVBoxLayout
+from PySide6.QtWidgets import QButtonGroup, QGroupBox, QLabel, QPlainTextEdit, QPushButton, QRadioButton, QVBoxLayout
 
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.widgets.flow_layout import FlowLayout
 
 PREVIEW_CHARS = 2000  # of the corpus, shown and split by the pattern preview
 
@@ -36,7 +37,7 @@ class CorpusChooser(QGroupBox):
         self._text_source = text_source  # () -> the editor's current text
         self.paths: list[Path] = []
         box = QVBoxLayout(self)
-        row, buttons = QHBoxLayout(), QHBoxLayout()  # two rows: a narrow dock shows them whole
+        row = FlowLayout()  # on more lines in a narrow dock, each control whole
         self.files_radio = QRadioButton("Files")
         self.files_radio.setToolTip('Train on text files: add them with Add Files… or drop them here')
         self.text_radio = QRadioButton("Current text")
@@ -47,12 +48,9 @@ class CorpusChooser(QGroupBox):
         self._group.addButton(self.text_radio)
         self.add_files_button = button("Add Files…", "Choose text files to train on (or drop them onto this panel)")
         self.clear_files_button = button("Clear", "Forget the corpus files chosen so far")
-        for layout, widgets in ((row, (self.files_radio, self.text_radio)),
-                                (buttons, (self.add_files_button, self.clear_files_button))):
-            for w in widgets:
-                layout.addWidget(w)
-            layout.addStretch(1)
-            box.addLayout(layout)
+        for w in (self.files_radio, self.text_radio, self.add_files_button, self.clear_files_button):
+            row.addWidget(w)
+        box.addLayout(row)
         self.corpus_label = QLabel()
         self.corpus_label.setObjectName("corpus_size")
         self.corpus_label.setWordWrap(True)

@@ -17,8 +17,8 @@ from typing import Callable
 
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QBrush, QColor
-from PySide6.QtWidgets import (QComboBox, QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QScrollArea, QSizePolicy, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (QFormLayout, QGridLayout, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
+                               QScrollArea, QSpinBox, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.core.budgets import max_mb_for, training_over_budget
@@ -31,6 +31,7 @@ from tokexplorer.gui.panels.training.corpus import CorpusChooser, button
 from tokexplorer.gui.services.training import run_name, while_alive
 from tokexplorer.gui.services.worker import run_job
 from tokexplorer.gui.state import AppState
+from tokexplorer.gui.widgets.elided_combo import ElidedComboBox
 
 PREVIEW_LIMIT = 200  # chunks the preview splits off at most
 PREVIEW_SHOWN = 40  # of those, shown
@@ -77,24 +78,22 @@ class TrainingForm(QWidget):
         form = QFormLayout(form_widget)
         form.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         # In a narrow dock (a small screen, 200 %) a field that would not fit beside its label goes
-        # below it: the form never needs a horizontal scroll bar.
+        # below it, and the combo boxes narrow (their item elided): no horizontal scroll bar.
         form.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)
         form.addRow(self.corpus)
 
-        self.algorithm_box = QComboBox()
+        self.algorithm_box = ElidedComboBox()
         self.algorithm_box.setToolTip('BPE on bytes only, BPE on the chunks of a split pattern (minbpe), or SentencePiece')
         self.algorithm_box.setObjectName("algorithm")
         for key, label in ALGORITHMS:
             self.algorithm_box.addItem(label, key)
         self.algorithm_box.setCurrentIndex(1)
-        _whole_items(self.algorithm_box)
         form.addRow("Algorithm:", self.algorithm_box)
 
-        self.pattern_box = QComboBox()
+        self.pattern_box = ElidedComboBox()
         self.pattern_box.setToolTip("The split pattern: GPT-2's, GPT-4's, o200k's, or your own regex")
         for key, label in PATTERNS:
             self.pattern_box.addItem(label, key)
-        _whole_items(self.pattern_box)
         self.pattern_edit = QLineEdit()
         self.pattern_edit.setObjectName("custom_pattern")
         self.pattern_edit.setPlaceholderText(r"a regex, e.g. \w+|\s+|[^\w\s]+")
@@ -334,12 +333,6 @@ class TrainingForm(QWidget):
         """Show a message below the buttons (red for an error)."""
         self.message.setText(text)
         self.message.setStyleSheet("color: #b00020;" if error else "")
-
-
-def _whole_items(box: QComboBox) -> None:
-    """Never narrower than its longest item: a combo box clips its text (no …), so in a narrow
-    dock the form puts the box below its label instead."""
-    box.setSizePolicy(QSizePolicy.Policy.Minimum, box.sizePolicy().verticalPolicy())
 
 
 def _fixed_item(text: str) -> QTableWidgetItem:

@@ -79,7 +79,8 @@ class MergeLogView(QTableView):
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         digits = self.fontMetrics().horizontalAdvance("0")
-        for col, chars in ((0, 7), (3, 11)):
+        header.setMinimumSectionSize(digits * 2)  # the pair and token may narrow to "…"
+        for col, chars in ((0, 6), (3, 9)):  # a rank of 6 digits, a count of 9 characters ("1,234,567")
             self.setColumnWidth(col, digits * chars + 12)
 
     def append(self, batch: list[MergeRecord]) -> None:
