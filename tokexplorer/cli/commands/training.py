@@ -319,7 +319,7 @@ def _interrupts_held():
         signal.signal(signal.SIGINT, previous)
 
 
-SHOW_SPLIT_BYTES = 50_000_000
+SHOW_SPLIT_KB = 50_000
 
 
 class _TrainReport(Report):
@@ -333,9 +333,9 @@ class _TrainReport(Report):
         self.split = Progress("MB split into chunks")
 
     def phase(self, what: str, done: int, total: int) -> None:
-        # A streamed corpus's split, in MB, when it is long enough to wait for (a minute a GB)
-        if what == "splitting into chunks" and total >= SHOW_SPLIT_BYTES:
-            self.split(done // 1_000_000, total // 1_000_000)
+        # A streamed corpus's split (reported in KB), in MB, when it is long enough to wait for
+        if what == "splitting into chunks" and total >= SHOW_SPLIT_KB:
+            self.split(done // 1000, total // 1000)
 
     def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
         if trained_bytes < corpus_bytes:

@@ -145,9 +145,11 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         if not corpus.size:
             raise TokexplorerError("the corpus is empty; give some text to train on")
         corpus_bytes = corpus.size
-        report.phase("splitting into chunks", 0, corpus_bytes)
+        # subtle: progress in KB: a window's progress bar takes 32-bit numbers, a corpus may pass 2 GB
+        report.phase("splitting into chunks", 0, corpus_bytes // 1000)
         counts = count_corpus(corpus, request.pattern, max_unique_mb=request.max_mb or TRAIN_CHUNKS_LIMIT_MB,
-                              progress=lambda done, size: report.phase("splitting into chunks", done, size))
+                              progress=lambda done, size: report.phase("splitting into chunks", done // 1000,
+                                                                       size // 1000))
         trained_bytes = sum(len(chunk) * n for chunk, n in counts.items())
         steps = iter_train_counts(counts, request.vocab_size, n_special=n_special)
         del counts
