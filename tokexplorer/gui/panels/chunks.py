@@ -19,7 +19,7 @@ Tokenizers without a pre-split (SentencePiece) are not asked: the view says so.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
@@ -138,11 +138,10 @@ class ChunkView(QWidget):
         # list never scrolls sideways.
         header = self.list.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow section's title too
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
-        digit = self.list.fontMetrics().horizontalAdvance("0")
-        self.list.setColumnWidth(0, digit * 6 + 12)
-        self.list.setColumnWidth(1, digit * 11 + 12)
+        self._fit_numbers(0, 0)
         compare = QHBoxLayout()
         compare.addWidget(QLabel("Compare with:"))
         compare.addWidget(self.compare_box, 1)
@@ -255,6 +254,15 @@ class ChunkView(QWidget):
         if result is self._result:
             self.summary.setText(f"cannot split: {message}")
 
+    def _fit_numbers(self, chunks: int, chars: int) -> None:
+        """The # and span columns as wide as their largest numbers (and their headers), measured
+        from the counts: no row is read."""
+        metrics = self.list.fontMetrics()
+        index, offset = "0" * len(str(max(chunks - 1, 0))), "0" * len(str(chars))  # digits as wide as 0
+        for col, widest in ((0, index), (1, f"{offset}–{offset}")):
+            self.list.setColumnWidth(col, max(metrics.horizontalAdvance(widest),
+                                              metrics.horizontalAdvance(self.model.HEADERS[col])) + 16)
+
     def _show(self, result: Tokenized, chunks: ChunkSpans | None) -> None:
         if result is not self._result:
             return  # a newer text arrived meanwhile; its own refresh is on the way
@@ -266,6 +274,7 @@ class ChunkView(QWidget):
             return
         self.model.set_chunks(result.encoding.text, chunks)
         n = len(chunks.starts)
+        self._fit_numbers(n, len(result.encoding.text))
         lines = [f"{n:,} chunks for {len(result):,} tokens ({len(result) / max(1, n):.2f} tokens per chunk)"]
         found = np.bincount(chunks.alternatives[chunks.alternatives >= 0], minlength=len(chunks.names))
         counted: dict[str, int] = {}

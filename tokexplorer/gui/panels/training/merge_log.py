@@ -6,7 +6,7 @@ It shows records; it neither trains nor counts.
 
 from __future__ import annotations
 
-from PySide6.QtCore import QModelIndex
+from PySide6.QtCore import QModelIndex, Qt
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView
 
 from tokexplorer.core.analysis.unicode_info import token_label
@@ -76,6 +76,7 @@ class MergeLogView(QTableView):
         # dock is narrow; the row's tooltip says it whole): the log fits the dock, never scrolls sideways.
         header = self.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        header.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow section's title too
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         digits = self.fontMetrics().horizontalAdvance("0")
