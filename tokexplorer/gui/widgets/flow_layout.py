@@ -51,10 +51,11 @@ class FlowLayout(QLayout):
         return QSize(width + m.left() + m.right(), max((s.height() for s in shown), default=0) + m.top() + m.bottom())
 
     def minimumSize(self) -> QSize:
-        """The widest item, the rest below it."""
+        """The widest item by the tallest: the height a width takes is `heightForWidth`'s."""
         m = self.contentsMargins()
-        width = max((i.sizeHint().width() for i in self._items if not i.isEmpty()), default=0) + m.left() + m.right()
-        return QSize(width, self.heightForWidth(width))
+        shown = [i.sizeHint() for i in self._items if not i.isEmpty()]
+        return QSize(max((s.width() for s in shown), default=0) + m.left() + m.right(),
+                     max((s.height() for s in shown), default=0) + m.top() + m.bottom())
 
     def _gap(self, *, horizontal: bool) -> int:
         spacing = self.spacing()
