@@ -57,13 +57,13 @@ def test_slider_walks_the_steps(qtbot, window):
     panel = window.trace
     assert panel.slider.maximum() == 5 and panel.steps.model().rowCount() == 5
     panel.slider.setValue(0)
-    assert "Before any merge: 6 parts" in panel.step_label.text()
+    assert "Before any merge: 6 parts" in panel.step_label.toolTip()
     panel.slider.setValue(2)  # h+e, l+l
     shown = panel.sequence.text()
     plain = re.sub(r"<[^>]+>", "", shown).replace("&nbsp;", " ").replace("&#8203;", "")
     assert plain.split() == ["␣", "he", "ll", "o"]
     assert "font-weight:bold;'>ll</span>" in shown  # the part just made
-    assert "Step 2 of 5" in panel.step_label.text() and "id 297" in panel.step_label.text()
+    assert "Step 2 of 5" in panel.step_label.toolTip() and "id 297" in panel.step_label.toolTip()
     assert panel.steps.currentIndex().row() == 1
 
 
@@ -89,8 +89,8 @@ def test_a_long_chunk_is_traced_a_page_at_a_time(qtbot, window):
     assert f"({len(trace.final):,} ids)" in panel.verdict.text() and len(panel.verdict.text()) < 400
     assert panel.steps.model().rowCount() == len(trace.steps) == panel.slider.maximum() > 4_000
     panel.slider.setValue(len(trace.steps) // 2)
-    assert f"Step {len(trace.steps) // 2:,} of {len(trace.steps):,}" in panel.step_label.text()
-    assert "Showing parts" in panel.step_label.text()
+    assert f"Step {len(trace.steps) // 2:,} of {len(trace.steps):,}" in panel.step_label.toolTip()
+    assert "Showing parts" in panel.step_label.toolTip()
     assert panel.sequence.text().count("background-color") == PAGE_PARTS
     assert "font-weight:bold" in panel.sequence.text()  # the part just made is on the page
     assert panel.steps.currentIndex().row() == len(trace.steps) // 2 - 1
@@ -189,7 +189,7 @@ def test_by_rule_the_lectures_twenty_merges_are_twenty_steps(qtbot, window, corp
     assert panel.rules.final == enc.ids and panel.verdict.text().startswith("✓")
     assert "20 rules applied" in panel.title.text()
     panel.slider.setValue(1)
-    assert f"at {len(first.positions):,} places; length {first.length:,}" in panel.step_label.text()
+    assert f"at {len(first.positions):,} places; length {first.length:,}" in panel.step_label.toolTip()
     panel.mode_box.setCurrentIndex(0)  # each merge: thousands of steps, the same final ids
     assert panel.mode == "occurrence"
     assert panel.steps.model().rowCount() == len(panel.trace.steps) == panel.rules.occurrences > 4000
@@ -236,3 +236,5 @@ def test_the_steps_fit_a_narrow_dock_each_whole_in_its_tooltip(qtbot, window):
         index = model.index(row, 0)
         assert model.data(index, Qt.ItemDataRole.ToolTipRole) == model.data(index)
     assert model.data(model.index(0, 0)).startswith("1. ")
+    label = window.trace.step_label  # one of its forms whole (the step's number at least)
+    assert label.text() in label.forms and label.toolTip().startswith(f"Step {model.rowCount()} of 5: ")

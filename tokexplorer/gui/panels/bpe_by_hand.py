@@ -153,6 +153,7 @@ class BpeByHandView(QWidget):
         header.setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Fixed)
         header.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow section's title too
+        header.setMinimumSectionSize(self.table.fontMetrics().horizontalAdvance("0") * 2)  # down to "…"
         self.table.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
         self.table.setToolTip("The pair counts as sorted(((v, k) for k, v in stats.items()), reverse=True) "

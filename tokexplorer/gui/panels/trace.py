@@ -33,6 +33,7 @@ from tokexplorer.core.analysis.rule_trace import RuleTrace
 from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.gui.widgets.colours import TokenPalette
 from tokexplorer.gui.widgets.elided_rows import elide_rows
+from tokexplorer.gui.widgets.fitting_label import FittingLabel
 from tokexplorer.gui.state import AppState
 from tokexplorer.core.analysis.unicode_info import token_label
 from tokexplorer.server.protocol import TraceAnswer, TraceAt
@@ -130,9 +131,9 @@ class TracePanel(QWidget):
         self.slider = QSlider(Qt.Orientation.Horizontal)
         self.slider.setObjectName("trace_slider")
         self.slider.setToolTip("The merges applied so far")
-        self.step_label = QLabel("")
+        # one line: the step whole where it fits, else its number (whole in the tooltip)
+        self.step_label = FittingLabel()
         self.step_label.setObjectName("trace_step")
-        self.step_label.setWordWrap(True)  # in a narrow dock too
         self.sequence = QLabel("")
         self.sequence.setObjectName("trace_sequence")
         self.sequence.setWordWrap(True)
@@ -220,7 +221,7 @@ class TracePanel(QWidget):
         self.slider.setRange(0, 0)
         self.title.setText("Put the caret in the text to see how its chunk was encoded.")
         self.sequence.setText("")
-        self.step_label.setText("")
+        self.step_label.set_forms([])
         self.verdict.setText("")
 
     def _on_caret(self, index: int) -> None:
@@ -262,7 +263,7 @@ class TracePanel(QWidget):
         self.steps_model.show(None)
         self.slider.setRange(0, 0)
         self.sequence.setText("")
-        self.step_label.setText("")
+        self.step_label.set_forms([])
         self.verdict.setText("")
         self.title.setText(f"No trace: {html.escape(message)}.")
 
@@ -319,12 +320,13 @@ class TracePanel(QWidget):
         parts = [Part(i, b) for i, b in zip(ids[lo:hi], data[lo:hi])]
         page = "" if (lo, hi) == (0, n_parts) else f" Showing parts {lo + 1:,}–{hi:,}."
         if rule is None:
-            self.step_label.setText(f"Before any rule: {n_parts:,} parts.{page}")
+            self.step_label.set_forms([f"Before any rule: {n_parts:,} parts.{page}", "Before any rule"])
         else:
-            self.step_label.setText(
+            self.step_label.set_forms([
                 f"Rule {k:,} of {len(rules.rules):,}: ({rule.pair[0]}, {rule.pair[1]}) → {rule.new_id}, "
                 f"{token_label(rule.left)} + {token_label(rule.right)}, at {len(rule.positions):,} "
-                f"place{'s' * (len(rule.positions) != 1)}; length {n_parts:,}.{page}")
+                f"place{'s' * (len(rule.positions) != 1)}; length {n_parts:,}.{page}",
+                f"Rule {k:,} of {len(rules.rules):,}"])
         self.sequence.setText(self._parts_html(parts, {m - lo for m in made}, lo > 0, hi < n_parts))
         self._select_row(k)
 
@@ -359,11 +361,12 @@ class TracePanel(QWidget):
         parts = trace.sequence(k, lo, hi)
         page = "" if (lo, hi) == (0, n_parts) else f" Showing parts {lo + 1:,}–{hi:,}."
         if step is None:
-            self.step_label.setText(f"Before any merge: {n_parts:,} parts.{page}")
+            self.step_label.set_forms([f"Before any merge: {n_parts:,} parts.{page}", "Before any merge"])
         else:
-            self.step_label.setText(
+            self.step_label.set_forms([
                 f"Step {k:,} of {len(trace.steps):,}: {token_label(step.left.bytes)} + "
-                f"{token_label(step.right.bytes)} → id {step.new_id} (rank {step.rank}); {n_parts:,} parts.{page}")
+                f"{token_label(step.right.bytes)} → id {step.new_id} (rank {step.rank}); {n_parts:,} parts.{page}",
+                f"Step {k:,} of {len(trace.steps):,}"])
         self.sequence.setText(self._parts_html(parts, {made - lo}, lo > 0, hi < n_parts))
         self._select_row(k)
 
