@@ -82,7 +82,7 @@ def test_sentencepiece_has_no_pattern_to_explain(qtbot, window):
     assert window.chunk_view.model.rowCount() == 0
 
 
-@pytest.mark.parametrize("width, scale", [(350, 1.5), (700, 1.0)])
+@pytest.mark.parametrize("width, scale", [(250, 1.0), (350, 1.5), (700, 1.0)])  # 250: 1366 px at 200 %
 def test_the_matched_by_column_shows_its_name_or_has_it_as_its_tooltip(qtbot, window, width, scale):
     """In a narrow dock with a large font the list fits (no sideways scroll bar) and each
     "matched by" cell's tooltip starts with its name; in a 700 px dock every name shows whole."""
@@ -97,5 +97,6 @@ def test_the_matched_by_column_shows_its_name_or_has_it_as_its_tooltip(qtbot, wi
     for row in range(model.rowCount()):
         name = model.matched_by(row)
         assert model.data(model.index(row, 3), TOOLTIP).startswith(name + ": alternative ")
+        assert model.data(model.index(row, 2), TOOLTIP) == model.data(model.index(row, 2))  # the chunk
         if width >= 700:
             assert metrics.horizontalAdvance(name) <= view.list.columnWidth(3) - 8, name

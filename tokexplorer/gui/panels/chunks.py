@@ -19,7 +19,7 @@ Tokenizers without a pre-split (SentencePiece) are not asked: the view says so.
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import Qt, QTimer
+from PySide6.QtCore import QEvent, Qt, QTimer
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QHeaderView, QLabel, QTableView, QVBoxLayout, QWidget
 
@@ -97,6 +97,9 @@ class ChunkModel(TableModel):
                 return f"{self.names[k]}: alternative {k + 1} of the pattern: {self.sources[k]}"
             if self.differs is not None and self.differs[row]:
                 return "the compared pattern does not make this chunk"
+            if col == 2:  # the chunk whole, where the column elides it
+                start, end = self.span(row)
+                return token_label(self.text[start:end].encode("utf-8"))
             return None
         start, end = self.span(row)
         if col == 2:  # as the token-id view shows a token's text
@@ -133,14 +136,14 @@ class ChunkView(QWidget):
         self.list = QTableView()
         self.list.setModel(self.model)
         fixed_rows(self.list, self.fontMetrics().height() + 4)
-        # The numbers at their width (in the view's font), the chunk and its alternative's name
-        # sharing the rest: in a narrow dock a name is elided (its tooltip says it whole), and the
-        # list never scrolls sideways.
+        # The numbers at their width (in the view's font), the rest a third to the chunk (most are
+        # short) and two to its alternative's name: in a narrow dock a name is elided (its tooltip
+        # says it whole), and the list never scrolls sideways.
         header = self.list.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         header.setTextElideMode(Qt.TextElideMode.ElideRight)  # a narrow section's title too
-        header.setSectionResizeMode(2, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.list.viewport().installEventFilter(self)
         self._fit_numbers(0, 0)
         compare = QHBoxLayout()
         compare.addWidget(QLabel("Compare with:"))
@@ -262,6 +265,17 @@ class ChunkView(QWidget):
         for col, widest in ((0, index), (1, f"{offset}–{offset}")):
             self.list.setColumnWidth(col, max(metrics.horizontalAdvance(widest),
                                               metrics.horizontalAdvance(self.model.HEADERS[col])) + 16)
+        self._share_rest()
+
+    def _share_rest(self) -> None:
+        """A third of the width the numbers leave to the chunk; the name (the last column) stretches."""
+        rest = self.list.viewport().width() - self.list.columnWidth(0) - self.list.columnWidth(1)
+        self.list.setColumnWidth(2, max(rest // 3, self.list.horizontalHeader().minimumSectionSize()))
+
+    def eventFilter(self, watched, event) -> bool:
+        if event.type() == QEvent.Type.Resize:  # the list's viewport: the dock, or its scroll bar
+            self._share_rest()
+        return False
 
     def _show(self, result: Tokenized, chunks: ChunkSpans | None) -> None:
         if result is not self._result:
