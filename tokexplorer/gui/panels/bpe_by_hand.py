@@ -170,6 +170,7 @@ class BpeByHandView(QWidget):
         self.merges_list.setObjectName("bpe_merges")
         elide_rows(self.merges_list)  # whole in its tooltip: the list never scrolls sideways
         self.split = split = QSplitter()
+        self._table_widened = False  # see _widen_table
         split.addWidget(self.table)
         split.addWidget(scroll)
         split.addWidget(self.merges_list)
@@ -385,6 +386,21 @@ class BpeByHandView(QWidget):
                 cell.setToolTip(whole)
                 self.table.setItem(row, column, cell)
         self.table.resizeColumnToContents(0)
+        if not self._table_widened:
+            self._widen_table()
+
+    def _widen_table(self) -> None:
+        """Once, when the table is first filled: side by side, give it the room its columns ask
+        for (up to two fifths of the view, from the sequence's share); the user's dragging stays."""
+        if self.split.orientation() != Qt.Orientation.Horizontal or not self.table.rowCount():
+            return
+        self._table_widened = True
+        sizes = self.split.sizes()
+        needed = (sum(self.table.sizeHintForColumn(c) for c in range(3))  # 100 rows at most: cheap
+                  + self.table.verticalScrollBar().sizeHint().width() + 2 * self.table.frameWidth())
+        more = min(needed, sum(sizes) * 2 // 5) - sizes[0]
+        if more > 0:
+            self.split.setSizes([sizes[0] + more, sizes[1] - more, sizes[2]])
 
     def _show_sequence(self) -> None:
         snapshot = self.snapshot
