@@ -5,12 +5,13 @@ character among them, always shown, so the strip never moves when a text holds o
 
 from __future__ import annotations
 
-from PySide6.QtCore import QPoint, QPointF, QRect, QRectF, QSize, Qt
+from PySide6.QtCore import QPointF, QRectF, QSize
 from PySide6.QtGui import QAction, QActionGroup, QFontMetricsF, QPainter, QPalette
-from PySide6.QtWidgets import QLayout, QMenu, QSizePolicy, QWidget
+from PySide6.QtWidgets import QMenu, QSizePolicy, QWidget
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
+from tokexplorer.gui.widgets.flow_layout import FlowLayout
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.editor.invisibles import PAD, Drawn, box_width, marker_font, paint_invisibles, room
 from tokexplorer.gui.editor.token_paint import Piece, paint_backgrounds, paint_markers
@@ -145,64 +146,6 @@ class InvisibleEntry(LegendEntry):
         painter.end()
 
 
-class FlowLayout(QLayout):
-    """Widgets left to right, wrapping onto more lines when the width runs out."""
-
-    def __init__(self, parent=None, spacing: int = 12):
-        super().__init__(parent)
-        self._items: list = []
-        self._gap = spacing
-
-    def addItem(self, item) -> None:
-        self._items.append(item)
-
-    def count(self) -> int:
-        return len(self._items)
-
-    def itemAt(self, index: int):
-        return self._items[index] if 0 <= index < len(self._items) else None
-
-    def takeAt(self, index: int):
-        return self._items.pop(index) if 0 <= index < len(self._items) else None
-
-    def expandingDirections(self) -> Qt.Orientation:
-        return Qt.Orientation(0)
-
-    def hasHeightForWidth(self) -> bool:
-        return True
-
-    def heightForWidth(self, width: int) -> int:
-        return self._place(QRect(0, 0, width, 0), move=False)
-
-    def setGeometry(self, rect: QRect) -> None:
-        super().setGeometry(rect)
-        self._place(rect, move=True)
-
-    def sizeHint(self) -> QSize:
-        return self.minimumSize()
-
-    def minimumSize(self) -> QSize:
-        m = self.contentsMargins()
-        widest = max((i.sizeHint().width() for i in self._items), default=0)
-        return QSize(widest + m.left() + m.right(), self.heightForWidth(widest + m.left() + m.right()))
-
-    def _place(self, rect: QRect, *, move: bool) -> int:
-        m = self.contentsMargins()
-        left, right = rect.x() + m.left(), rect.right() - m.right()
-        x, y, line = left, rect.y() + m.top(), 0
-        for item in self._items:
-            if item.isEmpty():  # a hidden entry takes no room
-                continue
-            size = item.sizeHint()
-            if x > left and x + size.width() > right:
-                x, y, line = left, y + line + 2, 0
-            if move:
-                item.setGeometry(QRect(QPoint(x, y), size))
-            x += size.width() + self._gap
-            line = max(line, size.height())
-        return y + line + m.bottom() - rect.y()
-
-
 class Legend(QWidget):
     """A strip of legend entries under the editor, on more lines when the window is narrow;
     follows the state's theme and colours."""
@@ -214,7 +157,7 @@ class Legend(QWidget):
         policy.setHeightForWidth(True)
         self.setSizePolicy(policy)
         self.state = state
-        layout = FlowLayout(self)
+        layout = FlowLayout(self, horizontal=12, vertical=2)
         layout.setContentsMargins(4, 1, 4, 1)
         palette = TokenPalette(state.dark, state.token_colours)
         self.entries = [LegendEntry(label, sample, tokens, tip, palette) for label, sample, tokens, tip in ENTRIES]

@@ -14,9 +14,12 @@ from PySide6.QtWidgets import QLayout, QStyle
 class FlowLayout(QLayout):
     """Items at their size hints, in lines as long as the width allows."""
 
-    def __init__(self, parent=None):
+    def __init__(self, parent=None, *, horizontal: int = -1, vertical: int = -1):
+        """`horizontal` and `vertical`: the gaps between items and between lines, in pixels; -1:
+        the layout's spacing, or the style's when that is not set either."""
         super().__init__(parent)
         self._items: list = []  # the QLayoutItems, in order
+        self._gaps = {True: horizontal, False: vertical}
 
     def addItem(self, item) -> None:
         self._items.append(item)
@@ -58,7 +61,7 @@ class FlowLayout(QLayout):
                      max((s.height() for s in shown), default=0) + m.top() + m.bottom())
 
     def _gap(self, *, horizontal: bool) -> int:
-        spacing = self.spacing()
+        spacing = self._gaps[horizontal] if self._gaps[horizontal] >= 0 else self.spacing()
         if spacing >= 0:
             return spacing
         parent = self.parentWidget()
