@@ -243,7 +243,9 @@ def run(args) -> dict:
         rows.append(row)
     notes.append(f"seconds: median (range) of {repeat} runs; whole process: wall time from start to exit, "
                  "ours and the peer alternating; training only: inside a fresh process, corpus already read")
-    notes.append("peak MB: the process's peak resident set (ru_maxrss), interpreter and imports included")
+    notes.append("peak MB: the process's peak resident set (ru_maxrss), interpreter and imports included; "
+                 "for ours the largest of the main process and its counting workers (a worker held "
+                 "60-70 MB on 100 MB, while the main process held less than at its peak)")
     notes.append("reference: the plain minbpe algorithm of tests/reference_bpe.py, timed on its first "
                  "merges and scaled linearly to the merges of the full run (a rough figure)")
     notes.append("a vocab below the one asked for means training ran out of pairs (every chunk is one token); "
