@@ -33,3 +33,21 @@ def test_bad_selections(capsys):
     assert code == 1 and "past the end of the text" in err and "Traceback" not in err
     code, _, err = run(capsys, "inspect", "--select", "0:1", "x")
     assert code == 1 and "needs a tokenizer" in err
+
+
+def test_a_text_over_the_budget_is_refused_before_it_is_tokenized(capsys, tmp_path, monkeypatch):
+    """inspect -t keeps every token of the text (about 90 bytes a character for emoji in
+    cl100k_base): past the whole-text budget it stops with one line, and --max-mb goes on."""
+    from tokexplorer.core import budgets
+
+    path = tmp_path / "big.txt"
+    path.write_text("héllo wörld " * 200_000, encoding="utf-8")  # 2.4 million characters
+    monkeypatch.setattr(budgets, "WHOLE_TEXT_PEAK_MB", 90)  # a budget of one million characters
+    code, out, err = run(capsys, "inspect", "-t", "cl100k_base", "--file", str(path))
+    assert code == 1 and out == ""
+    assert err.count("\n") == 1 and "2 million characters, over the 1 million" in err
+    assert "--max-mb 3 to go on" in err
+    monkeypatch.undo()
+    code, out, _ = run(capsys, "inspect", "-t", "cl100k_base", "--file", str(path), "--max-mb", "3",
+                       "--select", "0:5")
+    assert code == 0 and "characters 0–5" in out

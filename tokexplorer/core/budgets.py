@@ -91,6 +91,23 @@ def whole_text_over_budget(name: str, family: str, n_chars: int, limit_m: float 
             f"near {per_char * limit / 1000:.1f} GB")
 
 
+def whole_encoding_over_budget(name: str, family: str, n_chars: int, limit_m: float | None = None) -> str | None:
+    """Why keeping every token of a text of `n_chars` (`inspect -t`: each token's bytes, spans and
+    flags, the text's whole `Encoding`) is over the whole-text budget of `name`'s family, or
+    `limit_m` million characters; None within it. The caller adds the way on.
+
+    >>> whole_encoding_over_budget("cl100k_base", "tiktoken", 40_000_000)
+    'inspect keeps every cl100k_base token of the text with its bytes, spans and flags, and this text has 40 million characters, over the 22 million that keep memory near 2.0 GB'
+    """
+    limit = whole_text_limit(family) if limit_m is None else limit_m
+    if n_chars <= limit * 1e6:
+        return None
+    per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
+    return (f"inspect keeps every {name} token of the text with its bytes, spans and flags, and this text "
+            f"has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million that keep memory "
+            f"near {per_char * limit / 1000:.1f} GB")
+
+
 def whole_text_peak_gb(family: str, n_chars: int) -> float:
     """About what encoding `n_chars` whole takes at its peak, in GB."""
     return round(WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR) * n_chars / 1e9, 1)

@@ -12,9 +12,10 @@ import dataclasses
 import sys
 
 from tokexplorer.cli.arguments import (
-    add_special_argument, add_text_arguments, allowed_special, read_text_argument,
+    add_special_argument, add_text_arguments, allowed_special, megabytes, read_text_argument,
 )
 from tokexplorer.cli.output import print_json, print_table
+from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, max_mb_for, whole_encoding_over_budget, whole_text_peak_gb
 from tokexplorer.core.registry import load_tokenizer
 from tokexplorer.core.analysis.id_lookup import piece_names
 from tokexplorer.core.analysis.selection import inspect_selection
@@ -50,6 +51,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--lookup", metavar="WHAT",
                    help="with -t: look WHAT up as the inspector's decode box does: token ids (104, "
                    "'15339, 1917'), or characters as chr and ord see them (U+0068, chr(104), \"'h'\", h)")
+    p.add_argument("--max-mb", type=megabytes, metavar="N",
+                   help="with -t: memory budget; a text is tokenized whole and each token kept, up to "
+                   f"{WHOLE_TEXT_DEFAULTS} million characters without asking; N million goes on")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
@@ -67,6 +71,10 @@ def run_tokens(args: argparse.Namespace, text: str) -> int:
     start, end = args.select or (0, len(text))
     if end > len(text):
         raise TokexplorerError(f"--select {start}:{end} is past the end of the text ({len(text)} characters)")
+    why = whole_encoding_over_budget(tok.name, tok.family, len(text), args.max_mb)
+    if why is not None:  # (not streamed: the table's tokens and the counts come from one Encoding)
+        raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {max_mb_for(len(text))} to go on "
+                               f"(about {whole_text_peak_gb(tok.family, len(text)):.1f} GB)")
     encoding = tok.encode(text, allowed_special=allowed_special(args))
     # Rows for the whole range up to TABLE_BUDGET code points; past it, the first --limit of them
     # (the counts still cover the whole range; --select shows any other part).
