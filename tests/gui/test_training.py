@@ -171,9 +171,15 @@ def test_files_over_the_training_budget_are_refused_with_the_way_on(qtbot, windo
     corpus.write_text("the cat sat on the mat " * 100, "utf-8")
     panel = window.training_panel
     panel.set_paths([corpus])
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))  # read whole
     panel.train_button.click()
     assert "over BPE training's budget of 0.001 MB" in panel.message.text()
     assert "--max-mb 1" in panel.message.text() and not panel.service.running
+    # With a named split pattern the corpus is counted a block at a time: no size refusal.
+    panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-regex"))
+    panel.vocab_spin.setValue(270)
+    result = run_training(qtbot, panel)
+    assert result.info.n_vocab > 256  # trained: every distinct chunk merged whole (268) before 270
 
 
 def test_current_text_is_a_corpus(qtbot, window):

@@ -124,7 +124,10 @@ class ChildService(QObject):
 
         def spawn(progress):
             parent_end, child_end = self._ctx.Pipe()
-            process = self._ctx.Process(target=child_main, args=(request, child_end), daemon=True,
+            # subtle: not a daemon, so that its corpus is counted in worker processes of its own
+            # (a daemon may have no children); it ends with the window all the same: `shutdown`
+            # kills it, and it exits when the window's process goes (core.child_process).
+            process = self._ctx.Process(target=child_main, args=(request, child_end), daemon=False,
                                         name="tokexplorer-training")
             process.start()
             child_end.close()  # the child holds it now; EOF here means the child has gone

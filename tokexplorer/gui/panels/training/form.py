@@ -25,7 +25,7 @@ from tokexplorer.core.budgets import max_mb_for, training_over_budget
 from tokexplorer.core.patterns import NAMED_PATTERNS
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.bpe import check_pattern, check_vocab_size, preview_chunks
-from tokexplorer.core.training.runner import TrainingRequest
+from tokexplorer.core.training.runner import TrainingRequest, streams
 from tokexplorer.core.training.sentencepiece import LLAMA2_OPTIONS, llama2_options, parse_option
 from tokexplorer.gui.panels.training.corpus import CorpusChooser, button
 from tokexplorer.gui.services.training import run_name, while_alive
@@ -316,10 +316,6 @@ class TrainingForm(QWidget):
             size = sum(p.stat().st_size for p in self.paths)
             if size == 0:
                 raise TokexplorerError("the corpus is empty: the files have no text")
-            why = training_over_budget("sentencepiece" if algo.startswith("sp-") else "bpe", size)
-            if why is not None:
-                raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
-                                       f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
             text, paths = None, tuple(str(p) for p in self.paths)
         if algo.startswith("sp-"):
             request = TrainingRequest("", "sentencepiece", vocab_size, paths, text,
@@ -327,6 +323,11 @@ class TrainingForm(QWidget):
         else:
             request = TrainingRequest("", "bpe", vocab_size, paths, text, pattern=self.pattern(),
                                       special_tokens=specials)
+        if paths and not streams(request):  # (a streamed count has its budget on distinct chunks)
+            why = training_over_budget(request.algorithm, size)
+            if why is not None:
+                raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
+                                       f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
         return dataclasses.replace(request, name=run_name(request))
 
     def say(self, text: str, *, error: bool = False) -> None:
