@@ -97,10 +97,10 @@ def test_a_budget_that_is_not_a_positive_number_is_a_usage_error(tmp_path, capsy
 def test_the_training_refusal_suggests_a_part_within_the_budget(tmp_path, capsys):
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat\n" * 100_000, "utf-8")  # 2.3 MB
-    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "m"), "--max-mb", "1"]) == 1
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "m"), "--max-mb", "1", "--pattern", "none"]) == 1
     err = capsys.readouterr().err
     assert "head -c 1MB CORPUS" in err  # head's "1M" would be 1,048,576 bytes: over the budget
-    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "m"), "--max-mb", "0.5"]) == 1
+    assert main(["train", str(corpus), "--vocab-size", "300", "-o", str(tmp_path / "m"), "--max-mb", "0.5", "--pattern", "none"]) == 1
     assert "head -c 500000 CORPUS" in capsys.readouterr().err
 
 

@@ -56,9 +56,9 @@ def pickers_show(window) -> bool:
 def test_a_narrow_window_keeps_the_pickers_in_view(window, qtbot):
     """As narrow as the window goes here (its docks' minimum widths), in every workspace: the
     workspace buttons, the tokenizer picker and the special-token policy show, and only the
-    switches (which the View menu holds) go behind the ». In Explore (781 px here) on one row:
-    a second row put the window past a 1024 x 600 screen; in a window too narrow for the pickers
-    beside the workspace buttons (Compare, 700 px here) they take a second row."""
+    switches (which the View menu holds) go behind the ». In a window too narrow for the pickers
+    beside the workspace buttons (700 px here) they take a second row; 800 px or more, one row
+    (that a second row never puts the window past a small screen, test_workspaces_screen says)."""
     rows = {}
     for name in ("Explore", "Train", "Learn", "Chat", "Compare", "Explore"):  # each restores its layout
         window.workspaces.switch(name)
@@ -68,7 +68,6 @@ def test_a_narrow_window_keeps_the_pickers_in_view(window, qtbot):
         tokenizer = bar(window, "tokenizer_toolbar")
         rows[name] = (window.width(), 2 if bar(window, "workspace_toolbar").y() < tokenizer.y() else 1)
         assert window.toolBarBreak(tokenizer) == (rows[name][1] == 2)
-    assert rows["Explore"][1] == 1
     # the workspace buttons (276 px here) and the tokenizer's bar up to the policy (482 px)
     assert all(n == 1 for width, n in rows.values() if width >= 800)
     assert all(n == 2 for width, n in rows.values() if width <= 720)
