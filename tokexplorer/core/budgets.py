@@ -82,13 +82,8 @@ def whole_text_over_budget(name: str, family: str, n_chars: int, limit_m: float 
     >>> whole_text_over_budget("llama-sp", "sentencepiece", 40_000_000)
     'llama-sp encodes a text whole (its tokens would change where the text is cut), and this text has 40 million characters, over the 15 million that keep memory near 1.9 GB'
     """
-    limit = whole_text_limit(family) if limit_m is None else limit_m
-    if n_chars <= limit * 1e6:
-        return None
-    per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
-    return (f"{name} encodes a text whole (its tokens would change where the text is cut), and this text "
-            f"has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million that keep memory "
-            f"near {per_char * limit / 1000:.1f} GB")
+    return _over_whole_text_limit(f"{name} encodes a text whole (its tokens would change where the text is cut)",
+                                  family, n_chars, limit_m)
 
 
 def whole_encoding_over_budget(name: str, family: str, n_chars: int, limit_m: float | None = None) -> str | None:
@@ -99,13 +94,19 @@ def whole_encoding_over_budget(name: str, family: str, n_chars: int, limit_m: fl
     >>> whole_encoding_over_budget("cl100k_base", "tiktoken", 40_000_000)
     'inspect keeps every cl100k_base token of the text with its bytes, spans and flags, and this text has 40 million characters, over the 22 million that keep memory near 2.0 GB'
     """
+    return _over_whole_text_limit(f"inspect keeps every {name} token of the text with its bytes, spans and flags",
+                                  family, n_chars, limit_m)
+
+
+def _over_whole_text_limit(what: str, family: str, n_chars: int, limit_m: float | None) -> str | None:
+    """`what` is done to a text of `n_chars`, and why that is over the whole-text limit of
+    `family` (or `limit_m` million characters); None within it."""
     limit = whole_text_limit(family) if limit_m is None else limit_m
     if n_chars <= limit * 1e6:
         return None
     per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
-    return (f"inspect keeps every {name} token of the text with its bytes, spans and flags, and this text "
-            f"has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million that keep memory "
-            f"near {per_char * limit / 1000:.1f} GB")
+    return (f"{what}, and this text has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million "
+            f"that keep memory near {per_char * limit / 1000:.1f} GB")
 
 
 def whole_text_peak_gb(family: str, n_chars: int) -> float:
