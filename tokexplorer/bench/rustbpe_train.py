@@ -10,8 +10,6 @@ time and memory only. It writes nothing: rustbpe saves no files of its own.
 
 import sys
 
-import rustbpe
-
 
 def lines(paths):
     for path in paths:
@@ -20,6 +18,8 @@ def lines(paths):
 
 
 def main(vocab_size: str, pattern: str, *corpus: str) -> None:
+    import rustbpe  # (here: the module is importable, and collected, where the optional peer is not installed)
+
     tok = rustbpe.Tokenizer()
     tok.train_from_iterator(lines(corpus), int(vocab_size), pattern=pattern)
     print(tok.vocab_size)
