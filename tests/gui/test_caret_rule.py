@@ -19,6 +19,17 @@ def put_caret(window, position16: int) -> None:
     window.editor.setTextCursor(cursor)
 
 
+def ids_table_showing(qtbot, window, text: str):
+    """The Token IDs view in front, up to date with `text` in cl100k_base."""
+    window.show_view("ids")
+    window.state.set_tokenizer("cl100k_base")
+    window.documents.set_text(text)
+    wait_settled(qtbot, window)
+    table = window.token_table
+    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    return table
+
+
 def test_every_view_names_the_same_token_at_the_caret(qtbot, window):
     window.show_view("ids")
     window.state.set_tokenizer("cl100k_base")
@@ -44,12 +55,7 @@ def test_every_view_names_the_same_token_at_the_caret(qtbot, window):
 
 
 def test_the_table_returns_to_the_caret_when_the_hover_ends(qtbot, window):
-    window.show_view("ids")
-    window.state.set_tokenizer("cl100k_base")
-    window.documents.set_text(TEXT)
-    wait_settled(qtbot, window)
-    table = window.token_table
-    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    table = ids_table_showing(qtbot, window, TEXT)
     put_caret(window, 4)
     window.state.set_hovered(2)  # the mouse over " tokens" in the text
     assert table.currentIndex().row() == 2
@@ -58,12 +64,7 @@ def test_the_table_returns_to_the_caret_when_the_hover_ends(qtbot, window):
 
 
 def test_a_selection_selects_the_rows_of_the_tokens_it_touches(qtbot, window):
-    window.show_view("ids")
-    window.state.set_tokenizer("cl100k_base")
-    window.documents.set_text(TEXT)
-    wait_settled(qtbot, window)
-    table = window.token_table
-    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    table = ids_table_showing(qtbot, window, TEXT)
     cursor = window.editor.textCursor()
     cursor.setPosition(2)  # from inside "Comb" ...
     cursor.setPosition(6, cursor.MoveMode.KeepAnchor)  # ... into "ining"
@@ -80,12 +81,7 @@ def test_a_selection_selects_the_rows_of_the_tokens_it_touches(qtbot, window):
 def test_a_selection_of_very_many_tokens_selects_only_the_first_row(qtbot, window):
     """Qt draws a selected range row by row: a select-all on a book selected 300,000 rows and
     took seconds, so past SELECTED_ROWS tokens only the first token's row is selected."""
-    window.show_view("ids")
-    window.state.set_tokenizer("cl100k_base")
-    window.documents.set_text("word " * (token_ids.SELECTED_ROWS + 50))
-    wait_settled(qtbot, window)
-    table = window.token_table
-    qtbot.waitUntil(lambda: table.up_to_date, timeout=5_000)
+    table = ids_table_showing(qtbot, window, "word " * (token_ids.SELECTED_ROWS + 50))
     window.editor.selectAll()
     qtbot.waitUntil(lambda: [i.row() for i in table.selectionModel().selectedRows()] == [0], timeout=5_000)
     assert table.currentIndex().row() == 0
