@@ -1,10 +1,15 @@
 """Chat templates within budgets: each way of working for ever or filling memory that a hostile
 template tried ends within a few seconds with one clear line; the template runs in a child that is
 killed at its limits and ends with its parent; long conversations count in linear time, exactly
-as the prefix-by-prefix rule does, and one over the budget is refused."""
+as the prefix-by-prefix rule does, and one over the budget is refused. The limits by platform
+(core/chat/limits.py): the rlimits set on Linux, the guard that holds memory where the OS does not
+(run here for real with the OS's limit left unset), and the Windows job's structures laid out as
+winnt.h lays them out on x64 (checked byte by byte; the job itself runs on Windows only)."""
 
 from __future__ import annotations
 
+import ctypes
+import os
 import subprocess
 import sys
 import textwrap
@@ -14,6 +19,7 @@ import pytest
 
 from tokexplorer.core.chat.conversation import (CHATML_TEMPLATE, MAX_MESSAGES, Message, TemplateError, count_chat,
                                    render)
+from tokexplorer.core.chat import limits
 from tokexplorer.core.chat.process import TemplateRunner
 from tokexplorer.core.chat.sandbox import render_layout
 from tokexplorer.core.registry import get_builtin
@@ -245,3 +251,132 @@ def test_a_child_takes_jobs_in_turn_until_one_fails():
         assert runner.render("{{ messages | length }}", [("user", "hi")], add_generation_prompt=False)[0] == "1"
     finally:
         runner.close()
+
+
+# --- the limits by platform (core/chat/limits.py) ------------------------------------------------
+
+def test_memory_past_the_limit_is_the_guards_where_the_os_holds_none():
+    """macOS holds no RLIMIT_AS: there the caller's guard reads the child's resident memory and
+    kills it past the limit. Run here with the OS's memory limit left unset (os_memory=False)."""
+    if limits.resident_bytes(os.getpid()) is None:
+        pytest.skip("no way to read a process's resident memory here")
+    template = "{% set a = (range(1000000) | list) * 9 %}{{ a | length }}"
+    runner = TemplateRunner(os_memory=False)
+    assert runner.render(template, [], add_generation_prompt=False)[0] == "9000000"
+    started = time.monotonic()
+    with pytest.raises(Exception, match="^the chat template used more than 30 MB$"):
+        runner.render(template, [], add_generation_prompt=False, memory_mb=30)
+    assert time.monotonic() - started < FEW_SECONDS
+
+
+GROWER = textwrap.dedent("""
+    import sys, time
+    hoard = []
+    print("started", flush=True)
+    for _ in range(60):  # 10 MB every 20 ms, up to 600 MB, then waits without answering
+        hoard.append(bytearray(10 * 1024 * 1024))
+        time.sleep(0.02)
+    time.sleep(60)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_the_guard_says_memory_once_a_process_grows_past_its_limit(tmp_path):
+    """The guard on its own, against a real process that grows and never answers: 'memory' soon
+    after it passes 50 MB more than it had, long before the time limit; without a guard, 'time'."""
+    import multiprocessing
+
+    script = tmp_path / "grower.py"
+    script.write_text(GROWER)
+    ours, theirs = multiprocessing.Pipe()
+    for guard_mb, expected in ((50, "memory"), (None, "time")):
+        grower = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert grower.stdout.readline().strip() == "started"
+            started = time.monotonic()
+            assert limits.wait_for_answer(ours, grower.pid, 3.0, guard_mb) == expected
+            took = time.monotonic() - started
+            if expected == "memory":
+                assert took < 2.0
+                assert limits.resident_bytes(grower.pid) < 600 * 1024 * 1024  # stopped before its end
+            else:
+                assert took >= 3.0
+        finally:
+            grower.kill()
+            grower.wait()
+
+
+CHILD_LIMITS = textwrap.dedent("""
+    import resource, sys
+    from tokexplorer.core.chat import limits
+
+    before = resource.getrlimit(resource.RLIMIT_AS)[0]
+    caps = limits.ChildLimits(os_memory=sys.argv[1] == "os")
+    start = limits._linux_vm_size()
+    caps.set(5.0, 100)
+    used = resource.getrusage(resource.RUSAGE_SELF)
+    print(caps.holds_memory, caps._job is None, before, start, resource.getrlimit(resource.RLIMIT_AS)[0],
+          resource.getrlimit(resource.RLIMIT_CPU)[0], used.ru_utime + used.ru_stime)
+""")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux's limits")
+def test_on_linux_the_child_sets_rlimits_and_no_job(tmp_path):
+    """The Linux path: RLIMIT_AS at the child's start plus the job's memory, RLIMIT_CPU at the CPU
+    time used plus the job's seconds (and 2 for rounding), no Windows job; without the OS's memory
+    limit, RLIMIT_AS stays as it was."""
+    script = tmp_path / "child_limits.py"
+    script.write_text(CHILD_LIMITS)
+    out = subprocess.run([sys.executable, str(script), "os"], capture_output=True, text=True, check=True)
+    holds, no_job, _, start, address_space, cpu, used = out.stdout.split()
+    assert (holds, no_job) == ("True", "True")
+    assert int(address_space) == int(start) + 100 * 1024 * 1024
+    assert int(cpu) == int(float(used) + 5.0) + 2
+    out = subprocess.run([sys.executable, str(script), "guard"], capture_output=True, text=True, check=True)
+    holds, no_job, before, _, address_space, _, _ = out.stdout.split()
+    assert (holds, no_job) == ("False", "True")
+    assert address_space == before
+
+
+def test_the_windows_job_is_chosen_on_win32_only():
+    assert [limits.memory_cap(p) for p in ("linux", "win32", "darwin", "freebsd14")] == \
+        ["rlimit", "job", "guard", "guard"]
+    assert [limits.cpu_cap(p) for p in ("linux", "win32", "darwin")] == ["rlimit", "job", "rlimit"]
+    assert limits.memory_cap() == ("job" if sys.platform == "win32" else limits.memory_cap(sys.platform))
+
+
+@pytest.mark.skipif(ctypes.sizeof(ctypes.c_void_p) != 8, reason="the 64-bit layout")
+def test_the_windows_structures_have_their_documented_64_bit_layout():
+    """Sizes and offsets of winnt.h's structures on x64 (as Windows' own headers lay them out):
+    JOBOBJECT_BASIC_LIMIT_INFORMATION 0x40, IO_COUNTERS 0x30, JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+    0x90 with ProcessMemoryLimit at 0x70, PROCESS_MEMORY_COUNTERS_EX 80; macOS's proc_taskinfo 96."""
+    basic = limits.JOBOBJECT_BASIC_LIMIT_INFORMATION
+    assert ctypes.sizeof(basic) == 0x40
+    assert {name: getattr(basic, name).offset for name, _ in basic._fields_} == {
+        "PerProcessUserTimeLimit": 0x00, "PerJobUserTimeLimit": 0x08, "LimitFlags": 0x10,
+        "MinimumWorkingSetSize": 0x18, "MaximumWorkingSetSize": 0x20, "ActiveProcessLimit": 0x28,
+        "Affinity": 0x30, "PriorityClass": 0x38, "SchedulingClass": 0x3C}
+    assert ctypes.sizeof(limits.IO_COUNTERS) == 0x30
+    extended = limits.JOBOBJECT_EXTENDED_LIMIT_INFORMATION
+    assert ctypes.sizeof(extended) == 0x90
+    assert {name: getattr(extended, name).offset for name, _ in extended._fields_} == {
+        "BasicLimitInformation": 0x00, "IoInfo": 0x40, "ProcessMemoryLimit": 0x70, "JobMemoryLimit": 0x78,
+        "PeakProcessMemoryUsed": 0x80, "PeakJobMemoryUsed": 0x88}
+    counters = limits.PROCESS_MEMORY_COUNTERS_EX
+    assert ctypes.sizeof(counters) == 80
+    assert (counters.WorkingSetSize.offset, counters.PrivateUsage.offset) == (16, 72)
+    assert ctypes.sizeof(limits.proc_taskinfo) == 96 and limits.proc_taskinfo.pti_resident_size.offset == 8
+
+
+def test_the_jobs_limits_are_where_windows_reads_them():
+    """What SetInformationJobObject receives, byte by byte: 7.5 s of user time in 100 ns ticks at
+    offset 0, the flags PROCESS_TIME | PROCESS_MEMORY at 0x10, the commit limit at 0x70."""
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        pytest.skip("the 64-bit layout")
+    data = bytes(limits.job_limits(7.5, 600 * 1024 * 1024))
+    assert int.from_bytes(data[0x00:0x08], "little", signed=True) == 75_000_000
+    assert int.from_bytes(data[0x10:0x14], "little") == 0x0002 | 0x0100
+    assert int.from_bytes(data[0x70:0x78], "little") == 600 * 1024 * 1024
+    no_memory = bytes(limits.job_limits(1.0, None))
+    assert int.from_bytes(no_memory[0x10:0x14], "little") == 0x0002
+    assert int.from_bytes(no_memory[0x70:0x78], "little") == 0

@@ -7,14 +7,16 @@ child process (multiprocessing's `spawn`: the same on Linux, macOS and Windows) 
 conversation and ends. The caller waits at most MAX_SECONDS plus a grace for the child's start,
 then kills it: the caller never hangs, whatever the template does, with the GIL held or not.
 
-Limits, by platform:
+Limits (`core.chat.limits`: which platform holds which, and how):
 - wall time: the caller kills the child at the limit, everywhere;
-- CPU time (Linux, macOS): RLIMIT_CPU, so a child whose caller died hard (the window killed while a
-  template ran) ends by itself a few seconds later even inside one long C call, where the thread of
-  `child_process.exit_with_parent` cannot run;
-- memory (Linux): RLIMIT_AS, MAX_MEMORY_MB above what the child holds when it starts; macOS's kernel
-  does not enforce RLIMIT_AS (set, not held); Windows has no rlimits: there the sandbox's size
-  bounds and the caller's kill at the time limit are what hold.
+- CPU time: RLIMIT_CPU (Linux, macOS), a Job object's user-time limit (Windows), so a child whose
+  caller died hard (the window killed while a template ran) ends by itself a few seconds later even
+  inside one long C call, where the thread of `child_process.exit_with_parent` cannot run;
+- memory: MAX_MEMORY_MB above what the child holds when it starts, held by the OS on Linux
+  (RLIMIT_AS) and Windows (the Job object's commit limit): an allocation past it fails. macOS's
+  kernel does not hold RLIMIT_AS; there (and on a Windows that refuses the job) the caller's guard
+  reads the child's resident memory while it waits and kills it past the limit. Either way the
+  message is the same: "the chat template used more than N MB".
 
 To answer quickly while the user types, a child is started ahead and waits for its job (a spare,
 idle, ended with its parent), and a child takes a few hundred jobs in turn before it ends
@@ -26,11 +28,12 @@ jobs but the process.
 from __future__ import annotations
 
 import multiprocessing
-import sys
+import os
 import threading
 import time
 from typing import Sequence
 
+from tokexplorer.core.chat import limits
 from tokexplorer.core.chat.sandbox import MAX_SECONDS
 
 MAX_MEMORY_MB = 512  # what a template may take on top of the child's own start
@@ -39,51 +42,17 @@ START_GRACE = 10.0  # seconds a cold child may take to start (imports) before it
 # start: under load a start took a second) until a job fails or goes over a limit, or until these:
 JOBS_PER_CHILD = 200
 LIFE_SECONDS = 120.0
-GROWTH_MB = 64  # resident memory past its start (Linux; elsewhere the two bounds above)
+GROWTH_MB = 64  # resident memory past its start
 
 
 class TemplateProcessError(Exception):
     """The template failed or went over a limit: the message says so, in one line."""
 
 
-def _vm_kb(key: str) -> int | None:
-    """A size of this process in KB from Linux's /proc (None elsewhere)."""
-    try:
-        with open("/proc/self/status") as status:
-            return next(int(line.split()[1]) for line in status if line.startswith(key + ":"))
-    except (OSError, ValueError, StopIteration):
-        return None
-
-
-def _limit_self(seconds: float, memory_mb: int, start_kb: int | None) -> None:
-    """The child's limits for its next job, where the OS has them (see the module's notes). Soft
-    limits, set anew for each job (a process may raise its soft limits up to the hard ones); at the
-    soft CPU limit the kernel ends the process (SIGXCPU)."""
-    try:
-        import resource
-    except ImportError:  # Windows
-        return
-    try:
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # SIGXCPU's default action dumps core
-    except (ValueError, OSError):
-        pass
-    used = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = int(used.ru_utime + used.ru_stime + seconds) + 2
-    try:
-        resource.setrlimit(resource.RLIMIT_CPU, (cpu, resource.getrlimit(resource.RLIMIT_CPU)[1]))
-    except (ValueError, OSError):
-        pass
-    if start_kb is not None:
-        try:
-            limit = start_kb * 1024 + memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_AS, (limit, resource.getrlimit(resource.RLIMIT_AS)[1]))
-        except (ValueError, OSError):
-            pass
-
-
-def _child(conn) -> None:
+def _child(conn, os_memory: bool = True) -> None:
     """The child's entry point: answer jobs until one fails or goes over a limit, or the child has
-    served JOBS_PER_CHILD jobs, lived LIFE_SECONDS or grown by GROWTH_MB; then end."""
+    served JOBS_PER_CHILD jobs, lived LIFE_SECONDS or grown by GROWTH_MB; then end. Its first
+    word says whether the OS holds its memory limit (else the caller's guard does)."""
     from tokexplorer.core.child_process import exit_with_parent
 
     exit_with_parent()
@@ -91,11 +60,11 @@ def _child(conn) -> None:
 
     from tokexplorer.core.chat import sandbox as chat_sandbox  # noqa: F401
 
-    start_kb = _vm_kb("VmSize") if sys.platform.startswith("linux") else None
-    start_rss = _vm_kb("VmRSS")
+    caps = limits.ChildLimits(os_memory=os_memory)
+    start_rss = limits.resident_bytes(os.getpid())
     born, served = time.monotonic(), 0
     try:
-        conn.send(("ready",))
+        conn.send(("ready", caps.holds_memory))
     except (EOFError, OSError):
         return
     while True:
@@ -104,7 +73,7 @@ def _child(conn) -> None:
         except (EOFError, OSError):
             return
         *job, memory_mb = job
-        _limit_self(job[-1], memory_mb, start_kb)
+        caps.set(job[-1], memory_mb)
         too_much = ("error", f"the chat template used more than {memory_mb} MB")
         try:
             answer = _run(*job)
@@ -113,9 +82,9 @@ def _child(conn) -> None:
         except BaseException as exc:  # noqa: B902 - a bug here: say it, in one line
             answer = ("error", f"the chat template's process failed: {type(exc).__name__}: {exc}")
         served += 1
-        rss = _vm_kb("VmRSS")
+        rss = limits.resident_bytes(os.getpid())
         more = (answer[0] == "ok" and served < JOBS_PER_CHILD and time.monotonic() - born < LIFE_SECONDS
-                and (rss is None or start_rss is None or rss - start_rss < GROWTH_MB * 1024))
+                and (rss is None or start_rss is None or rss - start_rss < GROWTH_MB * 1024 * 1024))
         try:
             try:
                 conn.send((*answer, more))
@@ -156,13 +125,15 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
 class _Spare:
     """A started child and our end of its pipe."""
 
-    def __init__(self, ctx):
+    def __init__(self, ctx, os_memory: bool):
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_child, args=(child,), daemon=True, name="tokexplorer-chat-template")
+        self.process = ctx.Process(target=_child, args=(child, os_memory), daemon=True,
+                                   name="tokexplorer-chat-template")
         self.process.start()
         child.close()
         self.started = time.monotonic()
-        self.ready = False  # its ("ready",) read
+        self.ready = False  # its ("ready", holds_memory) read
+        self.guarded = True  # memory held by the caller's guard, not the OS (known once ready)
 
     def end(self) -> None:
         """Kill the child (done or not) without waiting: multiprocessing reaps it at its next start
@@ -174,11 +145,14 @@ class _Spare:
 
 class TemplateRunner:
     """Renders templates in children; thread-safe (the server asks from its pool). Without
-    `keep_spare` each child takes one job; with it, a child that can take more waits as the spare."""
+    `keep_spare` each child takes one job; with it, a child that can take more waits as the spare.
+    With `os_memory` False the children set no OS memory limit and the guard holds memory, as on
+    macOS (a test runs that path on Linux)."""
 
-    def __init__(self, keep_spare: bool = False):
+    def __init__(self, keep_spare: bool = False, *, os_memory: bool = True):
         self._ctx = multiprocessing.get_context("spawn")
         self._keep_spare = keep_spare
+        self._os_memory = os_memory
         self._spare: _Spare | None = None
         self._lock = threading.Lock()
 
@@ -189,7 +163,7 @@ class TemplateRunner:
             # daemon children (so that none outlives it when it is terminated). Ours end with
             # their parent by themselves (exit_with_parent, RLIMIT_CPU) and are daemonic in turn.
             me.daemon = False
-        return _Spare(self._ctx)
+        return _Spare(self._ctx, self._os_memory)
 
     def _take(self) -> _Spare:
         with self._lock:
@@ -227,11 +201,15 @@ class TemplateRunner:
                 if not child.conn.poll(max(0.0, child.started + START_GRACE - time.monotonic())):
                     raise TemplateProcessError("the chat template's process did not start in "
                                                f"{START_GRACE:g} s")
-                child.conn.recv()  # ("ready",)
-                child.ready = True
+                _, holds_memory = child.conn.recv()  # ("ready", holds_memory)
+                child.ready, child.guarded = True, not holds_memory
             child.conn.send((template, [(m[0], m[1]) for m in messages], add_generation_prompt,
                              bos_token, eos_token, with_cuts, seconds, memory_mb))
-            if not child.conn.poll(seconds + 1.0):
+            waited = limits.wait_for_answer(child.conn, child.process.pid, seconds + 1.0,
+                                            memory_mb if child.guarded else None)
+            if waited == "memory":  # the guard's: killed below
+                raise TemplateProcessError(f"the chat template used more than {memory_mb} MB")
+            if waited == "time":
                 raise TemplateProcessError(f"the chat template took longer than {seconds:g} s")
             *answer, more = child.conn.recv()
         except (EOFError, OSError):
@@ -258,6 +236,8 @@ def _ended(code: int | None, seconds: float, memory_mb: int) -> str:
     """Why a child that went away without an answer went: its limits, by its exit code."""
     import signal
 
+    if code == limits.ERROR_NOT_ENOUGH_QUOTA:  # Windows: the job's CPU-time limit
+        return f"the chat template took longer than {seconds:g} s (CPU time)"
     if code is not None and code < 0:
         if code == -getattr(signal, "SIGXCPU", -1000):
             return f"the chat template took longer than {seconds:g} s (CPU time)"
