@@ -3,6 +3,7 @@ and a live instance's file is never taken as an orphan."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -15,10 +16,24 @@ TEXT = "line one\r\nemoji 👋🏽 𝕏 𠀀\r\n\ttab\u2028sep\u00a0nbsp\r\n"
 
 
 def test_round_trip_keeps_the_text_and_its_context():
-    rec = Recovered(TEXT, path="/tmp/a.txt", newline="\r\n", tokenizer="o200k_base",
-                    tokenizer_file="t.tiktoken", document_policy="all", saved_at=12.5, pid=42,
+    rec = Recovered(TEXT, path="/tmp/a.txt", disk=(1_764_000_000_123_456_789, 4096, 2**40 + 7, 2049),
+                    newline="\r\n", tokenizer="o200k_base", tokenizer_file="t.tiktoken", document_policy="all", saved_at=12.5, pid=42,
                     extra={"tokenizers": {"t": "t.tiktoken"}})
     assert recovery.load(recovery.dump(rec)) == rec
+
+
+@pytest.mark.parametrize("disk", ["missing", None, "12", [1, 2, 3], [1, 2, 3, "4"], [1, 2, 3, True], {"a": 1}])
+def test_a_disk_record_that_is_absent_or_damaged_reads_as_none(disk):
+    """A file from before the record, or with a damaged one: no record (Save then asks)."""
+    data = recovery.dump(Recovered(TEXT, path="/tmp/a.txt", disk=(1, 2, 3, 4)))
+    head, _, body = data.partition(b"\n")
+    header = json.loads(head)
+    if disk == "missing":
+        del header["disk"]
+    else:
+        header["disk"] = disk
+    rec = recovery.load(json.dumps(header).encode() + b"\n" + body)
+    assert rec.disk is None and rec.text == TEXT and "disk" not in rec.extra
 
 
 @pytest.mark.parametrize("damage", ["cut", "header", "empty", "not-utf8"])

@@ -204,3 +204,90 @@ def test_owner_group_and_mode_are_kept(make_window, qtbot, tmp_path):
     assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (4321, 4322, 0o640)
     assert path.read_text() == "typed " + ORIGINAL
     wait_settled(qtbot, window)
+
+
+# --- a restored text's file changed on disk while tokexplorer was down ------------------------------
+
+
+def crashed_with_unsaved_edits(make_window, qtbot, settings_folder, path):
+    """A window opened `path` (it is in Open Recent now), got "typed " and autosaved it; then it
+    went as a crash leaves things: its recovery file (the very bytes it wrote) without an owner."""
+    window = opened(make_window, qtbot, path)
+    qtbot.waitUntil(lambda: len(recovery_files(settings_folder)) == 1)
+    window.autosave.flush()
+    data = recovery_files(settings_folder)[0].read_bytes()
+    wait_settled(qtbot, window)
+    window.close()  # its own file goes; what a crash leaves is made below from the same bytes
+    assert not recovery_files(settings_folder)
+    crashed = Session.claim(settings_folder / "recovery")
+    recovery.write_private(crashed.recovery_path, data)
+    crashed.release(remove=False)
+    return recovery.load(data)
+
+
+@pytest.mark.parametrize("answer", ["cancel", "overwrite"])
+def test_save_after_a_restore_asks_when_the_file_changed_while_we_were_down(make_window, qtbot, tmp_path,
+                                                                              isolated_settings, answer):
+    path = tmp_path / "notes.txt"
+    path.write_text(ORIGINAL)
+    st = os.stat(path)
+    rec = crashed_with_unsaved_edits(make_window, qtbot, isolated_settings, path)
+    assert rec.text == "typed " + ORIGINAL
+    assert rec.disk == (st.st_mtime_ns, st.st_size, st.st_ino, st.st_dev)  # the file as it was read
+    theirs = "another editor's version\n"  # saved over the file while tokexplorer was down
+    path.write_text(theirs)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000_000))
+    dialogs = FakeDialogs()
+    dialogs.changed_answer = answer
+    window = make_window(dialogs=dialogs)
+    assert window.autosave.recover() is True
+    wait_settled(qtbot, window)
+    assert window.state.path == path and window.state.modified
+    assert window.documents.chosen(path)  # in Open Recent: Save writes there without Save As
+    saved = window.documents.save()
+    assert ("ask_changed_on_disk", str(path)) in dialogs.asked
+    assert "save_path" not in [q for q, _ in dialogs.asked]
+    if answer == "overwrite":
+        assert saved and path.read_text() == "typed " + ORIGINAL
+        assert window.documents.save() is True  # saved here since: no question again
+        assert [q for q, _ in dialogs.asked].count("ask_changed_on_disk") == 1
+    else:
+        assert not saved and path.read_text() == theirs and window.state.modified
+    wait_settled(qtbot, window)
+
+
+def test_save_after_a_restore_writes_without_asking_when_the_file_is_as_it_was(make_window, qtbot, tmp_path,
+                                                                                isolated_settings):
+    path = tmp_path / "notes.txt"
+    path.write_text(ORIGINAL)
+    crashed_with_unsaved_edits(make_window, qtbot, isolated_settings, path)
+    dialogs = FakeDialogs()
+    window = make_window(dialogs=dialogs)
+    assert window.autosave.recover() is True
+    wait_settled(qtbot, window)
+    window.autosave.flush()  # the restored text's own recovery file keeps the record
+    assert recovery.load(recovery_files(isolated_settings)[0].read_bytes()).disk is not None
+    assert window.documents.save() is True
+    assert path.read_text() == "typed " + ORIGINAL
+    assert [q for q, _ in dialogs.asked] == ["ask_restore"]
+    wait_settled(qtbot, window)
+
+
+def test_save_after_restoring_a_file_with_no_record_asks(make_window, qtbot, tmp_path, isolated_settings):
+    """A recovery file from before the record (or a damaged one): nothing tells what the file was,
+    so Save asks rather than writing over what may be another editor's change."""
+    path = tmp_path / "notes.txt"
+    path.write_text(ORIGINAL)
+    first = make_window()
+    first.documents.remember(path)  # in Open Recent
+    wait_settled(qtbot, first)
+    first.close()
+    orphan_recovery(isolated_settings, Recovered("old text\n", path=str(path), saved_at=1.0))
+    dialogs = FakeDialogs()
+    window = make_window(dialogs=dialogs)
+    assert window.autosave.recover() is True
+    wait_settled(qtbot, window)
+    assert window.documents.chosen(path)
+    assert window.documents.save() is False  # answered Cancel
+    assert ("ask_changed_on_disk", str(path)) in dialogs.asked and path.read_text() == ORIGINAL
+    wait_settled(qtbot, window)

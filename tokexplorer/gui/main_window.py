@@ -110,7 +110,8 @@ class MainWindow(QMainWindow):
         crash.reporter().crashed.connect(self._on_crash)
         self.window_settings.restore()
         self.autosave = Autosave(self.state, self.editor, self.service, self.dialogs, self.banner,
-                                 keys.settings_folder(self.settings) / "recovery", parent=self)
+                                 keys.settings_folder(self.settings) / "recovery", documents=self.documents,
+                                 parent=self)
         self.setAcceptDrops(True)
         self._update_title()
         QTimer.singleShot(0, self.service.submit)  # loads the tokenizer in the background

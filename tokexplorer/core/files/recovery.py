@@ -7,9 +7,10 @@ latest copy of its unsaved text. `orphans` finds the recovery files whose owner 
 each one it returns, so two instances starting at once never offer the same text; an instance
 still running keeps its lock and its file.
 
-A recovery file is one JSON header line (where the text came from, its line ending, tokenizer and
-policy, when it was written, its length) and then the text's UTF-8 bytes exactly as saved (CRLF
-kept). No Qt here: the window's side is gui/autosave.py.
+A recovery file is one JSON header line (where the text came from and what that file was on disk
+when the text was last read from it or saved to it, its line ending, tokenizer and policy, when it
+was written, its length) and then the text's UTF-8 bytes exactly as saved (CRLF kept). No Qt here:
+the window's side is gui/autosave.py.
 
 The unsaved text may be a private file's, so everything here is this user's alone, whatever the
 umask: the folder 0700 (`private_folder`; a folder that is a symlink or another user's is refused),
@@ -55,6 +56,9 @@ class Recovered:
 
     text: str  # as it would be saved: the file's own line endings
     path: str | None = None  # the file it was opened from or saved to; None: untitled
+    # that file on disk when the text was last read or saved: (mtime in ns, size, inode, device);
+    # a Save after the restore asks first if the file differs from it (changed while we were down)
+    disk: tuple[int, int, int, int] | None = None
     newline: str = "\n"  # the line ending typed Enter writes
     tokenizer: str = ""  # the picker's name
     tokenizer_file: str | None = None  # the tokenizer's file, when it is not a built-in
@@ -73,6 +77,7 @@ def dump(rec: Recovered) -> bytes:
     """
     body = rec.text.encode("utf-8", "surrogatepass")
     header = {"format": MAGIC, "version": VERSION, "bytes": len(body), "path": rec.path,
+              "disk": list(rec.disk) if rec.disk is not None else None,
               "newline": rec.newline, "tokenizer": rec.tokenizer, "tokenizer_file": rec.tokenizer_file,
               "document_policy": rec.document_policy, "saved_at": rec.saved_at, "pid": rec.pid, **rec.extra}
     return json.dumps(header, ensure_ascii=True).encode("ascii") + b"\n" + body
@@ -93,10 +98,10 @@ def load(data: bytes, *, source: str = "the recovery file") -> Recovered:
         text = body.decode("utf-8", "surrogatepass")
     except UnicodeDecodeError as exc:
         raise TokexplorerError(f"{source}: the text is not UTF-8 (byte offset {exc.start})") from None
-    known = {"format", "version", "bytes", "path", "newline", "tokenizer", "tokenizer_file",
+    known = {"format", "version", "bytes", "path", "disk", "newline", "tokenizer", "tokenizer_file",
              "document_policy", "saved_at", "pid"}
     newline = header.get("newline")
-    return Recovered(text=text, path=_str_or_none(header.get("path")),
+    return Recovered(text=text, path=_str_or_none(header.get("path")), disk=_disk_or_none(header.get("disk")),
                      newline=newline if newline in ("\n", "\r\n", "\r") else "\n",
                      tokenizer=str(header.get("tokenizer") or ""),
                      tokenizer_file=_str_or_none(header.get("tokenizer_file")),
@@ -107,6 +112,15 @@ def load(data: bytes, *, source: str = "the recovery file") -> Recovered:
 
 def _str_or_none(value) -> str | None:
     return str(value) if value is not None else None
+
+
+def _disk_or_none(value) -> tuple[int, int, int, int] | None:
+    """A recorded (mtime in ns, size, inode, device), or None for anything else (not recorded, or
+    damaged: then the file counts as changed, and Save asks)."""
+    if (isinstance(value, list) and len(value) == 4
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in value)):
+        return tuple(value)
+    return None
 
 
 def _own_uid() -> int | None:

@@ -1,7 +1,9 @@
 """Autosave of the unsaved text, and the offer to restore it after an abnormal exit.
 
 While the editor's text is modified and not saved, `Autosave` writes it (as it would be saved: the
-file's own line endings), with its path, line ending, tokenizer and document policy, to this
+file's own line endings), with its path, what that file was on disk when the text was read or
+saved (`Documents.disk_record`: Save after a restore asks when the file changed since), its line
+ending, tokenizer and document policy, to this
 instance's recovery file in the `recovery` folder beside the settings (core/recovery.py), DEBOUNCE_MS
 after the last edit or tokenizer/policy change (and every MAX_WAIT_MS at least while typing never
 pauses that long). The text is not read out of the editor (Qt's
@@ -78,10 +80,12 @@ class Autosave(QObject):
     written = Signal(str)  # the recovery file, after a write ("" after a removal)
     failed = Signal(str)  # a write that did not happen: the reason
 
-    def __init__(self, state, editor, service, dialogs, banner, folder: Path, parent: QObject | None = None):
+    def __init__(self, state, editor, service, dialogs, banner, folder: Path, *, documents=None,
+                 parent: QObject | None = None):
         super().__init__(parent)
         self.state, self.editor, self.service = state, editor, service
         self.dialogs, self.banner = dialogs, banner
+        self.documents = documents  # gui/services/documents.py: the file's note on disk, both ways
         self.folder = Path(folder)
         self.session: Session | None = None
         self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autosave")
@@ -158,6 +162,7 @@ class Autosave(QObject):
         picked = self.state.catalog.path_of(self.state.tokenizer)  # a user's tokenizer file, to open again
         rec = Recovered(text=text,
                         path=str(self.state.path.absolute()) if self.state.path is not None else None,
+                        disk=self.documents.disk_record() if self.documents is not None else None,
                         newline=self.state.newline, tokenizer=self.state.tokenizer,
                         document_policy=self.state.document_policy, saved_at=time.time(), pid=os.getpid(),
                         extra={"tokenizer_path": str(picked.absolute())} if picked is not None else {})
@@ -390,6 +395,8 @@ class Autosave(QObject):
             text = dataclasses.replace(text, newline=rec.newline)  # no line break tells it: keep the file's
         self.state.set_document(Path(rec.path) if rec.path else None, newline=text.newline, notes=text.notes)
         self.state.set_document_policy(rec.document_policy)
+        if self.documents is not None:  # Save compares the file with what the recovery file recorded
+            self.documents.restored(Path(rec.path) if rec.path else None, rec.disk)
 
         def loaded() -> None:
             self.editor.loaded.disconnect(loaded)

@@ -7,7 +7,10 @@ token logic. Errors go to the `report` callable it is given (the window's banner
 
 Saves never clobber. The file's identity on disk (mtime, size, inode) is noted when it is read and
 when it is saved; Save over it when it has changed since (another window, another program) asks
-first: Reload (the edits here are dropped), Overwrite, or Save As. A read-only file is refused with
+first: Reload (the edits here are dropped), Overwrite, or Save As. The note travels with the unsaved
+text in its recovery file (`disk_record`, `restored`): after a crash, Save of the restored text asks
+the same when the file changed meanwhile (another editor while tokexplorer was down), and asks
+when the recovery file has no note to compare with. A read-only file is refused with
 a message that offers Save As. Owner, group and mode are kept, and a hard-linked file is written in
 place (core/files/textfile.py `write_atomic`).
 
@@ -98,8 +101,9 @@ class Documents(QObject):
         self.state, self.editor, self.compare, self.service = state, editor, compare, service
         self.dialogs, self.banner, self.settings = dialogs, banner, settings
         self._report, self._progress, self._status = report, progress, status
-        # (absolute path, disk_stamp) of the file when last read or saved here
-        self._stamp: tuple[str, tuple] | None = None
+        # (absolute path, disk_stamp) of the file when last read or saved here; the stamp is None
+        # for a restored text whose recovery file recorded none (Save then asks)
+        self._stamp: tuple[str, tuple | None] | None = None
         self._chosen: set[str] = set()  # files opened or saved in this session (absolute paths)
         self.recent_menu = QMenu("Open &Recent")
         # subtle: a big text is tokenized while Qt takes it in (a 50 MB text: ~10 s each, on two
@@ -284,6 +288,18 @@ class Documents(QObject):
                 answer = self.dialogs.ask_changed_on_disk(str(path))
                 return "write" if answer == "overwrite" else answer
         return "write"
+
+    def disk_record(self) -> tuple | None:
+        """The document's file as it was on disk when its text was last read or saved here (what
+        a recovery file keeps); None for an untitled text or when not known."""
+        if self._stamp is None or self.state.path is None or self._stamp[0] != str(self.state.path.absolute()):
+            return None
+        return self._stamp[1]
+
+    def restored(self, path: Path | None, disk: tuple | None) -> None:
+        """A restored text of `path` is the document now: `disk` is what its recovery file
+        recorded of the file (None: nothing recorded, so Save asks before writing over it)."""
+        self._stamp = (str(path.absolute()), disk) if path is not None else None
 
     def _write(self, path: Path) -> bool:
         answer = self._may_write(path)
