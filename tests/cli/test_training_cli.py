@@ -89,15 +89,13 @@ def test_sweep_evaluates_prefixes_of_one_merge_list(tmp_path, capsys, corpora):
 
 
 def test_cancel_keeps_what_was_learned(tmp_path, capsys, monkeypatch):
-    real = bpe_training._train_stream  # behind every way of training
+    real = bpe_training._step_batches  # behind every way of training
 
     def interrupted(*args, **kwargs):
-        for step in real(*args, **kwargs):
-            if step.step == 6:
-                raise KeyboardInterrupt
-            yield step
+        yield next(real(*args, **kwargs))[:5]  # a batch of five merges learned, then Ctrl-C
+        raise KeyboardInterrupt
 
-    monkeypatch.setattr(bpe_training, "_train_stream", interrupted)
+    monkeypatch.setattr(bpe_training, "_step_batches", interrupted)
     corpus = tmp_path / "c.txt"
     corpus.write_text("the cat sat on the mat with the hat " * 50, "utf-8")
     code, out, _ = run(capsys, "train", corpus, "--vocab-size", 300, "-o", tmp_path / "part")

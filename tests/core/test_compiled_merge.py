@@ -38,8 +38,9 @@ def both(monkeypatch, train, *args, **kwargs) -> tuple[list, list]:
 
 
 def test_the_variable_chooses_the_loop(monkeypatch):
-    def loop() -> str:
-        return bpe_training._train_stream([b"ab"], [1], 1).gi_code.co_name
+    def loop() -> str:  # the generator of batches: the compiled loop's, or the Python loop's batched
+        batches = bpe_training._step_batches([b"ab"], [1], 1)
+        return batches.gi_frame.f_locals.get("steps", batches).gi_code.co_name
 
     monkeypatch.delenv(PURE_PYTHON_VARIABLE, raising=False)
     assert merge_loop() == "compiled" and loop() == "_train_compiled"

@@ -105,9 +105,12 @@ def _add_pattern_argument(p: argparse.ArgumentParser) -> None:
 
 
 def _pattern(value: str) -> str | None:
-    from tokexplorer.core.patterns import resolve_pattern
+    from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
 
-    return None if value.lower() == "none" else resolve_pattern(value)
+    if value.lower() == "none":
+        return None
+    # a named pattern is not compiled: on ASCII text, training never imports the `regex` module
+    return NAMED_PATTERNS.get(value.lower()) or resolve_pattern(value)
 
 
 def _preload(with_numpy: bool) -> None:
@@ -349,7 +352,7 @@ class _TrainReport(Report):
         # Check what can be checked before spending time on merges.
         model_text(BPETokenizer({}, self.pattern, _special_ids(self.specials, 256 + merges)))
 
-    def merged(self, record, done: int, total: int) -> bool:
+    def merged(self, records, done: int, total: int) -> bool:
         self.progress(done, total)
         return False
 

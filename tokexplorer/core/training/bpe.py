@@ -40,8 +40,11 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
+import operator
 import os
 import threading
+import time
 from array import array
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING, Iterable, Iterator, Mapping, NamedTuple, Sequence
@@ -55,6 +58,7 @@ from tokexplorer.core.patterns import (
     resolve_pattern,
 )
 from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.training.counting import PURE_PYTHON_VARIABLE
 
 if TYPE_CHECKING:
     from tokexplorer.core.backends.trained_bpe import BPETokenizer
@@ -143,6 +147,18 @@ def iter_train_counts(chunks: Mapping[bytes, int], vocab_size: int, *, n_special
     return _train_stream(list(chunks), list(chunks.values()), total)
 
 
+def iter_batches(chunks: list[bytes], freq: list[int], vocab_size: int, *, n_special: int = 0
+                 ) -> Iterator[list[MergeStep]]:
+    """The merge steps over distinct chunks (UTF-8, in order of first occurrence; chunk i counting
+    freq[i] times) a batch at a time: the compiled loop's calls (up to COMPILED_BATCH merges each),
+    for a caller with work to do per batch rather than per merge (`runner.run_bpe`).
+
+    >>> [[s.pair for s in batch] for batch in iter_batches([b"abc"], [2], 258)]
+    [[(97, 98), (256, 99)]]
+    """
+    return _step_batches(chunks, freq, check_vocab_size(vocab_size, n_special))
+
+
 def chunk_bytes(chunks: Mapping[str, int]) -> int:
     """The corpus's length in bytes as training sees it: every chunk's bytes, times its count
     (text that a pattern skips between matches is not there).
@@ -171,12 +187,32 @@ def iter_records(steps: Iterable[MergeStep], corpus_bytes: int) -> Iterator[Merg
     >>> [r[2:] for r in iter_records(iter_train("aaabdaaabac", 258), 11)]
     [(b'aa', 4, 9), (b'aaa', 2, 7)]
     """
+    for batch in record_batches(([s] for s in steps), corpus_bytes):
+        yield from batch
+
+
+def record_batches(batches: Iterable[list[MergeStep]], corpus_bytes: int) -> Iterator[list[MergeRecord]]:
+    """`iter_records` a batch of steps at a time (`iter_batches`), with no Python call per merge
+    but the new token's concatenation (the one step that depends on the merges before it).
+
+    >>> [[r.token for r in b] for b in record_batches(iter_batches([b"abc"], [2], 258), 6)]
+    [[b'ab', b'abc']]
+    """
     vocab = [bytes([i]) for i in range(256)]  # id -> bytes
     tokens = corpus_bytes
-    for s in steps:
-        vocab.append(vocab[s.pair[0]] + vocab[s.pair[1]])
-        tokens -= s.merged
-        yield MergeRecord(s.new_id, s.pair, vocab[-1], s.count, tokens)
+    make = functools.partial(tuple.__new__, MergeRecord)
+    for batch in batches:
+        pairs = list(map(_PAIR, batch))
+        for a, b in pairs:
+            vocab.append(vocab[a] + vocab[b])
+        after = list(itertools.accumulate(map(_MERGED, batch), operator.sub, initial=tokens))
+        tokens = after[-1]
+        yield list(map(make, zip(map(_NEW_ID, batch), pairs, vocab[len(vocab) - len(batch):],
+                                 map(_COUNT, batch), after[1:])))
+
+
+_PAIR, _NEW_ID, _COUNT, _MERGED = (operator.itemgetter(MergeStep._fields.index(f))
+                                   for f in ("pair", "new_id", "count", "merged"))
 
 
 def preview_chunks(sample: str, pattern: str, *, timeout: float = 0.25, limit: int = 200) -> list[str]:
@@ -378,12 +414,16 @@ def merge_loop() -> str:
     return "compiled"
 
 
-PURE_PYTHON_VARIABLE = "TOKEXPLORER_PURE_PYTHON"
-
 
 def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[MergeStep]:
     """Merge steps over distinct chunks (in order of first occurrence), chunk i counting freq[i]
     times, by the compiled loop when there is one (see the module docstring), else in Python."""
+    return itertools.chain.from_iterable(_step_batches(chunks, freq, total))
+
+
+def _step_batches(chunks: list[bytes], freq: list[int], total: int) -> Iterator[list[MergeStep]]:
+    """`_train_stream`'s steps in batches: the compiled loop's calls, or the Python loop's steps
+    COMPILED_BATCH at a time."""
     if merge_loop() == "compiled":
         from tokexplorer.core.training._merge import Merger
 
@@ -391,20 +431,37 @@ def _train_stream(chunks: list[bytes], freq: list[int], total: int) -> Iterator[
             return _train_compiled(Merger(chunks, freq, total))
         except OverflowError:
             pass  # over the compiled loop's 32-bit numbers (2**31 bytes, a chunk counted 2**32 times)
-    return _train_python(chunks, freq, total)
+    return _batched(_train_python(chunks, freq, total))
+
+
+def _batched(steps: Iterator[MergeStep]) -> Iterator[list[MergeStep]]:
+    """Steps of the Python loop in batches as the compiled loop gives them: up to COMPILED_BATCH,
+    fewer when they take long (a caller stops between batches)."""
+    batch: list[MergeStep] = []
+    started = time.perf_counter()
+    for step in steps:
+        batch.append(step)
+        if len(batch) >= COMPILED_BATCH or time.perf_counter() - started >= BATCH_SECONDS:
+            yield batch
+            batch = []
+            started = time.perf_counter()
+    if batch:
+        yield batch
 
 
 # Merges asked of the compiled loop per call (it returns fewer when they are large, so that a call
 # stays in the milliseconds: the caller can stop between calls).
 COMPILED_BATCH = 64
+# The Python loop's batches end after this long too.
+BATCH_SECONDS = 0.01
 
 
-def _train_compiled(merger) -> Iterator[MergeStep]:
-    """Merge steps from a `_merge.Merger`: the same as `_train_python`'s, a batch at a time."""
+def _train_compiled(merger) -> Iterator[list[MergeStep]]:
+    """Batches of merge steps from a `_merge.Merger`: the same as `_train_python`'s."""
     # The merger gives a MergeStep's fields: made into one without a Python call per merge.
     make = functools.partial(tuple.__new__, MergeStep)
     while batch := merger.merge(COMPILED_BATCH):
-        yield from map(make, batch)
+        yield list(map(make, batch))
 
 
 def _train_python(chunks: list[bytes], freq: list[int], total: int) -> Iterator[MergeStep]:

@@ -77,8 +77,8 @@ class PipeReport(Report):
     def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
         self.conn.send(("start", merges, trained_bytes))
 
-    def merged(self, record, done: int, total: int) -> bool:
-        self.batch.append(record)
+    def merged(self, records, done: int, total: int) -> bool:
+        self.batch += records
         now = time.monotonic()
         if now - self.last >= BATCH_SECONDS or len(self.batch) >= BATCH_RECORDS:
             self.flush()

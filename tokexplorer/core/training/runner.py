@@ -2,8 +2,9 @@
 
 A run reads the corpus (files, or a text it is given), splits it by the pattern, learns the merges
 and says what it does through a `Report`: the phase it is in, the moment merging starts (with the
-corpus's size as training sees it), and every merge as a `MergeRecord`. A caller shows what it
-wants of that and may stop between merges (keeping what was learned):
+corpus's size as training sees it), and the merges as `MergeRecord`s, a batch at a time (the
+compiled merge loop's calls: no Python call per merge). A caller shows what it wants of that and
+may stop between batches (keeping what was learned):
 
 - the command line (`cli.commands.training`) prints the merges' progress on stderr, warns about
   text the pattern leaves out, and writes the tokenizer's files (`write_outputs`: one set, all
@@ -21,6 +22,7 @@ build the tokenizer a window shows (the tokenizing server does, from the merges)
 from __future__ import annotations
 
 import gc
+import operator
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,8 +77,9 @@ class Report:
         """The corpus is read and split: `merges` to learn over `trained_bytes` (the bytes the
         pattern matches) of the corpus's `corpus_bytes`."""
 
-    def merged(self, record: MergeRecord, done: int, total: int) -> bool:
-        """A merge was learned, the `done`th of `total`; True stops the run here."""
+    def merged(self, records: list[MergeRecord], done: int, total: int) -> bool:
+        """A batch of merges was learned, the last the `done`th of `total`; True stops the run
+        here (the batch is kept)."""
         return False
 
     def sentences(self, done: int, total: int) -> None:
@@ -130,8 +133,7 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
     would only scan them again and again (15% of the time): it is turned off here for good. A run
     is the last work of its process (the command, the window's trainer).
     """
-    from tokexplorer.core.training.bpe import (check_vocab_size, chunk_bytes, count_chunks, iter_records,
-                                               iter_train, iter_train_chunks, iter_train_counts)
+    from tokexplorer.core.training.bpe import check_vocab_size, count_chunks, iter_batches, record_batches
 
     gc.disable()
     n_special = len(request.special_tokens)
@@ -147,12 +149,9 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         corpus_bytes = corpus.size
         # subtle: progress in KB: a window's progress bar takes 32-bit numbers, a corpus may pass 2 GB
         report.phase("splitting into chunks", 0, corpus_bytes // 1000)
-        counts = count_corpus(corpus, request.pattern, max_unique_mb=request.max_mb or TRAIN_CHUNKS_LIMIT_MB,
-                              progress=lambda done, size: report.phase("splitting into chunks", done // 1000,
-                                                                       size // 1000))
-        trained_bytes = sum(len(chunk) * n for chunk, n in counts.items())
-        steps = iter_train_counts(counts, request.vocab_size, n_special=n_special)
-        del counts
+        chunks, freq = count_corpus(corpus, request.pattern, max_unique_mb=request.max_mb or TRAIN_CHUNKS_LIMIT_MB,
+                                    progress=lambda done, size: report.phase("splitting into chunks",
+                                                                             done // 1000, size // 1000))
     else:
         text = corpus_text(request, report)
         if not text:
@@ -160,25 +159,26 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         corpus_bytes = len(text.encode("utf-8"))
         started = time.perf_counter()
         if request.pattern is None:
-            trained_bytes = corpus_bytes
-            steps = iter_train(text, request.vocab_size, n_special=n_special)
+            chunks, freq = [text.encode("utf-8")], [1]
         else:
             report.phase("splitting into chunks", -1, -1)
-            chunks = count_chunks(text, request.pattern)
-            trained_bytes = chunk_bytes(chunks)
-            steps = iter_train_chunks(chunks, request.vocab_size, n_special=n_special)
-            del chunks
+            counted = count_chunks(text, request.pattern)
+            chunks, freq = [w.encode("utf-8") for w in counted], list(counted.values())
+            del counted
         del text  # (the request may still hold it: the window's current text)
+    trained_bytes = sum(map(operator.mul, map(len, chunks), freq))
+    batches = iter_batches(chunks, freq, request.vocab_size, n_special=n_special)
+    del chunks, freq
     report.merging(total, trained_bytes, corpus_bytes)
     report.phase("merging", 0, total)
     run = BpeRun({}, total, corpus_bytes, trained_bytes, trained_bytes, 0.0)
     done = 0
     try:
-        for record in iter_records(steps, trained_bytes):
-            run.merges[record.pair] = record.rank
-            run.tokens = record.tokens
-            done += 1
-            if report.merged(record, done, total):
+        for records in record_batches(batches, trained_bytes):
+            run.merges.update(zip(map(_PAIR, records), map(_RANK, records)))
+            run.tokens = records[-1].tokens
+            done += len(records)
+            if report.merged(records, done, total):
                 run.stopped = True
                 break
     except KeyboardInterrupt:
@@ -187,6 +187,9 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         run.interrupted = True
     run.seconds = time.perf_counter() - started
     return run
+
+
+_RANK, _PAIR = operator.itemgetter(0), operator.itemgetter(1)  # of a MergeRecord
 
 
 def streams(request: TrainingRequest) -> bool:
