@@ -41,6 +41,8 @@ INSTALL_RUSTBPE = "pip install rustbpe (or tokexplorer[bench])"
 # The large row: this many bytes of real text, not one file repeated.
 LARGE_MB = 100
 LARGE_SUFFIXES = (".py", ".txt", ".rst", ".md", ".html", ".c", ".h", ".pyi")
+# The whole-process cases (`bench --training-case` picks some; all by default, with the training-only rows).
+CASES = ["tinyshakespeare", "all", "large"]
 
 
 def all_corpora_files() -> list[Path]:
@@ -194,13 +196,19 @@ def run(args) -> dict:
     notes = [f"{name} is not installed: its rows are empty; install it with: {install[name]}"
              for name, have in peers.items() if not have]
     en = corpora_dir() / "en/tinyshakespeare.txt"
+    narrowed = getattr(args, "training_case", None)  # --training-case, repeated: those, and no more
+    chosen = narrowed or CASES
     loops = set()
     folder = Path(tempfile.mkdtemp(prefix="tokexplorer-bench-large-"))
     large = folder / "large.txt"
     try:
-        large_mb = large_corpus(large) / 1e6
-        cases = (("tinyshakespeare.txt", [en]), ("all corpora", all_corpora_files()),
-                 (f"{large_mb:.0f} MB of source and docs", [large]))
+        cases = []
+        if "tinyshakespeare" in chosen:
+            cases.append(("tinyshakespeare.txt", [en]))
+        if "all" in chosen:
+            cases.append(("all corpora", all_corpora_files()))
+        if "large" in chosen:
+            cases.append((f"{large_corpus(large) / 1e6:.0f} MB of source and docs", [large]))
         for name, files in cases:
             case = whole_process_case(files, 32768, repeat, peers)
             ours_s = [r["seconds"] for r in case["ours"]]
@@ -221,7 +229,7 @@ def run(args) -> dict:
         large.unlink(missing_ok=True)
         folder.rmdir()
     notes.append(f"ours: merge loop {', '.join(sorted(loops))} (TOKEXPLORER_PURE_PYTHON=1 forces the Python one)")
-    for label, corpus, vocab_size, pattern, ref_merges in [
+    for label, corpus, vocab_size, pattern, ref_merges in [] if narrowed else [
         ("Regex gpt4, vocab 1024", "en/taylorswift.txt", 1024, "gpt4", 32),
         ("Basic, vocab 4096", "en/tinyshakespeare.txt", 4096, None, 4),
     ]:

@@ -40,6 +40,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--long-line", type=_sizes, default=(), metavar="N[,N...]",
                    help="open a text of one N-character line without break points in a window and type "
                    "into it: open time, stalls, key latency (e.g. 200000,1000000)")
+    p.add_argument("--training-case", action="append", choices=["tinyshakespeare", "all", "large"],
+                   metavar="CASE", help="with --training: only this whole-process case (repeat): "
+                   "tinyshakespeare, all (the shared corpora) or large (100 MB); no training-only rows")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(handler=run)
 
