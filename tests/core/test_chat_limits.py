@@ -274,7 +274,7 @@ GROWER = textwrap.dedent("""
     hoard = []
     print("started", flush=True)
     for _ in range(60):  # 10 MB every 20 ms, up to 600 MB, then waits without answering
-        hoard.append(bytearray(10 * 1024 * 1024))
+        hoard.append(b"x" * (10 * 1024 * 1024))  # written, so resident
         time.sleep(0.02)
     time.sleep(60)
 """)
@@ -380,3 +380,16 @@ def test_the_jobs_limits_are_where_windows_reads_them():
     no_memory = bytes(limits.job_limits(1.0, None))
     assert int.from_bytes(no_memory[0x10:0x14], "little") == 0x0002
     assert int.from_bytes(no_memory[0x70:0x78], "little") == 0
+
+
+def test_a_child_ended_by_its_limits_is_said_in_one_line():
+    """How a child that went without an answer is explained, by its exit code: SIGXCPU (Linux,
+    macOS) and the Windows job's end (ERROR_NOT_ENOUGH_QUOTA) are the CPU-time limit."""
+    import signal
+
+    from tokexplorer.core.chat.process import _ended
+
+    assert _ended(1816, 5, 512) == "the chat template took longer than 5 s (CPU time)"
+    if hasattr(signal, "SIGXCPU"):
+        assert _ended(-signal.SIGXCPU, 5, 512) == "the chat template took longer than 5 s (CPU time)"
+    assert _ended(3, 5, 512) == "the chat template's process ended (exit code 3)"

@@ -207,12 +207,18 @@ class ChildLimits:
     @staticmethod
     def _windows_job():
         """(kernel32, job handle) with this process in the job; None when Windows refuses (an
-        older Windows whose parent job forbids nesting): then only the guard and the kill hold."""
+        older Windows whose parent job forbids nesting): then the guard holds memory, and the
+        caller's kill at the time limit the time."""
         k = _kernel32()
         job = k.CreateJobObjectW(None, None)
         if not job:
             return None
-        if not k.AssignProcessToJobObject(job, k.GetCurrentProcess()):
+        # subtle: a job that takes this process but not its limits would hold nothing while
+        # `holds_memory` said it does; a first, generous limit proves that it takes them.
+        info = job_limits(os.times().user + 3600, None)
+        if not (k.AssignProcessToJobObject(job, k.GetCurrentProcess())
+                and k.SetInformationJobObject(job, JOB_OBJECT_EXTENDED_LIMIT_INFORMATION_CLASS,
+                                              ctypes.byref(info), ctypes.sizeof(info))):
             k.CloseHandle(job)
             return None
         return k, job
