@@ -33,15 +33,17 @@ def add_text_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def read_text_argument(args: argparse.Namespace) -> str:
-    from tokexplorer.core.files.textfile import decode_text, read_text_file
-
     if args.file is not None:
         if args.text is not None:
             raise TokexplorerError("give the text either as an argument or with --file, not both")
+        from tokexplorer.core.files.textfile import read_text_file
+
         return read_text_file(args.file, encoding=args.encoding)
     if args.text is None or args.text == "-":
         if args.text is None and sys.stdin.isatty():
             raise TokexplorerError("no text: give it as an argument, with --file PATH, or on stdin with '-'")
+        from tokexplorer.core.files.textfile import decode_text  # (imported here: an argument needs none of it)
+
         return decode_text(sys.stdin.buffer.read(), source="stdin", encoding=args.encoding)
     return args.text
 
@@ -49,9 +51,9 @@ def read_text_argument(args: argparse.Namespace) -> str:
 def read_text_or_file(args: argparse.Namespace):
     """--file as a `TextFile`, for a command that reads it a block at a time; otherwise the text
     as `read_text_argument` gives it."""
-    from tokexplorer.core.files.text_blocks import TextFile
-
     if args.file is not None and args.text is None:
+        from tokexplorer.core.files.text_blocks import TextFile
+
         return TextFile(str(args.file), args.encoding)
     return read_text_argument(args)
 

@@ -2,11 +2,15 @@
 
 Human tables by default, JSON with `--json`; text comes from an argument, `--file PATH` or `-`
 (stdin). Bad input exits 1 with one line on stderr and no traceback; usage errors exit 2.
+
+A short command is a whole process a user waits for: only the sub-command's own module is imported
+and its parsers built (`build_parser`), and `--version` builds none.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, Sequence
 
@@ -34,6 +38,31 @@ COMMANDS = {
 }
 
 
+def terminal_width() -> int:
+    """Columns for help text: $COLUMNS, else the terminal's width, else 80 (less 2, as argparse).
+
+    subtle: argparse asks `shutil.get_terminal_size` for this each time an argument is added, and
+    shutil's import (with bz2 and lzma) was 5 ms of every command's start.
+    """
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return (columns or 80) - 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, its help formatted to `terminal_width` (sub-parsers are of its class)."""
+
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        return self.formatter_class(prog=self.prog, width=terminal_width())
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every sub-command, or only of `command`'s module (start-up stays short: a
     module imports what its commands need)."""
@@ -46,7 +75,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from tokexplorer.gui.app import window_parser
 
         epilog = window_options_help(window_parser())
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="tokexplorer",
         usage="tokexplorer [WINDOW OPTIONS] | tokexplorer COMMAND ...",
         description="Explore how LLM tokenizers turn text into tokens. "
@@ -74,6 +103,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(errors="backslashreplace")
+    if argv == ["--version"]:
+        from tokexplorer import __version__
+
+        print(f"tokexplorer {__version__}")
+        return 0
     try:  # subtle: Ctrl-C while the libraries import (a second or two) is an interrupt too
         if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
             return _run_gui(argv)

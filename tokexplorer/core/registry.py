@@ -17,24 +17,21 @@ file, hash, pattern), one entry each.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import gzip
-import hashlib
 import importlib.util
-import json
 import os
 import threading
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
+# subtle: what a short `encode` runs is kept to its need (design of issue 35's cold start): the
+# table of built-ins is NamedTuples, not dataclasses (whose module imports `inspect`, 10 ms), and
+# hashing, gzip and JSON are imported by the functions that use them.
 
-@dataclass(frozen=True)
-class DataFile:
+
+class DataFile(NamedTuple):
     """A vocabulary file inside an installed package, with the sha256 it must have."""
 
     package: str
@@ -50,6 +47,11 @@ class DataFile:
         return Path(next(iter(spec.submodule_search_locations))) / self.path
 
     def read(self) -> bytes:
+        """The file's content (gunzipped), checked against `sha256`: a TokexplorerError saying how
+        to repair the package if it is missing or not that content."""
+        import gzip
+        import hashlib
+
         try:
             data = self.location().read_bytes()
         except (ModuleNotFoundError, AttributeError, TypeError, StopIteration, OSError):
@@ -69,8 +71,7 @@ class DataFile:
         return data
 
 
-@dataclass(frozen=True)
-class BuiltinInfo:
+class BuiltinInfo(NamedTuple):
     """What `tokexplorer list` shows about a built-in tokenizer."""
 
     name: str
@@ -130,12 +131,11 @@ ENDOFPROMPT = "<|endofprompt|>"
 
 def _cached_ranks(name: str, files: tuple[DataFile, ...], parse: Callable[..., tuple[dict[bytes, int], dict]]):
     """`parse(*contents)` of the built-in's shipped files (each read and checked against its
-    sha256), or the same from the compact copy of an earlier start (`vocab_cache`)."""
+    sha256), or the same from the compact copy of an earlier start, made from these very files
+    (`vocab_cache`: then the files are not read at all)."""
     from tokexplorer.core.files.vocab_cache import cached
 
-    contents = [f.read() for f in files]
-    digest = hashlib.sha256(" ".join(f.sha256 for f in files).encode("ascii")).hexdigest()
-    return cached(name, digest, lambda: parse(*contents))
+    return cached(name, files, parse)
 
 
 def _gpt2() -> Tokenizer:
@@ -143,7 +143,7 @@ def _gpt2() -> Tokenizer:
 
     ranks, _ = _cached_ranks("gpt2", (GPT2_ENCODER, GPT2_VOCAB_BPE),
                              lambda enc, bpe: (parse_gpt2_files(enc, bpe, source="gpt2")[0], {}))
-    return TiktokenTokenizer.from_ranks(
+    return TiktokenTokenizer(
         "gpt2", ranks, GPT2_SPLIT_PATTERN, {ENDOFTEXT: 50256},
         source=BUILTINS["gpt2"].source, description=BUILTINS["gpt2"].description,
     )
@@ -154,7 +154,7 @@ def _cl100k() -> Tokenizer:
 
     specials = {ENDOFTEXT: 100257, FIM_PREFIX: 100258, FIM_MIDDLE: 100259, FIM_SUFFIX: 100260,
                 ENDOFPROMPT: 100276}
-    return TiktokenTokenizer.from_ranks(
+    return TiktokenTokenizer(
         "cl100k_base", _cached_ranks("cl100k_base", (CL100K,), lambda data: (parse_tiktoken_bpe(data), {}))[0],
         GPT4_SPLIT_PATTERN, specials,
         source=BUILTINS["cl100k_base"].source, description=BUILTINS["cl100k_base"].description,
@@ -164,7 +164,7 @@ def _cl100k() -> Tokenizer:
 def _o200k() -> Tokenizer:
     from tokexplorer.core.backends.tiktoken_family import TiktokenTokenizer, parse_tiktoken_bpe
 
-    return TiktokenTokenizer.from_ranks(
+    return TiktokenTokenizer(
         "o200k_base", _cached_ranks("o200k_base", (O200K,), lambda data: (parse_tiktoken_bpe(data), {}))[0],
         O200K_SPLIT_PATTERN,
         {ENDOFTEXT: 199999, ENDOFPROMPT: 200018},
@@ -175,20 +175,44 @@ def _o200k() -> Tokenizer:
 def _llama_sp() -> Tokenizer:
     from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
 
-    return SentencePieceTokenizer(
-        LLAMA_SP.read(), name="llama-sp",
-        source=BUILTINS["llama-sp"].source, description=BUILTINS["llama-sp"].description,
-    )
+    info = BUILTINS["llama-sp"]
+    made: list[Tokenizer] = []
+
+    def build(model: bytes) -> tuple[dict[bytes, int], dict]:
+        made.append(SentencePieceTokenizer(model, name="llama-sp", source=info.source,
+                                           description=info.description))
+        return {}, {"specials": made[0].special_tokens}  # no ranks: the copy keeps the file's stamp
+
+    _, extra = _cached_ranks("llama-sp", (LLAMA_SP,), build)
+    if made:
+        return made[0]
+    # The model file is the one checked before (its stamp): read as sentencepiece reads it.
+    return SentencePieceTokenizer(LLAMA_SP.location().read_bytes(), name="llama-sp", source=info.source,
+                                  description=info.description, special_tokens=extra["specials"])
 
 
 def _deepseek_v4() -> Tokenizer:
-    from tokexplorer.core.backends.hf_tokenizers import TokenizersTokenizer  # imported on use: it loads `tokenizers`
+    # (imported on use: it loads `tokenizers`)
+    from tokexplorer.core.backends.hf_tokenizers import TokenizersTokenizer, pipeline_facts
 
     info = BUILTINS["deepseek-v4"]
-    return TokenizersTokenizer(
-        DEEPSEEK_V4.read().decode("utf-8"), name="deepseek-v4", source=info.source,
-        description=info.description, config=json.loads(DEEPSEEK_V4_CONFIG.read()),
-    )
+    made: list[Tokenizer] = []
+
+    def build(data: bytes, config_data: bytes) -> tuple[dict[bytes, int], dict]:
+        import json
+
+        config = json.loads(config_data)
+        made.append(TokenizersTokenizer(data.decode("utf-8"), name="deepseek-v4", source=info.source,
+                                        description=info.description, config=config))
+        # no ranks: the copy keeps the files' stamps, the config and what the pipeline is
+        return {}, {"config": config, "facts": pipeline_facts(json.loads(data), info.source)}
+
+    _, extra = _cached_ranks("deepseek-v4", (DEEPSEEK_V4, DEEPSEEK_V4_CONFIG), build)
+    if made:
+        return made[0]
+    return TokenizersTokenizer.from_checked_file(
+        DEEPSEEK_V4.location(), name="deepseek-v4", facts=extra["facts"], source=info.source,
+        description=info.description, config=extra["config"])
 
 
 # Qwen 1 to 2.5: the special tokens from 151643 on.
@@ -210,7 +234,7 @@ def _qwen(name: str, data: DataFile, pattern: str, specials: list[str], first: i
 
     info = BUILTINS[name]
     ranks, _ = _cached_ranks(name, (data,), lambda content: (parse_tiktoken_bpe(content, source=data.path), {}))
-    return TiktokenTokenizer.from_ranks(
+    return TiktokenTokenizer(
         name, ranks, pattern,
         {token: first + i for i, token in enumerate(specials)},
         source=info.source, description=info.description, normalizes="NFC",
@@ -238,6 +262,10 @@ def parse_tekken(data: bytes, *, source: str) -> tuple[dict[bytes, int], str, di
     "vocab": [{"rank", "token_bytes" (base64)}], "special_tokens": [...] (optional)}.
 
     Counts must be whole numbers within what the file holds (ids become table entries)."""
+    import base64
+    import binascii
+    import json
+
     from tokexplorer.core.files.file_budget import check_token_count, parse_json
 
     def refused(why: str) -> TokexplorerError:
@@ -294,7 +322,7 @@ def _tekken() -> Tokenizer:
     info = BUILTINS["tekken"]
     ranks, extra = _cached_ranks("tekken", (TEKKEN,), parse)
     pattern, specials = extra["pattern"], extra["specials"]
-    return TiktokenTokenizer.from_ranks("tekken", ranks, pattern, specials, source=info.source,
+    return TiktokenTokenizer("tekken", ranks, pattern, specials, source=info.source,
                                         description=info.description)
 
 

@@ -11,9 +11,8 @@ and never branch on its family (design §10). This module implements no family.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import (TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, Protocol, Sequence, Union,
-                    runtime_checkable)
+from typing import (TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, NamedTuple, Protocol, Sequence,
+                    Union, runtime_checkable)
 
 
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
@@ -85,10 +84,11 @@ class native_errors:
 
 
 # --- what a tokenizer says about how it encodes, for re-encoding a window (`locality`) ------------
+# (NamedTuples, not dataclasses: every command imports this module, and `dataclasses` imports
+# `inspect`, 15 ms of a short encode's start.)
 
 
-@dataclass(frozen=True)
-class RegexChunks:
+class RegexChunks(NamedTuple):
     """The encode cuts out the allowed special tokens, splits the text between them with one
     regex, and encodes each chunk on its own (tiktoken's encode, minbpe's Regex tokenizer)."""
 
@@ -98,8 +98,7 @@ class RegexChunks:
     byte_lengths: "np.ndarray | None" = None  # int32 [n_vocab]: each id's byte length, if known
 
 
-@dataclass(frozen=True)
-class PipelineSplits:
+class PipelineSplits(NamedTuple):
     """A tokenizer.json whose pipeline is only regex splits applied in turn (each "Isolated", each
     inside the pieces the last one left), then byte-level BPE of each piece: no normaliser, no
     prepended space. Added tokens are matched before the splits."""
@@ -110,8 +109,7 @@ class PipelineSplits:
     added_tokens: frozenset[str]  # the added tokens' texts (special or not)
 
 
-@dataclass(frozen=True)
-class SentencePieceModel:
+class SentencePieceModel(NamedTuple):
     """A SentencePiece model that encodes each special-free part of the text whole; whether its
     lines (or words) are encoded independently follows from the model's options, read from the
     serialized model itself."""
@@ -155,6 +153,11 @@ class Tokenizer(Protocol):
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
         """Encode; allowed_special None refuses text that spells a special token."""
+        ...
+
+    def encode_ids(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> list[int]:
+        """`encode(...).ids` at the library's speed, without spans, flags or numpy (a short
+        `encode --ids-only` runs only this)."""
         ...
 
     def decode(self, ids: list[int]) -> str: ...

@@ -1,31 +1,32 @@
-"""`tokexplorer encode | decode | split | compare`: text to tokens and back."""
+"""`tokexplorer encode | decode | split | compare`: text to tokens and back.
+
+subtle: a short `encode` is a whole process a user waits for (issue 35: no longer than the
+library's own load of the vocabulary), so this module imports at its top only what building the
+parser needs; numpy, the streaming machinery, the Encoding and the analysis modules are imported
+by the commands that use them. `encode --ids-only` of a short text asks the tokenizer for its ids
+alone (`encode_ids`) and imports none of them.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
-import os
-import re
 import sys
 import threading
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from tokexplorer.cli.arguments import (
     add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, megabytes,
     read_text_or_file,
 )
-from tokexplorer.cli.output import print_json, print_table, print_table_stream
-from tokexplorer.core.analysis import id_lookup
-from tokexplorer.core.analysis.compare import cheapest, counts_from_stats, summary
-from tokexplorer.core.encoding import Token, TokenFlag, is_utf8
-from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
-from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
-from tokexplorer.core.files.text_blocks import TextFile
-from tokexplorer.core.streaming import Totals, count, encode_pieces, map_ids, split_pieces, streams
+from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
-from tokexplorer.core.analysis.unicode_info import token_label
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tokexplorer.core.encoding import Token, TokenFlag
+    from tokexplorer.core.streaming import Totals
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -80,18 +81,23 @@ def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
         f"{WHOLE_TEXT_PEAK_MB / 1000:g} GB at the peak)")
 
 
-_SHOWN_FLAGS = (TokenFlag.SPECIAL, TokenFlag.BYTE_FALLBACK, TokenFlag.PARTIAL, TokenFlag.NORMALIZED)
-# Flag bits -> their names, for every combination (enum arithmetic per token is slow on a book).
-_FLAG_NAMES = {bits: [f.name.lower() for f in _SHOWN_FLAGS if bits & f] for bits in range(1 << len(_SHOWN_FLAGS))}
+_SHOWN_FLAGS = ("SPECIAL", "BYTE_FALLBACK", "PARTIAL", "NORMALIZED")
+_flag_names: dict[int, list[str]] = {}  # flag bits -> their names (enum arithmetic per token is slow on a book)
 
 
 def flag_names(flags: TokenFlag) -> list[str]:
     """['special', 'byte_fallback', 'partial', 'normalized'] as they apply.
 
+    >>> from tokexplorer.core.encoding import TokenFlag
     >>> flag_names(TokenFlag.SPECIAL | TokenFlag.PARTIAL)
     ['special', 'partial']
     """
-    return list(_FLAG_NAMES[int(flags) & ((1 << len(_SHOWN_FLAGS)) - 1)])
+    if not _flag_names:  # every combination, made at the first token shown
+        from tokexplorer.core.encoding import TokenFlag
+
+        shown = [TokenFlag[name] for name in _SHOWN_FLAGS]
+        _flag_names.update({bits: [f.name.lower() for f in shown if bits & f] for bits in range(1 << len(shown))})
+    return list(_flag_names[int(flags) & ((1 << len(_SHOWN_FLAGS)) - 1)])
 
 
 def token_json(t: Token) -> dict:
@@ -99,9 +105,22 @@ def token_json(t: Token) -> dict:
             "start": t.start, "end": t.end, "flags": flag_names(t.flags)}
 
 
+# A text given on the command line or stdin that is shorter than this is encoded in one call for
+# `--ids-only`: no pieces, threads or arrays (a text of this size is one piece anyway).
+SHORT_TEXT = 1 << 16
+
+
 def run_encode(args: argparse.Namespace) -> int:
     tok = extend_tokenizer(load_tokenizer(args.tokenizer), args)
     text = read_text_or_file(args)
+    if args.ids_only and isinstance(text, str) and len(text) < SHORT_TEXT:
+        ids = tok.encode_ids(text, allowed_special=allowed_special(args))
+        sys.stdout.write(" ".join(map(str, ids)) + "\n")
+        return 0
+    from tokexplorer.cli.output import print_table_stream
+    from tokexplorer.core.analysis.unicode_info import token_label
+    from tokexplorer.core.streaming import Totals, encode_pieces, map_ids
+
     if args.ids_only:
         _write_ids(map_ids(tok, text, lambda ids, _: ids_text(ids), allowed_special=allowed_special(args),
                            limit_mb=args.max_mb))
@@ -142,7 +161,7 @@ def run_encode(args: argparse.Namespace) -> int:
 
 TABLE_BATCH = 10_000  # rows of the encode and split tables formatted and written at a time
 
-_digit_rows = [np.zeros(0, dtype="S8")]  # item i: b"i " padded with NULs to 8 bytes
+_digit_rows: list[np.ndarray | None] = [None]  # item i: b"i " padded with NULs to 8 bytes
 _digit_rows_lock = threading.Lock()
 ID_DIGITS = 7  # the table's ids have at most this many digits
 
@@ -153,9 +172,12 @@ def ids_text(ids: np.ndarray) -> bytes:
 
     subtle: each id's text is read from a table as one 8-byte word, and the NUL padding dropped.
 
+    >>> import numpy as np
     >>> ids_text(np.array([0, 31373, 995]))
     b'0 31373 995 '
     """
+    import numpy as np
+
     if not len(ids):
         return b""
     top = int(ids.max()) + 1
@@ -163,7 +185,7 @@ def ids_text(ids: np.ndarray) -> bytes:
         return (" ".join(map(str, ids.tolist())) + " ").encode("ascii")
     with _digit_rows_lock:
         table = _digit_rows[0]
-        if len(table) < top:
+        if table is None or len(table) < top:
             size = min(1 << max(10, (top - 1).bit_length()), 10 ** ID_DIGITS)  # rarely grown again
             table = _digit_rows[0] = np.array([b"%d " % i for i in range(size)], dtype="S8")
     return np.take(table.view(np.uint64), ids).tobytes().translate(None, b"\0")
@@ -186,12 +208,18 @@ def _write_ids(texts) -> None:
 
 
 def _dropped_row(enc, offset: int, start: int, end: int) -> list[object]:
+    from tokexplorer.core.analysis.unicode_info import token_label
+
     data = enc.text[start:end].encode("utf-8", "surrogatepass")
     return ["", "-", data.hex(" "), token_label(data), f"{offset + start}:{offset + end}", "dropped"]
 
 
 def _write_encoding_json(name: str, pieces, totals: Totals) -> None:
     """{"tokenizer", "tokens", "ids", "dropped", "stats"}, written a piece at a time."""
+    import json
+
+    import numpy as np
+
     out = sys.stdout
     out.write('{\n "tokenizer": ' + json.dumps(name) + ',\n "tokens": [')
     base, sep, ids, dropped = 0, "\n  ", [], []
@@ -231,11 +259,16 @@ def parse_ids(values: list[str]) -> list[int]:
     """
     if not values or values == ["-"]:
         values = [sys.stdin.read()]
+    from tokexplorer.core.analysis import id_lookup
+
     text = " ".join(values)
     return id_lookup.parse_ids(text) if text.strip(" \t\n,[]") else []
 
 
 def run_decode(args: argparse.Namespace) -> int:
+    from tokexplorer.cli.output import print_json
+    from tokexplorer.core.encoding import is_utf8
+
     tok = load_tokenizer(args.tokenizer)
     ids = parse_ids(args.ids)
     data = tok.decode_bytes(ids)
@@ -251,12 +284,17 @@ def run_decode(args: argparse.Namespace) -> int:
     return 0
 
 
-PATTERN_NAME = re.compile(r"[\w.-]+")  # what a name looks like; a regex of only such characters is not useful
+PATTERN_NAME = r"[\w.-]+"  # what a name looks like; a regex of only such characters is not useful
 
 
 def split_pattern_argument(value: str) -> str:
     """--pattern: a named pattern, a tokenizer's own pattern, or a regex; an unknown name is refused
     rather than used as a regex that matches nothing."""
+    import os
+    import re
+
+    from tokexplorer.core.patterns import NAMED_PATTERNS, resolve_pattern
+
     if value.lower() in NAMED_PATTERNS:
         return resolve_pattern(value)
     if value in builtin_names() or os.path.isfile(value):
@@ -265,7 +303,7 @@ def split_pattern_argument(value: str) -> str:
         if not pattern:
             raise TokexplorerError(f"{tok.name} has no regex split pattern (it is a {tok.family} tokenizer)")
         return pattern
-    if PATTERN_NAME.fullmatch(value):
+    if re.fullmatch(PATTERN_NAME, value):
         raise TokexplorerError(
             f"unknown pattern {value!r}: use {', '.join(NAMED_PATTERNS)}, a tokenizer "
             f"({', '.join(builtin_names())} or a file), or a regex")
@@ -273,6 +311,12 @@ def split_pattern_argument(value: str) -> str:
 
 
 def run_split(args: argparse.Namespace) -> int:
+    import json
+
+    from tokexplorer.cli.output import print_table_stream
+    from tokexplorer.core.analysis.unicode_info import token_label
+    from tokexplorer.core.streaming import split_pieces
+
     pattern = split_pattern_argument(args.pattern)
     text = read_text_or_file(args)
     found = chars = 0
@@ -305,6 +349,11 @@ def run_split(args: argparse.Namespace) -> int:
 
 
 def run_compare(args: argparse.Namespace) -> int:
+    from tokexplorer.cli.output import print_json, print_table
+    from tokexplorer.core.analysis.compare import cheapest, counts_from_stats, summary
+    from tokexplorer.core.files.text_blocks import TextFile
+    from tokexplorer.core.streaming import count, streams
+
     names = args.tokenizers or builtin_names()
     text = read_text_or_file(args)
     tokenizers = [load_tokenizer(name) for name in names]

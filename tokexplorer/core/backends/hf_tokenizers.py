@@ -30,20 +30,29 @@ and the library's objects); split, they would pass that state around between mod
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import threading
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 
-import numpy as np
 import tokenizers
 
-from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
-from tokexplorer.core.analysis.merge_tree import MergeNode
-from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
 from tokexplorer.core.tokenizer import (AllowedSpecial, PipelineSplits, TokexplorerError, clean_text,
                                       native_errors, resolve_special)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tokexplorer.core.analysis.merge_tree import MergeNode
+    from tokexplorer.core.encoding import Encoding
+
+# subtle: numpy, the Encoding module and the per-token tables are not needed to encode a short
+# text's ids (`encode_ids`): they are imported where used and the tables made when first asked for.
+# A tokenizer made from a file checked before (`from_checked_file`: a built-in whose sha256 and
+# stamp are known) is loaded by the library from the file alone, and the file's JSON is parsed
+# only if a table is asked for; that was two thirds of deepseek-v4's cold start.
 
 MODEL_TYPES = ("BPE", "Unigram", "WordPiece", "WordLevel")
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
@@ -111,6 +120,36 @@ def describe_normalizer(node) -> str | None:
     return kind.lower() if kind in ("Lowercase", "Strip", "StripAccents") else kind
 
 
+def pipeline_facts(spec: dict, source: str) -> dict:
+    """What the adapter needs to know of a parsed tokenizer.json's pipeline (JSON-able, so a built-in
+    keeps it with its checked file: `registry`): the model type, the normaliser's description,
+    whether it is byte-level, has byte fallback, a subword prefix or suffix, or a '▁' for spaces.
+
+    >>> pipeline_facts({"model": {"type": "BPE", "merges": []}, "pre_tokenizer": {"type": "ByteLevel"}}, "t")
+    {'model_type': 'BPE', 'normalizes': None, 'byte_level': True, 'byte_fallback': False, 'prefix': '', 'suffix': '', 'space_mark': False}
+    """
+    model = spec["model"]
+    kind = model.get("type") or ("BPE" if "merges" in model else None)
+    if kind not in MODEL_TYPES:
+        raise TokexplorerError(
+            f"{source}: unknown model type {model.get('type')!r}; tokenizer.json models "
+            f"are {', '.join(MODEL_TYPES)}"
+        )
+    pipeline = _types(spec.get("pre_tokenizer")) + _types(spec.get("decoder"))
+    byte_level = "ByteLevel" in pipeline
+    return {
+        "model_type": kind,
+        "normalizes": describe_normalizer(spec.get("normalizer")),
+        "byte_level": byte_level,
+        "byte_fallback": bool(model.get("byte_fallback")),
+        "prefix": model.get("continuing_subword_prefix") or "",
+        "suffix": model.get("end_of_word_suffix") or "",
+        "space_mark": not byte_level and (
+            "Metaspace" in pipeline or SPACE_MARK in json.dumps(
+                [spec.get("normalizer"), spec.get("decoder")], ensure_ascii=False)),
+    }
+
+
 class TokenizersTokenizer:
     """A Hugging Face `tokenizer.json` behind the Tokenizer protocol."""
 
@@ -127,17 +166,34 @@ class TokenizersTokenizer:
         model = spec.get("model") if isinstance(spec, dict) else None
         if not isinstance(model, dict):
             raise TokexplorerError(f"{self.source}: not a Hugging Face tokenizer.json (no \"model\")")
-        kind = model.get("type") or ("BPE" if "merges" in model else None)
-        if kind not in MODEL_TYPES:
-            raise TokexplorerError(
-                f"{self.source}: unknown model type {model.get('type')!r}; tokenizer.json models "
-                f"are {', '.join(MODEL_TYPES)}"
-            )
-        self.config = config or {}  # tokenizer_config.json, for views that need more of it
+        facts = pipeline_facts(spec, self.source)
         _check_file_ids(spec, model, self.source)  # ids are table entries: bounded before any table
         _check_normalizer(spec.get("normalizer"), self.source)
+        self._setup(lambda: tokenizers.Tokenizer.from_str(text), facts, config, description)
+        self._merges_source = model.get("merges") if self.has_merges else None
+        # subtle: the vocabulary is read from the parsed file, not with get_vocab(), which takes
+        # 0.7 s on a 128k vocabulary (a third of a cold start).
+        self._build_tables(_model_vocab(model))
+
+    @classmethod
+    def from_checked_file(cls, path: Path, *, name: str, facts: dict, source: str = "", description: str = "",
+                          config: dict | None = None) -> "TokenizersTokenizer":
+        """A tokenizer.json already checked to be a known file (a built-in: its sha256 and stamp,
+        `vocab_cache`), with its `pipeline_facts` read from it then: the library reads the file
+        itself, none of the checks for crafted files runs again, and the file's JSON is parsed only
+        when a table (token bytes, merges) is first asked for."""
+        self = cls.__new__(cls)
+        self.name = name
+        self.source = source or name
+        self._setup(lambda: tokenizers.Tokenizer.from_file(str(path)), facts, config, description)
+        self._spec_path = path
+        return self
+
+    def _setup(self, load: Callable[[], tokenizers.Tokenizer], facts: dict, config: dict | None,
+               description: str) -> None:
+        """The library's tokenizer (`load()`) and what the file's pipeline says (`pipeline_facts`)."""
         try:
-            library = tokenizers.Tokenizer.from_str(text)
+            library = load()
         except Exception as exc:  # the library's own message says what is wrong
             raise TokexplorerError(
                 f"{self.source}: tokenizers cannot load it: {str(exc).splitlines()[0]}"
@@ -146,25 +202,22 @@ class TokenizersTokenizer:
         # text is encoded whole, as it is
         library.no_truncation()
         library.no_padding()
+        self.config = config or {}  # tokenizer_config.json, for views that need more of it
         if self.config:
             _add_config_tokens(library, self.config)
         self._library = library
         self._library_lock = threading.Lock()  # encode_special_tokens is a setting of the shared object
-        self.model_type = kind
+        self.model_type = kind = facts["model_type"]
         self.has_merges = kind == "BPE"
-        self.normalizes = describe_normalizer(spec.get("normalizer"))
+        self.normalizes = facts["normalizes"]
         self.description = description or f"Hugging Face tokenizer.json ({kind}" + (
             f"; normalises: {self.normalizes})" if self.normalizes else ")")
-        pipeline = _types(spec.get("pre_tokenizer")) + _types(spec.get("decoder"))
-        self.byte_level = "ByteLevel" in pipeline
-        self.byte_fallback = bool(model.get("byte_fallback"))
-        self._prefix = model.get("continuing_subword_prefix") or ""
-        self._suffix = model.get("end_of_word_suffix") or ""
-        self._space_mark = not self.byte_level and (
-            "Metaspace" in pipeline or SPACE_MARK in json.dumps(
-                [spec.get("normalizer"), spec.get("decoder")], ensure_ascii=False))
+        self.byte_level = facts["byte_level"]
+        self.byte_fallback = facts["byte_fallback"]
+        self._prefix = facts["prefix"]
+        self._suffix = facts["suffix"]
+        self._space_mark = facts["space_mark"]
         self._prepends = self._space_mark  # '▁' put before the text: the first token's lead space
-        self._merges_source = model.get("merges") if self.has_merges else None
         self.split_pattern = None  # no single regex: the pre-tokenizer's chunks come from the library
         # The library's own pipeline parts, as it reads them from the file (None where absent).
         self.pre_tokenizer_state: dict | None = _state(library.pre_tokenizer)
@@ -172,14 +225,31 @@ class TokenizersTokenizer:
         # id -> (text, special) of every added token, the config's included
         self.added_tokens: dict[int, tuple[str, bool]] = {
             i: (t.content, bool(t.special)) for i, t in library.get_added_tokens_decoder().items()}
+        self._special = {content: i for i, (content, special) in self.added_tokens.items() if special}
         # Offsets are only read where the tokens' bytes may not be the text (`_place`).
         self._needs_offsets = not self.byte_level or self.normalizes is not None
         self._lock = threading.Lock()
-        # subtle: the vocabulary is read from the parsed file, not with get_vocab(), which takes
-        # 0.7 s on a 128k vocabulary (a third of a cold start).
-        self._build_tables(_model_vocab(model))
+
+    # The per-token tables `_build_tables` makes: from a checked file, made at the first use.
+    _TABLES = frozenset({"_strings", "_valid", "_is_byte", "_bytes", "_table", "_lengths", "_special_ids",
+                         "_n_vocab", "_merges_source"})
+
+    def __getattr__(self, name: str):
+        # (only called for attributes not set: the tables of a tokenizer `from_checked_file`)
+        if name in TokenizersTokenizer._TABLES and "_spec_path" in self.__dict__:
+            with self._lock:
+                if name not in self.__dict__:
+                    model = json.loads(self._spec_path.read_bytes())["model"]
+                    self._merges_source = model.get("merges") if self.has_merges else None
+                    self._build_tables(_model_vocab(model))
+            return self.__dict__[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
     def _build_tables(self, vocab: dict[str, int]) -> None:
+        import numpy as np
+
+        from tokexplorer.core.encoding import TokenByteTable
+
         added = self.added_tokens
         n = max([*vocab.values(), *added], default=-1) + 1
         self._strings = [""] * n
@@ -201,7 +271,6 @@ class TokenizersTokenizer:
             self._is_byte[i] = False
         self._table = TokenByteTable(self._bytes)  # to check that tokens spell a text
         self._lengths = self._table.lengths
-        self._special = {content: i for i, (content, special) in added.items() if special}
         self._special_ids = np.array(sorted(self._special.values()), dtype=np.int64)
         self._n_vocab = n
 
@@ -308,9 +377,13 @@ class TokenizersTokenizer:
         # With no special token allowed, the library must read special-token text as plain text.
         # With some allowed, the text spells no refused one (resolve_special checked), so the
         # library's own matching of added tokens is exactly the policy.
-        return self._runs([text], not allowed, False)[0].ids.tolist()
+        return self._encodings([text], not allowed)[0].ids
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        import numpy as np
+
+        from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds
+
         text = clean_text(text)
         allowed = resolve_special(self._special, allowed_special, text)
         run = self._runs([text], not allowed, self._needs_offsets)[0]
@@ -348,6 +421,15 @@ class TokenizersTokenizer:
         return None
 
     def _runs(self, texts: list[str], special_as_text: bool, offsets: bool) -> list["Run"]:
+        """The library's encodings of `texts` (`_encodings`) as arrays."""
+        import numpy as np
+
+        return [Run(np.array(r.ids, dtype=np.int64),
+                    np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
+                    np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
+                for r in self._encodings(texts, special_as_text)]
+
+    def _encodings(self, texts: list[str], special_as_text: bool) -> list[tokenizers.Encoding]:
         """The library's encodings of `texts` (`add_special_tokens=False`: a post-processor's
         BOS is not the user's text); `special_as_text`: read special-token text as plain text.
 
@@ -370,10 +452,7 @@ class TokenizersTokenizer:
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise TokexplorerError(f"{self.source}: tokenizers cannot encode this text with "
                                        f"this file's model: {reason}") from None
-        return [Run(np.array(r.ids, dtype=np.int64),
-                    np.array([-1 if w is None else w for w in r.word_ids], dtype=np.int64),
-                    np.array(r.offsets, dtype=np.int64).reshape(-1, 2) if offsets else None)
-                for r in results]
+        return results
 
     def _bytes_of(self, ids: list[int]) -> list[bytes]:
         return list(map(self._bytes.__getitem__, ids))
@@ -417,6 +496,9 @@ class TokenizersTokenizer:
         self._check_ids([token_id])
         if token_id in self.added_tokens:
             raise TokexplorerError(f"token {token_id} is an added token: it was added, not merged")
+        from tokexplorer.core.analysis.merge_tree import MergeNode
+        from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
+
         parts = self._made_by()
         vocab_id = {s: i for i, s in enumerate(self._strings)}
 
@@ -465,6 +547,8 @@ class _WordChunks:
     says came from one word covers one chunk (normaliser applied, special tokens alone), so the
     split is the pipeline's own, and needs no second pass over the text.
 
+    >>> import numpy as np
+    >>> from tokexplorer.core.encoding import Encoding
     >>> enc = Encoding.from_byte_lengths("ab c", [0, 1, 2], [b"a", b"b", b" c"])
     >>> chunks = _WordChunks(np.array([0, 0, 1])); chunks.encoding = enc
     >>> chunks("ab c")
@@ -481,6 +565,8 @@ class _WordChunks:
 
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         """The chunks' code-point starts and ends, as int64 arrays."""
+        import numpy as np
+
         words, enc = self.words, self.encoding
         if not len(words):
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
@@ -500,6 +586,8 @@ def _place(text: str, raw: bytes, offsets, token_bytes: list[bytes],
     the token after it); a group whose bytes are the text under it, or that text after one
     prepended space, is laid out byte by byte.
     """
+    import numpy as np
+
     n = len(token_bytes)
     # Character -> byte offsets, for every character boundary.
     cps = np.frombuffer(text.encode("utf-32-le"), dtype=np.uint32)
@@ -561,9 +649,13 @@ def _model_vocab(model: dict) -> dict[str, int]:
     return dict(vocab)
 
 
-_BYTE_LEVEL = {char: chr(byte) for char, byte in gpt2_byte_decoder().items()}
-_TO_LATIN1 = str.maketrans(_BYTE_LEVEL)
-_OUTSIDE_ALPHABET = re.compile("[^" + "".join(map(re.escape, _BYTE_LEVEL)) + "]")
+@functools.cache
+def _byte_level_alphabet() -> tuple[dict[int, str], re.Pattern]:
+    """GPT-2's byte alphabet as a str.translate table to Latin-1, and a regex of what is outside it."""
+    from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
+
+    byte_level = {char: chr(byte) for char, byte in gpt2_byte_decoder().items()}
+    return str.maketrans(byte_level), re.compile("[^" + "".join(map(re.escape, byte_level)) + "]")
 
 
 def _byte_level_bytes(strings: list[str]) -> list[bytes]:
@@ -573,8 +665,9 @@ def _byte_level_bytes(strings: list[str]) -> list[bytes]:
     >>> _byte_level_bytes(["Ġhi", "ðŁĳĭ", "<｜end｜>"])
     [b' hi', b'\\xf0\\x9f\\x91\\x8b', b'<\\xef\\xbd\\x9cend\\xef\\xbd\\x9c>']
     """
-    return [token.encode("utf-8") if _OUTSIDE_ALPHABET.search(token)
-            else token.translate(_TO_LATIN1).encode("latin-1") for token in strings]
+    to_latin1, outside = _byte_level_alphabet()
+    return [token.encode("utf-8") if outside.search(token)
+            else token.translate(to_latin1).encode("latin-1") for token in strings]
 
 
 def _add_config_tokens(tok: tokenizers.Tokenizer, config: dict) -> None:

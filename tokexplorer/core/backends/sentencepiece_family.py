@@ -13,13 +13,21 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from typing import TYPE_CHECKING
 
-import numpy as np
 import sentencepiece as spm
 
-from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenByteTable, TokenIds
 from tokexplorer.core.tokenizer import (AllowedSpecial, SentencePieceModel, TokexplorerError, clean_text,
                                       resolve_special)
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tokexplorer.core.encoding import Encoding, TokenByteTable
+
+# subtle: numpy and the Encoding module are imported where they are used, and the per-piece tables
+# are made when first asked for: a command that only wants a short text's ids (`encode_ids`)
+# pays for neither (sentencepiece loads the Llama model in 10 ms; the tables took 60).
 
 _BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
 SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
@@ -65,7 +73,11 @@ class SentencePieceTokenizer:
         """sentencepiece's `SentencePieceProcessor.encode` (ids)."""
         return self._sp.encode, "sentencepiece"
 
-    def __init__(self, model_proto: bytes, *, name: str, source: str = "", description: str = ""):
+    def __init__(self, model_proto: bytes, *, name: str, source: str = "", description: str = "",
+                 special_tokens: dict[str, int] | None = None):
+        """`special_tokens`: the model's control and unknown pieces when the caller read them from
+        this very model before (the registry keeps a built-in's with its checked file's stamp,
+        `vocab_cache`); None reads them from the model (15 ms for 32,000 pieces)."""
         self.name = name
         self.source = source
         self.description = description
@@ -79,25 +91,56 @@ class SentencePieceTokenizer:
             ) from None
         self._sp = sp
         self._lock = threading.Lock()  # sentencepiece's processor is not documented thread-safe
-        n = sp.get_piece_size()
-        self._pieces = [sp.id_to_piece(i) for i in range(n)]
-        self._is_byte = np.zeros(n, dtype=bool)
-        self._token_bytes: list[bytes] = []
-        specials: dict[str, int] = {}
+        self._n = n = sp.GetPieceSize()
+        # Control and unknown pieces are the special tokens (the policy needs them for every encode).
+        if special_tokens is None:
+            special_tokens = {sp.IdToPiece(i): i for i in range(n) if sp.IsControl(i) or sp.IsUnknown(i)}
+        self._special_tokens = dict(special_tokens)
+
+    @functools.cached_property
+    def _pieces(self) -> list[str]:
+        return self._sp.IdToPiece(list(range(self._n)))
+
+    @functools.cached_property
+    def _token_bytes(self) -> list[bytes]:
+        """Each piece's bytes: a byte piece its byte, a special piece its text, '▁' a space."""
+        sp, out = self._sp, []
         for i, piece in enumerate(self._pieces):
-            if sp.is_byte(i):
-                self._is_byte[i] = True
-                self._token_bytes.append(bytes([int(_BYTE_PIECE.fullmatch(piece).group(1), 16)]))
-            elif sp.is_control(i) or sp.is_unknown(i):
-                specials[piece] = i
-                self._token_bytes.append(piece.encode("utf-8"))
+            if sp.IsByte(i):
+                out.append(bytes([int(_BYTE_PIECE.fullmatch(piece).group(1), 16)]))
+            elif piece in self._special_tokens and self._special_tokens[piece] == i:
+                out.append(piece.encode("utf-8"))
             else:
-                self._token_bytes.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
-        self._table = TokenByteTable(self._token_bytes)  # to check that tokens spell a text
-        self._lengths = self._table.lengths
-        self._special_tokens = specials
-        self._special_ids = np.array(sorted(specials.values()), dtype=np.int64)
-        self._dummy_prefix = adds_dummy_prefix(model_proto)
+                out.append(piece.replace(SPACE_MARK, " ").encode("utf-8"))
+        return out
+
+    @functools.cached_property
+    def _is_byte(self) -> np.ndarray:
+        import numpy as np
+
+        sp = self._sp
+        return np.fromiter((sp.IsByte(i) for i in range(self._n)), dtype=bool, count=self._n)
+
+    @functools.cached_property
+    def _table(self) -> TokenByteTable:
+        """The tokens' bytes as arrays, to check that tokens spell a text."""
+        from tokexplorer.core.encoding import TokenByteTable
+
+        return TokenByteTable(self._token_bytes)
+
+    @functools.cached_property
+    def _lengths(self) -> np.ndarray:
+        return self._table.lengths
+
+    @functools.cached_property
+    def _special_ids(self) -> np.ndarray:
+        import numpy as np
+
+        return np.array(sorted(self._special_tokens.values()), dtype=np.int64)
+
+    @functools.cached_property
+    def _dummy_prefix(self) -> bool:
+        return adds_dummy_prefix(self.model_proto)
 
     @functools.cached_property
     def options(self) -> dict[str, object]:
@@ -110,7 +153,7 @@ class SentencePieceTokenizer:
 
     @property
     def n_vocab(self) -> int:
-        return len(self._pieces)
+        return self._n
 
     @property
     def special_tokens(self) -> dict[str, int]:
@@ -136,6 +179,10 @@ class SentencePieceTokenizer:
         return ids
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        import numpy as np
+
+        from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds
+
         text = clean_text(text)
         allowed = resolve_special(self._special_tokens, allowed_special, text)
         ids: list[np.ndarray] = []
@@ -212,6 +259,8 @@ class SentencePieceTokenizer:
         subtle: the check that the tokens spell the text works on arrays (`TokenByteTable.spells`):
         looking up and joining a book's 300,000 token bytes took 30 ms in one call.
         """
+        import numpy as np
+
         with self._lock:
             listed = self._sp.encode(part)
         ids = np.array(listed, dtype=np.int64)
@@ -231,7 +280,7 @@ class SentencePieceTokenizer:
         return list(map(self._token_bytes.__getitem__, ids))
 
     def _check_ids(self, ids: list[int]) -> None:
-        n = len(self._pieces)
+        n = self._n
         for i in ids:
             if not 0 <= i < n:
                 raise TokexplorerError(f"token id {i} is not in {self.name} (valid ids: 0..{n - 1})")

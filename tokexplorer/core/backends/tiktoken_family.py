@@ -14,22 +14,24 @@ readers are the second half of the module.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import json
+import functools
 from pathlib import Path
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import numpy as np
-import regex
 import tiktoken
 
-from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds, uncovered
-from tokexplorer.core.backends.normalization import nfc_alignment
 from tokexplorer.core.patterns import NAMED_PATTERNS, TILING_PATTERNS, piece_spans, split
 from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, RegexChunks, TokexplorerError, clean_text,
                                       native_errors, resolve_special)
 
+if TYPE_CHECKING:
+    import numpy as np
+
+    from tokexplorer.core.encoding import Encoding, TokenIds
+
+# subtle: numpy, regex and the Encoding module are imported where they are used, not here: a
+# command that only wants a short text's ids (`encode_ids`) never needs them, and numpy alone is
+# a fifth of a cold start.
 
 # Characters encoded per tiktoken call on a long text: each call's temporary copies (the piece's
 # UTF-8, its ids) stay the size of a piece, not of the text.
@@ -62,23 +64,6 @@ class TiktokenTokenizer:
         self._ranks = mergeable_ranks
         self._pattern = pattern
         self._specials = dict(special_tokens)
-        self._special_ids = np.array(sorted(self._specials.values()), dtype=np.int64)
-        # Each id's bytes (None in a gap between ids) and byte length: token bytes and spans come
-        # from these tables, not from calls into tiktoken.
-        top = max(max(mergeable_ranks.values(), default=0), max(self._specials.values(), default=0))
-        tokens = list(mergeable_ranks)
-        ranks = np.fromiter(mergeable_ranks.values(), dtype=np.int64, count=len(tokens))
-        if np.array_equal(ranks, np.arange(len(tokens))):  # ranks 0..n-1 in order, as shipped
-            self._bytes: list[bytes | None] = tokens + [None] * (top + 1 - len(tokens))
-        else:
-            self._bytes = [None] * (top + 1)
-            for token, rank in zip(tokens, ranks.tolist()):
-                self._bytes[rank] = token
-        self._lengths = np.zeros(top + 1, dtype=np.int32)
-        self._lengths[ranks] = np.fromiter(map(len, tokens), dtype=np.int32, count=len(tokens))
-        for token, rank in self._specials.items():
-            self._bytes[rank] = token.encode("utf-8")
-            self._lengths[rank] = len(self._bytes[rank])
         where = source or name
         with native_errors(where):
             try:
@@ -86,6 +71,37 @@ class TiktokenTokenizer:
                                               special_tokens=self._specials)
             except ValueError as exc:  # tiktoken's own refusal (its split pattern does not compile)
                 raise TokexplorerError(f"{where}: tiktoken cannot use this tokenizer: {exc}") from None
+
+    # Each id's bytes (None in a gap between ids) and byte length: token bytes and spans come from
+    # these tables, not from calls into tiktoken. Made when first asked for: a command that only
+    # encodes ids never builds them (a tenth of a second for o200k's 200,000 tokens).
+
+    @functools.cached_property
+    def _bytes(self) -> list[bytes | None]:
+        top = max(max(self._ranks.values(), default=0), max(self._specials.values(), default=0))
+        tokens = list(self._ranks)
+        if all(r == i for i, r in enumerate(self._ranks.values())):  # ranks 0..n-1 in order, as shipped
+            table: list[bytes | None] = tokens + [None] * (top + 1 - len(tokens))
+        else:
+            table = [None] * (top + 1)
+            for token, rank in self._ranks.items():
+                table[rank] = token
+        for token, rank in self._specials.items():
+            table[rank] = token.encode("utf-8")
+        return table
+
+    @functools.cached_property
+    def _lengths(self) -> np.ndarray:
+        import numpy as np
+
+        return np.fromiter((0 if t is None else len(t) for t in self._bytes), dtype=np.int32,
+                           count=len(self._bytes))
+
+    @functools.cached_property
+    def _special_ids(self) -> np.ndarray:
+        import numpy as np
+
+        return np.array(sorted(self._specials.values()), dtype=np.int64)
 
     @classmethod
     def from_ranks(
@@ -173,13 +189,19 @@ class TiktokenTokenizer:
         """Ids only, at tiktoken's speed."""
         text = clean_text(text)
         allowed = resolve_special(self._specials, allowed_special, text)
-        if self.normalizes:
-            alignment = nfc_alignment(text)
-            text = alignment.normalized if alignment else text
+        if self.normalizes:  # (the NFC form `encode` finds its tokens on; no alignment is needed)
+            import unicodedata
+
+            text = unicodedata.normalize("NFC", text)
         with native_errors(self.source or self.name):
             return self._enc.encode(text, allowed_special=allowed, disallowed_special=())
 
     def encode(self, text: str, *, allowed_special: AllowedSpecial | None = None) -> Encoding:
+        import numpy as np
+
+        from tokexplorer.core.backends.normalization import nfc_alignment
+        from tokexplorer.core.encoding import Encoding, LazyTokenBytes
+
         text = clean_text(text)
         allowed = resolve_special(self._specials, allowed_special, text)
         alignment = nfc_alignment(text) if self.normalizes else None
@@ -219,6 +241,10 @@ class TiktokenTokenizer:
         Python keeps that UTF-8 copy with a non-ASCII str for as long as the str lives: the
         text's would live as long as its Encoding, a piece's goes with the piece.
         """
+        import numpy as np
+
+        from tokexplorer.core.encoding import TokenIds
+
         if len(text) < ENCODE_PIECE:
             ids = self._enc.encode(text, allowed_special=allowed, disallowed_special=())
             return ids, np.asarray(ids, dtype=np.int64)
@@ -308,6 +334,8 @@ def check_ranks(ranks: dict[bytes, int], special_tokens: dict[str, int], *, sour
     """
     # subtle: as a sorted array, not sets of Python ints: for o200k_base's 200,000 ranks 13 ms
     # instead of 31.
+    import numpy as np
+
     try:
         values = np.fromiter(ranks.values(), dtype=np.int64, count=len(ranks))
     except OverflowError:  # a rank beyond even int64
@@ -392,12 +420,16 @@ class ChunkFinder:
         """
         if self.pattern in TILING_PATTERNS:
             return None, []
+        from tokexplorer.core.encoding import uncovered
+
         chunks = self(text)
         return chunks, uncovered(chunks, len(text))
 
     def __call__(self, text: str) -> list[tuple[int, int]]:
         if not self.allowed_special:
             return split(text, self.pattern)
+        import regex
+
         special_re = regex.compile("|".join(regex.escape(t) for t in sorted(self.allowed_special)))
         chunks: list[tuple[int, int]] = []
         pos = 0
@@ -412,6 +444,8 @@ class ChunkFinder:
 def with_chunks(enc: Encoding, chunks: list[tuple[int, int]] | None) -> Encoding:
     """`enc`, keeping the chunks found already (the chunk view then runs no split again)."""
     if chunks is not None:
+        import numpy as np
+
         spans = np.asarray(chunks, dtype=np.int64).reshape(-1, 2)
         enc.keep_chunk_spans(spans[:, 0].copy(), spans[:, 1].copy())
     return enc
@@ -428,6 +462,9 @@ def parse_tiktoken_bpe(data: bytes, *, source: str = "the file") -> dict[bytes, 
     >>> len(ranks), ranks[b"a"]
     (256, 97)
     """
+    import base64
+    import binascii
+
     from tokexplorer.core.files.file_budget import check_id, check_token_count
 
     # subtle: the lines are counted before they are split (one token a line): a file of newlines
@@ -487,6 +524,8 @@ def parse_gpt2_files(
     The ranks are the encoder's ids; vocab.bpe is checked against them (merge i makes rank 256+i),
     since tiktoken assumes ranks are merge priorities.
     """
+    import json
+
     decoder = gpt2_byte_decoder()
 
     def to_bytes(s: str) -> bytes:
