@@ -127,8 +127,6 @@ def _preload(with_numpy: bool) -> None:
 def _check_output(prefix: str) -> None:
     """Refuse an output prefix that names a folder, or whose folder is missing or not writable,
     before any time is spent training."""
-    import os
-    import tempfile
     from pathlib import Path
 
     if prefix.endswith(("/", os.sep)) or Path(prefix).is_dir():
@@ -138,9 +136,12 @@ def _check_output(prefix: str) -> None:
     folder = Path(prefix).parent
     if not folder.is_dir():
         raise TokexplorerError(f"the folder of -o {prefix} does not exist ({folder}); create it first")
-    try:  # subtle: os.access says yes to root on a read-only file system such as /sys
-        with tempfile.TemporaryFile(dir=folder):
-            pass
+    # subtle: os.access says yes to root on a read-only file system such as /sys, so a file is made
+    # (and removed); not with `tempfile`, whose import (random, shutil and more) costs more than this.
+    probe = folder / f".{Path(prefix).name}.{os.getpid()}.{os.urandom(4).hex()}.probe"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+        os.unlink(probe)
     except OSError as exc:
         raise TokexplorerError(f"cannot write into {folder} ({exc.strerror or exc}); choose another -o") from None
 

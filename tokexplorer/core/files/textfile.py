@@ -37,7 +37,6 @@ import errno
 import json
 import os
 import re
-import secrets
 import signal
 import stat
 import threading
@@ -176,7 +175,8 @@ def _write_temp(target: Path, data: bytes) -> Path:
         mode = stat.S_IMODE(old.st_mode)
     except FileNotFoundError:
         old, mode = None, 0o666 & ~_umask()
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")  # see _LEFTOVER
+    # (os.urandom, not secrets.token_hex: `secrets` imports hashlib and OpenSSL, tens of ms a command)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.{os.urandom(4).hex()}.tmp")  # see _LEFTOVER
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
                  | getattr(os, "O_CLOEXEC", 0), 0o600)
     try:

@@ -42,8 +42,7 @@ import codecs
 import functools
 import os
 from collections import Counter
-from dataclasses import dataclass
-from typing import Callable, Sequence
+from typing import Callable, NamedTuple, Sequence
 
 from tokexplorer.core.patterns import GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN
 from tokexplorer.core.tokenizer import TokexplorerError
@@ -64,8 +63,7 @@ PURE_PYTHON_VARIABLE = "TOKEXPLORER_PURE_PYTHON"
 CUT_WINDOW = 1 << 16  # (more than AFTER)
 
 
-@dataclass(frozen=True)
-class CorpusFiles:
+class CorpusFiles(NamedTuple):
     """The corpus as one stream of UTF-8 bytes: the files end to end, each without its UTF-8
     byte-order mark (as `textfile.read_text_file` reads them). Offsets are in this stream."""
 

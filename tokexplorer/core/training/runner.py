@@ -24,9 +24,8 @@ from __future__ import annotations
 import gc
 import operator
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, NamedTuple, Sequence
 
 from tokexplorer.core.tokenizer import TokexplorerError
 
@@ -35,9 +34,11 @@ if TYPE_CHECKING:
     from tokexplorer.core.training.bpe import MergeRecord
 
 
-@dataclass(frozen=True)
-class TrainingRequest:
-    """What to train: a corpus (files, or a text), an algorithm and its settings."""
+class TrainingRequest(NamedTuple):
+    """What to train: a corpus (files, or a text), an algorithm and its settings.
+
+    (NamedTuples here, not dataclasses: `dataclasses` imports `inspect`, which costs the command
+    line's `train` more than its start-up otherwise does.)"""
 
     name: str  # the tokenizer's name (in the window's picker; the output prefix on the command line)
     algorithm: str  # "bpe" or "sentencepiece"
@@ -46,15 +47,14 @@ class TrainingRequest:
     text: str | None = None  # the corpus itself
     pattern: str | None = None  # BPE: the split regex, None for bytes only (Basic)
     special_tokens: tuple[str, ...] = ()
-    sp_options: dict[str, object] = field(default_factory=dict)  # SentencePiece: every option
+    sp_options: dict[str, object] = {}  # SentencePiece: every option (never changed in place)
     encoding: str | None = None  # of the corpus files, when they are not UTF-8
     # BPE with a named pattern over files: the budget on the distinct chunks' MB (None: the default,
     # budgets.TRAIN_CHUNKS_LIMIT_MB); other runs hold the corpus whole (the caller checks its size)
     max_mb: float | None = None
 
 
-@dataclass(frozen=True)
-class SweepRequest:
+class SweepRequest(NamedTuple):
     """A vocab-size sweep (core.analysis.sweep) of the Plots panel: a corpus (a file, or a text), the
     vocab sizes, the split pattern, and the part held out for counting (None: the whole corpus).
     The reference tokenizers are counted by the window, which holds them."""
@@ -86,18 +86,19 @@ class Report:
         """SentencePiece has read `done` of `total` sentences (then it trains without a word)."""
 
 
-@dataclass
 class BpeRun:
     """What a BPE run learned."""
 
-    merges: dict[tuple[int, int], int]  # pair -> new id, in the order learned
-    total: int  # merges asked for
-    corpus_bytes: int  # the corpus in UTF-8
-    trained_bytes: int  # what the pattern matches of it (all of it without a pattern)
-    tokens: int  # the trained bytes' length in tokens after the merges
-    seconds: float  # from the corpus read (or, streamed, its first block) to the last merge
-    stopped: bool = False  # the report asked to stop
-    interrupted: bool = False  # Ctrl-C stopped it (only with keep_on_interrupt)
+    def __init__(self, merges: dict[tuple[int, int], int], total: int, corpus_bytes: int, trained_bytes: int,
+                 tokens: int, seconds: float):
+        self.merges = merges  # pair -> new id, in the order learned
+        self.total = total  # merges asked for
+        self.corpus_bytes = corpus_bytes  # the corpus in UTF-8
+        self.trained_bytes = trained_bytes  # what the pattern matches of it (all of it without a pattern)
+        self.tokens = tokens  # the trained bytes' length in tokens after the merges
+        self.seconds = seconds  # from the corpus read (or, streamed, its first block) to the last merge
+        self.stopped = False  # the report asked to stop
+        self.interrupted = False  # Ctrl-C stopped it (only with keep_on_interrupt)
 
     @property
     def ran_out(self) -> bool:

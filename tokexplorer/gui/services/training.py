@@ -289,7 +289,7 @@ class TrainingService(ChildService):
         description = "byte-level BPE trained here, " + ("bytes only" if request.pattern is None else "regex split")
         n_vocab = 256 + len(merges) + len(specials)
         if stopped or n_vocab != request.vocab_size:  # named by what it holds, not what was asked
-            self._request = request = dataclasses.replace(request, name=run_name(request, n_vocab, stopped=stopped))
+            self._request = request = request._replace(name=run_name(request, n_vocab, stopped=stopped))
         self._build(TrainedBpe(merges, request.pattern, specials, description), stopped)
 
     def _build_sentencepiece(self, model: bytes) -> None:

@@ -11,7 +11,6 @@ It does not train: the pattern preview splits a sample in a worker, time-boxed.
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 from typing import Callable
 
@@ -328,7 +327,7 @@ class TrainingForm(QWidget):
             if why is not None:
                 raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
                                        f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
-        return dataclasses.replace(request, name=run_name(request))
+        return request._replace(name=run_name(request))
 
     def say(self, text: str, *, error: bool = False) -> None:
         """Show a message below the buttons (red for an error)."""
