@@ -273,6 +273,25 @@ def test_save_after_a_restore_writes_without_asking_when_the_file_is_as_it_was(m
     wait_settled(qtbot, window)
 
 
+def test_the_record_follows_the_last_save(make_window, qtbot, tmp_path, isolated_settings):
+    """Saved, then edited again: the recovery file records the file as this save left it (a
+    restore then writes over its own save without asking, and asks after anyone else's)."""
+    path = tmp_path / "notes.txt"
+    path.write_text(ORIGINAL)
+    read = os.stat(path)
+    window = opened(make_window, qtbot, path)
+    assert window.documents.save() is True
+    saved = os.stat(path)  # "typed " longer than at the read
+    type_text(window.editor, "more ")
+    qtbot.waitUntil(lambda: window.state.modified)
+    qtbot.waitUntil(lambda: bool(recovery_files(isolated_settings))
+                    and "more" in recovery.load(recovery_files(isolated_settings)[0].read_bytes()).text)
+    rec = recovery.load(recovery_files(isolated_settings)[0].read_bytes())
+    assert rec.disk == (saved.st_mtime_ns, saved.st_size, saved.st_ino, saved.st_dev) != (
+        read.st_mtime_ns, read.st_size, read.st_ino, read.st_dev)
+    wait_settled(qtbot, window)
+
+
 def test_save_after_restoring_a_file_with_no_record_asks(make_window, qtbot, tmp_path, isolated_settings):
     """A recovery file from before the record (or a damaged one): nothing tells what the file was,
     so Save asks rather than writing over what may be another editor's change."""
