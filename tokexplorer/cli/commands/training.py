@@ -353,7 +353,7 @@ class _TrainReport(Report):
         # Check what can be checked before spending time on merges.
         model_text(BPETokenizer({}, self.pattern, _special_ids(self.specials, 256 + merges)))
 
-    def merged(self, records, done: int, total: int) -> bool:
+    def merged(self, steps, done: int, total: int) -> bool:
         self.progress(done, total)
         return False
 

@@ -187,32 +187,39 @@ def iter_records(steps: Iterable[MergeStep], corpus_bytes: int) -> Iterator[Merg
     >>> [r[2:] for r in iter_records(iter_train("aaabdaaabac", 258), 11)]
     [(b'aa', 4, 9), (b'aaa', 2, 7)]
     """
-    for batch in record_batches(([s] for s in steps), corpus_bytes):
-        yield from batch
+    records = RecordMaker(corpus_bytes)
+    for step in steps:
+        yield from records([step])
 
 
-def record_batches(batches: Iterable[list[MergeStep]], corpus_bytes: int) -> Iterator[list[MergeRecord]]:
-    """`iter_records` a batch of steps at a time (`iter_batches`), with no Python call per merge
-    but the new token's concatenation (the one step that depends on the merges before it).
+class RecordMaker:
+    """Batches of merge steps, in order, made into records (`iter_records` a batch at a time, for a
+    caller given batches: `iter_batches`), with no Python call per merge but the new token's
+    concatenation (the one step that depends on the merges before it).
 
-    >>> [[r.token for r in b] for b in record_batches(iter_batches([b"abc"], [2], 258), 6)]
+    >>> records = RecordMaker(6)
+    >>> [[r.token for r in records(batch)] for batch in iter_batches([b"abc"], [2], 258)]
     [[b'ab', b'abc']]
     """
-    vocab = [bytes([i]) for i in range(256)]  # id -> bytes
-    tokens = corpus_bytes
-    make = functools.partial(tuple.__new__, MergeRecord)
-    for batch in batches:
+
+    def __init__(self, corpus_bytes: int):
+        self.vocab = [bytes([i]) for i in range(256)]  # id -> bytes
+        self.tokens = corpus_bytes  # after the merges so far
+
+    def __call__(self, batch: list[MergeStep]) -> list[MergeRecord]:
+        vocab = self.vocab
         pairs = list(map(_PAIR, batch))
         for a, b in pairs:
             vocab.append(vocab[a] + vocab[b])
-        after = list(itertools.accumulate(map(_MERGED, batch), operator.sub, initial=tokens))
-        tokens = after[-1]
-        yield list(map(make, zip(map(_NEW_ID, batch), pairs, vocab[len(vocab) - len(batch):],
-                                 map(_COUNT, batch), after[1:])))
+        after = list(itertools.accumulate(map(_MERGED, batch), operator.sub, initial=self.tokens))
+        self.tokens = after[-1]
+        return list(map(_make_record, zip(map(_NEW_ID, batch), pairs, vocab[len(vocab) - len(batch):],
+                                          map(_COUNT, batch), after[1:])))
 
 
 _PAIR, _NEW_ID, _COUNT, _MERGED = (operator.itemgetter(MergeStep._fields.index(f))
                                    for f in ("pair", "new_id", "count", "merged"))
+_make_record = functools.partial(tuple.__new__, MergeRecord)  # from its fields, without a Python call
 
 
 def preview_chunks(sample: str, pattern: str, *, timeout: float = 0.25, limit: int = 200) -> list[str]:

@@ -67,6 +67,7 @@ class PipeReport(Report):
 
     def __init__(self, conn):
         self.conn = conn
+        self.records = None  # a bpe.RecordMaker, once merging starts
         self.batch: list = []
         self.last = time.monotonic()
         self.sentences_shown = 0.0
@@ -75,10 +76,13 @@ class PipeReport(Report):
         self.conn.send(("phase", what, done, total))
 
     def merging(self, merges: int, trained_bytes: int, corpus_bytes: int) -> None:
+        from tokexplorer.core.training.bpe import RecordMaker
+
+        self.records = RecordMaker(trained_bytes)
         self.conn.send(("start", merges, trained_bytes))
 
-    def merged(self, records, done: int, total: int) -> bool:
-        self.batch += records
+    def merged(self, steps, done: int, total: int) -> bool:
+        self.batch += self.records(steps)
         now = time.monotonic()
         if now - self.last >= BATCH_SECONDS or len(self.batch) >= BATCH_RECORDS:
             self.flush()

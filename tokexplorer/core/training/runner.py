@@ -2,7 +2,7 @@
 
 A run reads the corpus (files, or a text it is given), splits it by the pattern, learns the merges
 and says what it does through a `Report`: the phase it is in, the moment merging starts (with the
-corpus's size as training sees it), and the merges as `MergeRecord`s, a batch at a time (the
+corpus's size as training sees it), and the merges as `MergeStep`s, a batch at a time (the
 compiled merge loop's calls: no Python call per merge). A caller shows what it wants of that and
 may stop between batches (keeping what was learned):
 
@@ -31,7 +31,7 @@ from tokexplorer.core.tokenizer import TokexplorerError
 
 if TYPE_CHECKING:
     from tokexplorer.core.backends.sentencepiece_family import SentencePieceTokenizer
-    from tokexplorer.core.training.bpe import MergeRecord
+    from tokexplorer.core.training.bpe import MergeStep
 
 
 class TrainingRequest(NamedTuple):
@@ -77,9 +77,9 @@ class Report:
         """The corpus is read and split: `merges` to learn over `trained_bytes` (the bytes the
         pattern matches) of the corpus's `corpus_bytes`."""
 
-    def merged(self, records: list[MergeRecord], done: int, total: int) -> bool:
-        """A batch of merges was learned, the last the `done`th of `total`; True stops the run
-        here (the batch is kept)."""
+    def merged(self, steps: list[MergeStep], done: int, total: int) -> bool:
+        """A batch of merges was learned, the last the `done`th of `total` (`bpe.RecordMaker`
+        makes them records); True stops the run here (the batch is kept)."""
         return False
 
     def sentences(self, done: int, total: int) -> None:
@@ -134,7 +134,7 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
     would only scan them again and again (15% of the time): it is turned off here for good. A run
     is the last work of its process (the command, the window's trainer).
     """
-    from tokexplorer.core.training.bpe import check_vocab_size, count_chunks, iter_batches, record_batches
+    from tokexplorer.core.training.bpe import check_vocab_size, count_chunks, iter_batches
 
     gc.disable()
     n_special = len(request.special_tokens)
@@ -175,11 +175,11 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
     run = BpeRun({}, total, corpus_bytes, trained_bytes, trained_bytes, 0.0)
     done = 0
     try:
-        for records in record_batches(batches, trained_bytes):
-            run.merges.update(zip(map(_PAIR, records), map(_RANK, records)))
-            run.tokens = records[-1].tokens
-            done += len(records)
-            if report.merged(records, done, total):
+        for steps in batches:
+            run.merges.update(zip(map(_PAIR, steps), map(_NEW_ID, steps)))
+            run.tokens -= sum(map(_MERGED, steps))
+            done += len(steps)
+            if report.merged(steps, done, total):
                 run.stopped = True
                 break
     except KeyboardInterrupt:
@@ -190,7 +190,7 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
     return run
 
 
-_RANK, _PAIR = operator.itemgetter(0), operator.itemgetter(1)  # of a MergeRecord
+_PAIR, _NEW_ID, _MERGED = operator.itemgetter(2), operator.itemgetter(3), operator.itemgetter(5)  # of a MergeStep
 
 
 def streams(request: TrainingRequest) -> bool:
