@@ -687,18 +687,40 @@ static PyObject *Merger_merge(Merger *m, PyObject *arg)
     PyObject *out = PyList_New(made);
     if (!out)
         return NULL;
+    PyObject *total = PyLong_FromLongLong(m->total); /* the same in every tuple */
+    if (!total) {
+        Py_DECREF(out);
+        return NULL;
+    }
     for (Py_ssize_t i = 0; i < made; i++) {
+        /* (built field by field: Py_BuildValue parses its format again for every merge) */
         Result *r = &m->results[i];
-        PyObject *t = Py_BuildValue("(LL(KK)KLL)", (long long)r->step, (long long)m->total,
-                                    (unsigned long long)r->a, (unsigned long long)r->b,
-                                    (unsigned long long)r->new_id, (long long)r->count,
-                                    (long long)r->merged);
-        if (!t) {
+        PyObject *t = PyTuple_New(6), *pair = PyTuple_New(2);
+        if (t)
+            PyList_SET_ITEM(out, i, t);
+        if (!t || !pair) {
+            Py_XDECREF(pair);
+            Py_DECREF(total);
             Py_DECREF(out);
             return NULL;
         }
-        PyList_SET_ITEM(out, i, t);
+        PyTuple_SET_ITEM(pair, 0, PyLong_FromUnsignedLongLong(r->a));
+        PyTuple_SET_ITEM(pair, 1, PyLong_FromUnsignedLongLong(r->b));
+        PyTuple_SET_ITEM(t, 0, PyLong_FromLongLong(r->step));
+        Py_INCREF(total);
+        PyTuple_SET_ITEM(t, 1, total);
+        PyTuple_SET_ITEM(t, 2, pair);
+        PyTuple_SET_ITEM(t, 3, PyLong_FromUnsignedLongLong(r->new_id));
+        PyTuple_SET_ITEM(t, 4, PyLong_FromLongLong(r->count));
+        PyTuple_SET_ITEM(t, 5, PyLong_FromLongLong(r->merged));
+        for (int k = 0; k < 6; k++)
+            if (!PyTuple_GET_ITEM(t, k) || (k < 2 && !PyTuple_GET_ITEM(pair, k))) {
+                Py_DECREF(total);
+                Py_DECREF(out); /* (a tuple with a NULL item deallocates cleanly) */
+                return NULL;
+            }
     }
+    Py_DECREF(total);
     return out;
 }
 
