@@ -29,7 +29,7 @@ def test_a_copy_gives_back_the_ranks_and_extra(ranks, extra):
 
 def test_a_damaged_or_truncated_copy_is_refused():
     data = encode_copy({b"a": 0, b"bc": 1, b"\xff": 2}, {"pattern": "p"})
-    for bad in (data[:-1], data + b"x", data[:20], b"", b"TXVOCAB1" + data[8:],
+    for bad in (data[:-1], data + b"x", data[:20], b"", b"TXVOCAB2" + data[8:],
                 data[:60] + bytes([data[60] ^ 1]) + data[61:]):
         assert decode_copy(bad) is None
 
@@ -183,3 +183,30 @@ def test_a_builtin_read_from_its_copy_is_the_shipped_file_parsed(name, data, tmp
     read, _ = registry._cached_ranks(name, (data,), lambda d: pytest.fail("parsed again"))
     assert built == read == expected
     assert list(read.items())[:3] == list(expected.items())[:3]  # the order kept too
+
+
+@pytest.mark.parametrize("name", ["llama-sp", "deepseek-v4", "tekken", "gpt2"])
+def test_a_builtin_made_from_its_copy_is_the_one_made_from_the_files(name, tmp_path, monkeypatch):
+    """The second start's tokenizer (the copy's table and facts; deepseek-v4's tables made when
+    first asked for) is the first start's: vocabulary, special tokens, tokens' bytes, merges,
+    what it declares, and its encodings."""
+    monkeypatch.setenv("TOKEXPLORER_CACHE", str(tmp_path))
+    monkeypatch.setattr(registry, "_cache", {})
+    first = registry.get_builtin(name)
+    monkeypatch.setattr(registry, "_cache", {})
+    second = registry.get_builtin(name)
+    assert first is not second
+    assert second.n_vocab == first.n_vocab and second.special_tokens == first.special_tokens
+    assert (second.normalizes, second.split_pattern, second.has_merges) == \
+        (first.normalizes, first.split_pattern, first.has_merges)
+    ids = list(range(0, first.n_vocab, 997)) + sorted(first.special_tokens.values())[:50]
+    assert [second.token_bytes(i) for i in ids] == [first.token_bytes(i) for i in ids]
+    text = "Hello wörld 👋 <s>ok</s> <|endoftext|>\n  x"
+    for policy in ("none", "all"):
+        a, b = first.encode(text, allowed_special=policy), second.encode(text, allowed_special=policy)
+        assert b.ids == a.ids and list(b) == list(a)
+        assert second.encode_ids(text, allowed_special=policy) == a.ids
+    assert type(second.locality()) is type(first.locality())
+    if first.has_merges:
+        (word,) = first.encode_ids(" tokenizer's")[:1]
+        assert second.merge_tree(word) == first.merge_tree(word)

@@ -181,14 +181,16 @@ def _llama_sp() -> Tokenizer:
     def build(model: bytes) -> tuple[dict[bytes, int], dict]:
         made.append(SentencePieceTokenizer(model, name="llama-sp", source=info.source,
                                            description=info.description))
-        return {}, {"specials": made[0].special_tokens}  # no ranks: the copy keeps the file's stamp
+        # the copy keeps the file's stamp and, as its table, the special tokens
+        return {token.encode("utf-8"): i for token, i in made[0].special_tokens.items()}, {}
 
-    _, extra = _cached_ranks("llama-sp", (LLAMA_SP,), build)
+    specials, _ = _cached_ranks("llama-sp", (LLAMA_SP,), build)
     if made:
         return made[0]
     # The model file is the one checked before (its stamp): read as sentencepiece reads it.
     return SentencePieceTokenizer(LLAMA_SP.location().read_bytes(), name="llama-sp", source=info.source,
-                                  description=info.description, special_tokens=extra["specials"])
+                                  description=info.description,
+                                  special_tokens={token.decode("utf-8"): i for token, i in specials.items()})
 
 
 def _deepseek_v4() -> Tokenizer:

@@ -16,11 +16,11 @@ The copy carries the CRC-32 of its own payload, checked at every read (1 ms for 
 truncated or foreign copy is ignored and written again. A checksum, not a cryptographic hash: it
 guards against damage, and no hash would guard against someone who can write the user's cache
 (they could write a matching hash as well); the shipped files' sha256 is what ties a copy to the
-vocabulary tokexplorer expects. (hashlib is not even imported on such a start: 4 ms.) It holds no code and is never unpickled: a header, a
-small JSON object (the shipped files' stamps, and what else the loader needs: a split pattern,
-special tokens), the token bytes' end offsets and ranks as little-endian uint32 arrays (the ranks
-left out when they are 0, 1, 2... in order, as shipped vocabularies have them), and the token bytes
-end to end. Reading it needs no numpy.
+vocabulary tokexplorer expects. (hashlib is not even imported on such a start: 4 ms.) It holds no code and is never unpickled: a header, the shipped
+files' stamps as little-endian uint64s, a small JSON object for what else the loader needs (a split
+pattern, special tokens), the token bytes' end offsets and ranks as little-endian uint32 arrays
+(the ranks left out when they are 0, 1, 2... in order, as shipped vocabularies have them), and the
+token bytes end to end. Reading it needs no numpy, and no json when there is nothing else.
 
 Where: `TOKEXPLORER_CACHE` if set (empty: no cache at all), else the platform's cache folder
 (`%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS, `$XDG_CACHE_HOME` or `~/.cache`
@@ -33,7 +33,6 @@ It does not decide what is cached: `core.registry` wraps each built-in's parse w
 
 from __future__ import annotations
 
-import json
 import os
 import struct
 import sys
@@ -43,9 +42,12 @@ from array import array
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
-MAGIC = b"TXVOCAB2"
+MAGIC = b"TXVOCAB3"
 # magic, token count, payload length, CRC-32 of the payload
 _HEADER = struct.Struct("<8sQQI")
+# before the arrays: whether the ranks are 0..n-1 in order, how many stamps, the extra JSON's length
+_META = struct.Struct("<QQQ")
+NO_STAMP = [0] * 5  # a stamp not kept (`_settled_stamp`)
 Ranks = dict[bytes, int]
 Stamp = list[int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
 RACY_SECONDS = 2.0  # a file changed this recently is hashed again at the next start
@@ -111,10 +113,14 @@ def encode_copy(ranks: Ranks, extra: dict, stamps: Sequence[Stamp | None] = ()) 
     if end >= 1 << 32 or max(ranks.values(), default=0) >= 1 << 32:
         raise ValueError("a vocabulary too big for the compact copy")
     ordered = all(r == i for i, r in enumerate(ranks.values()))
-    meta = json.dumps({"extra": extra, "stamps": list(stamps), "ordered": ordered},
-                      ensure_ascii=False).encode("utf-8")
-    payload = b"".join([struct.pack("<Q", len(meta)), meta, _uint32(ends),
-                        b"" if ordered else _uint32(ranks.values()), *tokens])
+    extra_json = b"{}"
+    if extra:
+        import json
+
+        extra_json = json.dumps(extra, ensure_ascii=False).encode("utf-8")
+    stamp_words = [word for st in stamps for word in (st or NO_STAMP)]
+    payload = b"".join([_META.pack(ordered, len(stamps), len(extra_json)), struct.pack(f"<{len(stamp_words)}Q", *stamp_words),
+                        extra_json, _uint32(ends), b"" if ordered else _uint32(ranks.values()), *tokens])
     return _HEADER.pack(MAGIC, len(tokens), len(payload), zlib.crc32(payload)) + payload
 
 
@@ -126,20 +132,29 @@ def read_copy(data: bytes) -> tuple[Ranks, dict, list[Stamp | None]] | None:
     payload = memoryview(data)[_HEADER.size:]
     if magic != MAGIC or len(payload) != length or zlib.crc32(payload) != checksum:
         return None
-    (meta_length,) = struct.unpack_from("<Q", payload)
-    at = 8 + meta_length
-    meta = json.loads(bytes(payload[8:at]))
+    if len(payload) < _META.size:
+        return None
+    ordered, n_stamps, extra_length = _META.unpack_from(payload)
+    at = _META.size + 40 * n_stamps
+    words = struct.unpack_from(f"<{5 * n_stamps}Q", payload, _META.size)
+    stamps = [list(words[k:k + 5]) for k in range(0, len(words), 5)]
+    extra = {}
+    if bytes(payload[at:at + extra_length]) != b"{}":
+        import json  # (only for a vocabulary with more than its tokens: a pattern, specials)
+
+        extra = json.loads(bytes(payload[at:at + extra_length]))
+    at += extra_length
     ends = _read_uint32(payload[at:at + 4 * n])
     at += 4 * n
     ranks: Sequence[int] = range(n)
-    if not meta["ordered"]:
+    if not ordered:
         ranks = _read_uint32(payload[at:at + 4 * n])
         at += 4 * n
     blob = bytes(payload[at:])
     if (ends[-1] if n else 0) != len(blob) or len(ends) != n or len(ranks) != n:
         return None
     starts = [0] + ends[:-1]
-    return dict(zip([blob[a:b] for a, b in zip(starts, ends)], ranks)), meta["extra"], meta["stamps"]
+    return dict(zip([blob[a:b] for a, b in zip(starts, ends)], ranks)), extra, [None if st == NO_STAMP else st for st in stamps]
 
 
 def decode_copy(data: bytes) -> tuple[Ranks, dict] | None:
@@ -180,7 +195,7 @@ def cached(name: str, sources: Sequence[Source], build: Callable[..., tuple[Rank
     if path is not None:
         try:
             found = read_copy(path.read_bytes())
-        except (OSError, ValueError, KeyError, TypeError):  # missing, unreadable, or not our JSON
+        except (OSError, ValueError, struct.error):  # missing, unreadable, or JSON that does not parse
             found = None
         if found is not None and None not in stamps and found[2] == stamps:
             return found[0], found[1]
