@@ -9,18 +9,21 @@ keep that stamp: the kernel sets the change time on every write and on every cha
 times (it cannot be set back), and a reinstalled package is new files (new inodes). A stamp is not
 kept when the file changed within the last `RACY_SECONDS` (a file system with coarse times could
 take a write in the same tick), nor when it moved during the read; that file is hashed at every
-start until it is older. The copy is named by the expected hashes, so a changed package never
-meets an old copy.
+start until it is older. (On Windows st_ctime is the creation time: there a rewrite of the same
+size with its modification time set back would go unseen; a reinstall or an ordinary edit is
+seen.) The copy is named by the expected hashes, so a changed package never meets an old copy.
 
 The copy carries the CRC-32 of its own payload, checked at every read (1 ms for 4 MB): a damaged,
 truncated or foreign copy is ignored and written again. A checksum, not a cryptographic hash: it
 guards against damage, and no hash would guard against someone who can write the user's cache
 (they could write a matching hash as well); the shipped files' sha256 is what ties a copy to the
-vocabulary tokexplorer expects. (hashlib is not even imported on such a start: 4 ms.) It holds no code and is never unpickled: a header, the shipped
-files' stamps as little-endian uint64s, a small JSON object for what else the loader needs (a split
-pattern, special tokens), the token bytes' end offsets and ranks as little-endian uint32 arrays
-(the ranks left out when they are 0, 1, 2... in order, as shipped vocabularies have them), and the
-token bytes end to end. Reading it needs no numpy, and no json when there is nothing else.
+vocabulary tokexplorer expects. (hashlib is not even imported on such a start: 4 ms.)
+
+It holds no code and is never unpickled: a header, the shipped files' stamps as little-endian
+uint64s, a small JSON object for what else the loader needs (a split pattern, special tokens), the
+token bytes' end offsets and ranks as little-endian uint32 arrays (the ranks left out when they are
+0, 1, 2... in order, as shipped vocabularies have them), and the token bytes end to end. Reading it
+needs no numpy, and no json when there is nothing else.
 
 Where: `TOKEXPLORER_CACHE` if set (empty: no cache at all), else the platform's cache folder
 (`%LOCALAPPDATA%` on Windows, `~/Library/Caches` on macOS, `$XDG_CACHE_HOME` or `~/.cache`
