@@ -80,7 +80,7 @@ class TiktokenTokenizer:
     def _bytes(self) -> list[bytes | None]:
         top = max(max(self._ranks.values(), default=0), max(self._specials.values(), default=0))
         tokens = list(self._ranks)
-        if all(r == i for i, r in enumerate(self._ranks.values())):  # ranks 0..n-1 in order, as shipped
+        if list(self._ranks.values()) == list(range(len(tokens))):  # ranks 0..n-1 in order, as shipped
             table: list[bytes | None] = tokens + [None] * (top + 1 - len(tokens))
         else:
             table = [None] * (top + 1)
@@ -94,8 +94,12 @@ class TiktokenTokenizer:
     def _lengths(self) -> np.ndarray:
         import numpy as np
 
-        return np.fromiter((0 if t is None else len(t) for t in self._bytes), dtype=np.int32,
-                           count=len(self._bytes))
+        lengths = np.zeros(len(self._bytes), dtype=np.int32)
+        ranks = np.fromiter(self._ranks.values(), dtype=np.int64, count=len(self._ranks))
+        lengths[ranks] = np.fromiter(map(len, self._ranks), dtype=np.int32, count=len(self._ranks))
+        for token, rank in self._specials.items():
+            lengths[rank] = len(token.encode("utf-8"))
+        return lengths
 
     @functools.cached_property
     def _special_ids(self) -> np.ndarray:
