@@ -210,3 +210,38 @@ def test_a_builtin_made_from_its_copy_is_the_one_made_from_the_files(name, tmp_p
     if first.has_merges:
         (word,) = first.encode_ids(" tokenizer's")[:1]
         assert second.merge_tree(word) == first.merge_tree(word)
+
+
+def test_a_checked_tokenizer_json_makes_its_tables_once_from_any_first_use(tmp_path, monkeypatch):
+    """deepseek-v4 from its copy: whichever table is asked for first (merges under the merge
+    lock included), the file's JSON is parsed once, and threads asking at once share it."""
+    import json as json_module
+    import threading
+
+    monkeypatch.setenv("TOKEXPLORER_CACHE", str(tmp_path))
+    monkeypatch.setattr(registry, "_cache", {})
+    registry.get_builtin("deepseek-v4")  # the first start: the copy written
+    parses = []
+    real_loads = json_module.loads
+
+    def counting_loads(data, *args, **kwargs):
+        parses.append(len(data))
+        return real_loads(data, *args, **kwargs)
+
+    for first_use in ("_made_by", "token_bytes", "n_vocab"):
+        monkeypatch.setattr(registry, "_cache", {})
+        tok = registry.get_builtin("deepseek-v4")
+        assert "_strings" not in vars(tok)
+        monkeypatch.setattr(json_module, "loads", counting_loads)
+        parses.clear()
+        if first_use == "_made_by":
+            threads = [threading.Thread(target=tok._made_by, daemon=True) for _ in range(4)]
+            [t.start() for t in threads]
+            [t.join(60) for t in threads]
+            assert not any(t.is_alive() for t in threads)
+        elif first_use == "token_bytes":
+            assert tok.token_bytes(33310) == b"hello"
+        else:
+            assert tok.n_vocab == 129280
+        assert len([n for n in parses if n > 1_000_000]) == 1
+        monkeypatch.setattr(json_module, "loads", real_loads)

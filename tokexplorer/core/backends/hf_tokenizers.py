@@ -229,6 +229,7 @@ class TokenizersTokenizer:
         # Offsets are only read where the tokens' bytes may not be the text (`_place`).
         self._needs_offsets = not self.byte_level or self.normalizes is not None
         self._lock = threading.Lock()
+        self._tables_lock = threading.Lock()  # (its own: `_made_by` holds `_lock` and may need a table)
 
     # The per-token tables `_build_tables` makes: from a checked file, made at the first use.
     _TABLES = frozenset({"_strings", "_valid", "_is_byte", "_bytes", "_table", "_lengths", "_special_ids",
@@ -237,7 +238,7 @@ class TokenizersTokenizer:
     def __getattr__(self, name: str):
         # (only called for attributes not set: the tables of a tokenizer `from_checked_file`)
         if name in TokenizersTokenizer._TABLES and "_spec_path" in self.__dict__:
-            with self._lock:
+            with self._tables_lock:
                 if name not in self.__dict__:
                     model = json.loads(self._spec_path.read_bytes())["model"]
                     self._merges_source = model.get("merges") if self.has_merges else None
