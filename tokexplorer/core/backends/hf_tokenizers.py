@@ -203,6 +203,7 @@ class TokenizersTokenizer:
         library.no_truncation()
         library.no_padding()
         self.config = config or {}  # tokenizer_config.json, for views that need more of it
+        self.facts = facts  # what the file's pipeline is (`pipeline_facts`)
         if self.config:
             _add_config_tokens(library, self.config)
         self._library = library
