@@ -99,7 +99,7 @@ class SentencePieceTokenizer:
 
     @functools.cached_property
     def _pieces(self) -> list[str]:
-        return self._sp.IdToPiece(list(range(self._n)))
+        return self._sp.id_to_piece(list(range(self._n)))  # (one call for the list)
 
     @functools.cached_property
     def _token_bytes(self) -> list[bytes]:
