@@ -24,7 +24,7 @@ def test_a_corpus_over_the_old_size_budget_trains_in_worker_processes_to_the_who
     """Two files, over a corpus budget of 1,000 bytes, counted by spawned workers in small blocks:
     the files written are those of the core trained on the concatenated text."""
     monkeypatch.setitem(budgets.TRAIN_LIMIT_MB, "bpe", 0.001)
-    monkeypatch.setattr(counting, "PARALLEL_MIN", 0)
+    monkeypatch.setattr(counting, "SPAWN_SECONDS", -1.0)
     monkeypatch.setattr(counting, "BLOCK_MIN", 20_000)
     paths = [corpora / "en/taylorswift.txt", corpora / "multilingual/ja_wagahaiwa_nekodearu.txt"]
     code, out, err = run(capsys, "train", *paths, "--vocab-size", 500, "--pattern", pattern, "-o", tmp_path / "m")

@@ -201,3 +201,21 @@ def test_the_ascii_forms_split_every_short_ascii_string_as_the_patterns_do():
 def test_the_ascii_forms_split_ascii_text_as_the_patterns_do(text, name):
     pattern = NAMED_PATTERNS[name]
     assert ascii_twin(pattern).findall(text.encode()) == [c.encode() for c in compile_pattern(pattern).findall(text)]
+
+
+def test_worker_processes_count_only_what_one_core_would_count_for_longer(corpora, tmp_path):
+    """English and ASCII code count in this process whatever their size here (the compiled split
+    outruns starting workers); text that is mostly not ASCII (`regex`) in workers from a few MB."""
+    from tokexplorer.core.training.counting import _parallel_pays
+
+    def corpus(rel: str, mb: int) -> CorpusFiles:
+        data = (corpora / rel).read_bytes()
+        path = tmp_path / Path(rel).name
+        path.write_bytes(data * (mb * 1_000_000 // len(data) + 1))
+        return open_corpus([str(path)])
+
+    gpt4 = NAMED_PATTERNS["gpt4"]
+    assert not _parallel_pays(open_corpus([str(corpora / "en/tinyshakespeare.txt")]), gpt4)
+    assert not _parallel_pays(corpus("code/cpython311_typing.py", 8), gpt4)
+    assert _parallel_pays(corpus("multilingual/ja_wagahaiwa_nekodearu.txt", 3), gpt4)
+    assert not _parallel_pays(corpus("multilingual/ja_wagahaiwa_nekodearu.txt", 1), gpt4)

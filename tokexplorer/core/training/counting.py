@@ -22,9 +22,10 @@ pattern): one thread splits and counts at about 5 MB/s; `bpe.count_chunks`' thre
 4.8 s of CPU, slower than one thread (3.9 s): building the chunk strings needs the lock, so the
 threads take turns. Worker processes share nothing and run on every core (two workers used 5.0 s
 of CPU where one process used 4.4 s). They are spawned (the app spawns everywhere, so macOS and
-Windows behave the same) and import only this module and the patterns; below `PARALLEL_MIN`
-bytes, or in a daemon process (the window's trainer, which may not have children), the blocks are
-counted in this process, one at a time. Inside a block, a piece that is all ASCII (most of source
+Windows behave the same) and import only this module and the patterns. When one core would count
+the corpus sooner than they start (`_parallel_pays`: 1.1 MB of English, 8 MB of ASCII code), or
+in a daemon process (the window's trainer, which may not have children), the blocks are counted
+in this process, one at a time. Inside a block, a piece that is all ASCII (most of source
 code and English prose) is split and counted with no Python object per chunk by the compiled
 `_count.ChunkCounts` under GPT-4's pattern (tinyshakespeare's 1.1 MB in 10 ms, where `regex`
 took 0.15 s), and under GPT-2's and o200k's by the standard library's `re` with the pattern's
@@ -52,9 +53,16 @@ from tokexplorer.core.tokenizer import TokexplorerError
 # its block's text plus the chunks of a `patterns.PIECE_SIZE` piece of it.
 BLOCK_MIN = 1 << 20
 BLOCK_MAX = 8 << 20
-# Corpora smaller than this are counted in this process: starting a worker (a fresh interpreter
-# importing `regex`) costs about what one core splits of this much text.
-PARALLEL_MIN = 2 << 20
+# Worker processes count a corpus when they save time (`_parallel_pays`), measured on this 2-core
+# machine, GPT-4 pattern: two halve one core's counting at best, but starting them (a spawned
+# interpreter importing this module, until it counts) takes SPAWN_SECONDS (0.15 s quiet, 0.3 s with
+# the other core busy), and their counts come back pickled and are merged here, RETURN_SECONDS_PER_MB
+# of corpus (30 MB of ASCII source code: 0.6 s in this process, 1.0 s with two workers). One core's
+# seconds a MB: ASCII text by the compiled split 0.011, by an `ascii_twin` 0.07, other text by
+# `regex` 0.24 (the shared corpora's 7.4 MB of pieces with a non-ASCII character; on a busy machine).
+SPAWN_SECONDS = 0.15
+RETURN_SECONDS_PER_MB = 0.015
+SECONDS_PER_MB = {"compiled": 0.011, "twin": 0.07, "regex": 0.24}
 # The patterns cut by `_is_cut`'s loose rule (their regexes): GPT-4's and o200k's.
 LOOSE_PATTERNS = frozenset({GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN})
 # Set to 1, it makes training count and merge in Python, not in the compiled modules (`bpe.merge_loop`).
@@ -355,7 +363,7 @@ def count_corpus(corpus: CorpusFiles, pattern: str, *, max_unique_mb: float | No
     """
     size = corpus.size
     if workers is None:
-        workers = 1 if size < PARALLEL_MIN else _workers()
+        workers = _workers() if _parallel_pays(corpus, pattern) else 1
     if block_size is None:
         block_size = min(BLOCK_MAX, max(BLOCK_MIN, size // (4 * workers) + 1))
     blocks = plan_blocks(corpus, block_size, loose=pattern in LOOSE_PATTERNS)
@@ -384,6 +392,29 @@ def count_corpus(corpus: CorpusFiles, pattern: str, *, max_unique_mb: float | No
             pool.terminate()
             pool.join()
     return counts.chunks(), counts.counts()
+
+
+def _parallel_pays(corpus: CorpusFiles, pattern: str, samples: int = 16) -> bool:
+    """Whether counting the corpus in worker processes takes less time than in this one: one core's
+    time estimated from the corpus's size and the share of `samples` pieces spread over it that
+    are ASCII (split without `regex`), halved, against the workers' start and return.
+    Measured: tinyshakespeare (1.1 MB) and 8 MB of ASCII code count here (8 MB: 0.86 s for the whole
+    `train`, 1.64 s with workers), the shared corpora's 9 MB, mostly not ASCII, in workers (2.82 s,
+    3.17 s here).
+
+    >>> _parallel_pays(CorpusFiles(("x",), (0,), (100_000,)), GPT4_SPLIT_PATTERN)  # (not read: too small)
+    False
+    """
+    mb = corpus.size / 1e6
+    cost = SPAWN_SECONDS + mb * RETURN_SECONDS_PER_MB
+    if mb * SECONDS_PER_MB["regex"] / 2 <= cost:
+        return False  # whatever the text
+    step = corpus.size // samples
+    ascii_share = sum(corpus.read(i * step, PIECE_BYTES).isascii() for i in range(samples)) / samples
+    compiled = pattern == GPT4_SPLIT_PATTERN and not isinstance(chunk_counts(), PyChunkCounts)
+    fast = "compiled" if compiled else "twin" if ascii_twin(pattern) is not None else "regex"
+    one_core = mb * (ascii_share * SECONDS_PER_MB[fast] + (1 - ascii_share) * SECONDS_PER_MB["regex"])
+    return one_core / 2 > cost
 
 
 def _workers() -> int:
