@@ -49,3 +49,15 @@ def test_a_custom_pattern_still_holds_the_corpus_and_keeps_its_size_budget(tmp_p
     code, _, err = run(capsys, "train", corpora / "en/tinyshakespeare.txt", "--vocab-size", 300,
                        "--pattern", r"\S+|\s+", "--max-mb", 0.05, "-o", tmp_path / "m")
     assert code == 1 and "the corpus is 1 MB, over BPE training's budget of 0.05 MB" in err, err
+
+
+def test_the_files_written_without_a_tokenizer_are_the_tokenizers_files(tmp_path, capsys, corpora):
+    """`train` writes PREFIX.model and PREFIX.vocab from the merges (files.minbpe.model_parts), special
+    tokens included: byte for byte what the tokenizer trained on the same text writes."""
+    path = corpora / "unicode/blns.txt"  # control characters, broken UTF-8 tokens: escaped in the .vocab
+    code, _, err = run(capsys, "train", path, "--vocab-size", 700, "--special", "<|end|>", "--special", "<|pad|>=800",
+                       "-o", tmp_path / "m")
+    assert code == 0, err
+    tok = train(path.read_bytes().decode("utf-8"), 700, pattern="gpt4", special_tokens={"<|end|>": 698, "<|pad|>": 800})
+    want = minbpe_files(tok, tmp_path / "m")
+    assert {p: p.read_bytes() for p in want} == want and b"<|pad|> 800" in want[tmp_path / "m.model"]

@@ -265,21 +265,26 @@ def run_train(args: argparse.Namespace) -> int:
                               special_tokens=tuple(specials), encoding=args.encoding, max_mb=args.max_mb)
     run = run_bpe(request, _TrainReport(pattern, specials, preload), keep_on_interrupt=True)
     with _interrupts_held() as late:  # the merges are learned: Ctrl-C from here on waits for the files
-        from tokexplorer.core.backends.trained_bpe import BPETokenizer
-        from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, tiktoken_file
+        from tokexplorer.core.files.minbpe import gpt2_files, minbpe_files, model_parts, tiktoken_file
 
         merges, n_bytes, kept, tokens = run.merges, run.corpus_bytes, run.trained_bytes, run.tokens
-        tok = BPETokenizer(merges, pattern, _special_ids(specials, 256 + len(merges)), name=args.output)
-        files = minbpe_files(tok, args.output)
-        if args.tiktoken:
-            files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
-        if args.gpt2:
-            files.update(gpt2_files(tok, f"{args.output}-gpt2"))
+        # the files from the merges, without building a tokenizer (only the other formats need one)
+        parts = model_parts(merges, pattern, _special_ids(specials, 256 + len(merges)))
+        files = minbpe_files(parts, args.output)
+        if args.tiktoken or args.gpt2:
+            from tokexplorer.core.backends.trained_bpe import BPETokenizer
+
+            tok = BPETokenizer(merges, pattern, parts.special_tokens, name=args.output)
+            if args.tiktoken:
+                files.update(tiktoken_file(tok, f"{args.output}.tiktoken"))
+            if args.gpt2:
+                files.update(gpt2_files(tok, f"{args.output}-gpt2"))
         written, moved = write_outputs(files, args.output, run.interrupted)
+    n_vocab = max(parts.vocab) + 1
     summary = {
         "algorithm": "bpe", "mode": "basic" if pattern is None else "regex", "pattern": pattern,
-        "merges": len(merges), "requested_merges": total, "vocab_size": tok.n_vocab,
-        "special_tokens": tok.special_tokens, "seconds": round(run.seconds, 3), "merge_loop": merge_loop(),
+        "merges": len(merges), "requested_merges": total, "vocab_size": n_vocab,
+        "special_tokens": parts.special_tokens, "seconds": round(run.seconds, 3), "merge_loop": merge_loop(),
         "corpus_bytes": n_bytes, "dropped_bytes": n_bytes - kept, "corpus_tokens": tokens,
         "compression": round(kept / tokens, 4) if tokens else None,
         "stopped": "interrupted" if run.interrupted else "no pair left" if run.ran_out else None,
@@ -289,13 +294,13 @@ def run_train(args: argparse.Namespace) -> int:
         print_json(summary)
     else:
         print(f"learned {len(merges)} merges in {run.seconds:.2f} s (merge loop: {merge_loop()}): "
-              f"vocab size {tok.n_vocab}")
+              f"vocab size {n_vocab}")
         if run.interrupted:
             where = (f" in {moved}.model; the complete model at {args.output} is unchanged"
                      if moved else "")
             print(f"interrupted: kept the {len(merges)} merges learned so far{where}")
         elif run.ran_out:
-            print(f"stopped early: no pair left to merge; the vocab size reached is {tok.n_vocab} "
+            print(f"stopped early: no pair left to merge; the vocab size reached is {n_vocab} "
                   f"(asked for {args.vocab_size})")
         left_out = f" ({n_bytes - kept} more left out by the pattern)" if kept < n_bytes else ""
         print(f"corpus: {kept} bytes{left_out} -> {tokens} tokens, compression ratio "
@@ -347,11 +352,10 @@ class _TrainReport(Report):
                   f"{corpus_bytes:,} bytes (text it does not match): they are not trained on, and encoding "
                   "drops such text (minbpe does too)", file=sys.stderr)
         self.preload.join()
-        from tokexplorer.core.backends.trained_bpe import BPETokenizer
-        from tokexplorer.core.files.minbpe import model_text
+        from tokexplorer.core.files.minbpe import model_parts, model_text
 
         # Check what can be checked before spending time on merges.
-        model_text(BPETokenizer({}, self.pattern, _special_ids(self.specials, 256 + merges)))
+        model_text(model_parts({}, self.pattern, _special_ids(self.specials, 256 + merges)))
 
     def merged(self, steps, done: int, total: int) -> bool:
         self.progress(done, total)

@@ -23,13 +23,47 @@ import json
 import os
 import unicodedata
 from pathlib import Path
+from typing import NamedTuple
 
 from tokexplorer.core.backends.trained_bpe import BPETokenizer
 from tokexplorer.core.patterns import compile_pattern
 from tokexplorer.core.files.textfile import write_set
-from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.tokenizer import MAX_SPECIAL_GAP, TokexplorerError
 
 MAGIC = "minbpe v1"
+
+
+class ModelParts(NamedTuple):
+    """What a `.model` and a `.vocab` hold of a tokenizer: its merges (pair -> new id, in the order
+    learned), every token's bytes (id -> bytes), its split pattern and special tokens. A
+    BPETokenizer has the same four attributes; `model_parts` makes them for merges just learned,
+    without building one (`tokexplorer train` only writes its model: the checks and the encoder
+    a tokenizer builds would cost it more than its files)."""
+
+    merges: dict[tuple[int, int], int]
+    vocab: dict[int, bytes]
+    split_pattern: str | None
+    special_tokens: dict[str, int]
+
+
+def model_parts(merges: dict[tuple[int, int], int], pattern: str | None,
+                special_tokens: dict[str, int]) -> ModelParts:
+    """The parts of a model from merges that follow each other (merge i makes 256 + i from known ids).
+
+    >>> parts = model_parts({(104, 105): 256}, None, {"<|end|>": 257})
+    >>> parts.vocab[256], parts.vocab[257]
+    (b'hi', b'<|end|>')
+    """
+    vocab = [bytes([i]) for i in range(256)]  # id -> bytes
+    for a, b in merges:
+        vocab.append(vocab[a] + vocab[b])
+    for token, token_id in special_tokens.items():  # (below the merges: `assign_special_ids` refuses)
+        if token_id > len(vocab) + MAX_SPECIAL_GAP:
+            raise TokexplorerError(f"special token {token!r} has id {token_id:,}; special ids run from "
+                                   f"{len(vocab)} to {len(vocab) + MAX_SPECIAL_GAP:,} here")
+    by_id = dict(enumerate(vocab))
+    by_id.update((i, token.encode("utf-8")) for token, i in special_tokens.items())
+    return ModelParts(merges, by_id, pattern, dict(special_tokens))
 
 
 def is_minbpe_model(head: bytes) -> bool:
@@ -41,7 +75,7 @@ def is_minbpe_model(head: bytes) -> bool:
     return head.startswith(MAGIC.encode()) and head[len(MAGIC):len(MAGIC) + 1] in (b"\n", b"\r")
 
 
-def model_text(tok: BPETokenizer) -> str:
+def model_text(tok: BPETokenizer | ModelParts) -> str:
     """The `.model` file's text for a tokenizer.
 
     >>> print(model_text(BPETokenizer({(104, 105): 256}, None, {"<|end|>": 257})), end="")
@@ -78,24 +112,30 @@ def render_token(data: bytes) -> str:
     text = data.decode("utf-8", errors="replace")
     if text.isprintable():  # most tokens: every category C character is unprintable
         return text
+    return _escaped(text)
+
+
+def _escaped(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c).startswith("C") else c
                    for c in text)
 
 
-def vocab_text(tok: BPETokenizer) -> str:
+def vocab_text(tok: BPETokenizer | ModelParts) -> str:
     """The `.vocab` file's text: every token, merges shown with their two parts.
 
     >>> vocab_text(BPETokenizer({(104, 105): 256}, None)).splitlines()[-1]
     '[h][i] -> [hi] 256'
     """
-    shown = {i: render_token(data) for i, data in tok.vocab.items()}  # each token rendered once
+    # each token rendered once (render_token's two steps, without a Python call for most tokens)
+    texts = [data.decode("utf-8", errors="replace") for data in tok.vocab.values()]
+    shown = dict(zip(tok.vocab, [t if t.isprintable() else _escaped(t) for t in texts]))
     lines = [f"[{shown[i]}] {i}" for i in range(256)]
     lines += [f"[{shown[a]}][{shown[b]}] -> [{shown[new]}] {new}" for (a, b), new in tok.merges.items()]
     lines += [f"[{shown[i]}] {i}" for i in tok.special_tokens.values()]
     return "\n".join(lines) + "\n"
 
 
-def minbpe_files(tok: BPETokenizer, prefix: str | os.PathLike) -> dict[Path, bytes]:
+def minbpe_files(tok: BPETokenizer | ModelParts, prefix: str | os.PathLike) -> dict[Path, bytes]:
     """PREFIX.model and PREFIX.vocab: path -> content (nothing written)."""
     model = model_text(tok).encode("utf-8")  # checked before anything is written
     return {Path(f"{os.fspath(prefix)}.model"): model,
