@@ -87,6 +87,26 @@ def test_the_windows_splice_equals_a_fresh_encode(name, start, edits):
         assert answer.removed is not None  # a delta, not the whole text again
 
 
+@pytest.mark.parametrize("name", ["gpt2", "llama-sp"])
+@given(start=texts(30), batches=st.lists(st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3),
+                                                            st.sampled_from(["", "\r", "\n", "\r\n", "a", "😀"])),
+                                                  min_size=1, max_size=4), min_size=1, max_size=4))
+def test_several_edits_in_one_request_and_line_breaks_made_and_broken(name, start, batches):
+    """Edits coalesced into one request (a paste, an undo), among them CRs and LFs that make and
+    break "\r\n" pairs: the window's UTF-16 spans, which count a pair as one unit, stay right."""
+    session = Session(name)
+    session.open(start)
+    for batch in batches:
+        edits = []
+        for where, removed, inserted in batch:
+            at = int(where * len(session.text))
+            removed = min(removed, len(session.text) - at)
+            edits.append((utf16_len(session.text[:at]), utf16_len(session.text[at:at + removed]), inserted))
+            session.text = session.text[:at] + inserted + session.text[at + removed:]
+        _, result = session.send(p.TextDelta(None, edits, 0, utf16_len(session.text)))
+        check_fresh(result, session.tok, session.text, "refuse")
+
+
 @pytest.mark.parametrize("name", ["cl100k_base", "llama-sp"])
 @given(start=texts(20), steps=st.lists(st.one_of(
     st.tuples(st.just("edit"), st.floats(0, 1), st.integers(0, 2), st.sampled_from(list("<|endoftext>s/ x"))),
@@ -119,6 +139,9 @@ def test_a_keystroke_in_a_book_sends_a_few_tokens(corpora, monkeypatch):
     from tokexplorer.server import documents
 
     monkeypatch.setattr(documents, "token_columns", None)  # (made for the edited tokens only)
+    from tokexplorer.core.incremental import encoder
+
+    monkeypatch.setattr(encoder, "text_edit", None)  # (the keystroke as the editor made it: no diff of the texts)
     answer, result = session.edit(100_000, 0, "x")
     assert 1 <= len(answer.new) <= 40 and answer.removed <= 40  # a few tokens around the edit
     assert answer.shift == (1, 1, 1)

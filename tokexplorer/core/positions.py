@@ -225,6 +225,7 @@ class TextMirror:
 
     >>> m = TextMirror("a😀c")
     >>> m.apply(3, 1, "xy")  # replace "c": UTF-16 position 3 is code point 2
+    (2, 1)
     >>> m.text, m.len16
     ('a😀xy', 5)
     """
@@ -241,8 +242,9 @@ class TextMirror:
         """The code point at UTF-16 position `position16`: one unit less per astral character before."""
         return position16 - int(self._astral16.searchsorted(position16)) if len(self._astral16) else position16
 
-    def apply(self, position16: int, removed16: int, inserted: str) -> None:
-        """Replace removed16 UTF-16 units at position16 by `inserted`."""
+    def apply(self, position16: int, removed16: int, inserted: str) -> tuple[int, int]:
+        """Replace removed16 UTF-16 units at position16 by `inserted`; returns the edit in code
+        points: (start, characters removed)."""
         start, end = self._code_point(position16), self._code_point(position16 + removed16)
         self.text = self.text[:start] + inserted + self.text[end:]
         new = astral_units(inserted)
@@ -252,6 +254,7 @@ class TextMirror:
             i, j = old.searchsorted(position16), old.searchsorted(position16 + removed16)
             self._astral16 = np.concatenate([old[:i], new + position16, old[j:] + (added16 - removed16)])
         self.len16 += added16 - removed16
+        return start, end - start
 
     def agrees(self, probes) -> bool:
         """Whether the copy holds each probe's text at its UTF-16 position: (position16, text).
