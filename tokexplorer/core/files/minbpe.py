@@ -126,12 +126,13 @@ def vocab_text(tok: BPETokenizer | ModelParts) -> str:
     >>> vocab_text(BPETokenizer({(104, 105): 256}, None)).splitlines()[-1]
     '[h][i] -> [hi] 256'
     """
-    # each token rendered once (render_token's two steps, without a Python call for most tokens)
-    texts = [data.decode("utf-8", errors="replace") for data in tok.vocab.values()]
-    shown = dict(zip(tok.vocab, [t if t.isprintable() else _escaped(t) for t in texts]))
+    # each token rendered once (render_token's two steps, without a Python call for most tokens),
+    # into a list by id: the bytes and the merged tokens are ids 0 to 255 + merges
+    texts = [tok.vocab[i].decode("utf-8", errors="replace") for i in range(256 + len(tok.merges))]
+    shown = [t if t.isprintable() else _escaped(t) for t in texts]
     lines = [f"[{shown[i]}] {i}" for i in range(256)]
     lines += [f"[{shown[a]}][{shown[b]}] -> [{shown[new]}] {new}" for (a, b), new in tok.merges.items()]
-    lines += [f"[{shown[i]}] {i}" for i in tok.special_tokens.values()]
+    lines += [f"[{render_token(tok.vocab[i])}] {i}" for i in tok.special_tokens.values()]
     return "\n".join(lines) + "\n"
 
 
