@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given, strategies as st
 
+import tokexplorer
 from tokexplorer.core import registry
 from tokexplorer.core.backends.tiktoken_family import parse_tiktoken_bpe
 from tokexplorer.core.files import vocab_cache
@@ -85,7 +86,7 @@ def test_cached_builds_once_then_reads_the_copy_without_reading_the_file(tmp_pat
     assert first == second == ({b"x": 0, b"yz": 7}, {"specials": {"<s>": 8}})
     assert calls == [1] and source.reads == 1  # the second start read neither the file nor its hash
     (copy,) = (tmp_path / "cache" / "vocab").iterdir()
-    assert copy.name == "toy-" + source.sha256[:16] + ".bin"
+    assert copy.name == f"toy-{tokexplorer.__version__}-{source.sha256[:16]}.bin"
     # Another expected hash (a changed package) never meets the old copy.
     other = ShippedFile(source.path, "cd" * 32)
     with pytest.raises(TokexplorerError, match="another sha256"):

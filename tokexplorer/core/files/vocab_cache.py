@@ -11,7 +11,9 @@ kept when the file changed within the last `RACY_SECONDS` (a file system with co
 take a write in the same tick), nor when it moved during the read; that file is hashed at every
 start until it is older. (On Windows st_ctime is the creation time: there a rewrite of the same
 size with its modification time set back would go unseen; a reinstall or an ordinary edit is
-seen.) The copy is named by the expected hashes, so a changed package never meets an old copy.
+seen.) The copy is named by the expected hashes and tokexplorer's version, so a changed package
+never meets an old copy, nor a new release a copy whose extra an older loader wrote. (Within a
+version, a change to what a loader keeps in its extra needs a new MAGIC, as a change of layout does.)
 
 The copy carries the CRC-32 of its own payload, checked at every read (1 ms for 4 MB): a damaged,
 truncated or foreign copy is ignored and written again. A checksum, not a cryptographic hash: it
@@ -189,7 +191,10 @@ def cached(name: str, sources: Sequence[Source], build: Callable[..., tuple[Rank
     these very files (their stamps); otherwise each file is read and its hash checked
     (`Source.read`), and the copy written (its ranks reused when only the stamps were stale)."""
     folder = cache_folder()
-    path = folder / f"{name}-{'-'.join(s.sha256[:16] for s in sources)}.bin" if folder is not None else None
+    from tokexplorer import __version__
+
+    hashes = "-".join(s.sha256[:16] for s in sources)
+    path = folder / f"{name}-{__version__}-{hashes}.bin" if folder is not None else None
     try:
         stamps: list[Stamp | None] = [stamp(s.location()) for s in sources]
     except (OSError, ImportError, AttributeError, TypeError, StopIteration):  # missing: read() says so
