@@ -273,6 +273,21 @@ def test_lone_surrogates_become_replacement_characters(builtin):
     assert_same(enc, builtin.encode("a\ufffdb"))
 
 
+def test_the_text_after_the_edit_given_is_taken_as_it_is(builtin):
+    """A caller that holds the edited text already (the server's copy) hands it over: the
+    Encoding's text is that very object; one not clean, or of the wrong length, is put together."""
+    inc = IncrementalEncoder(builtin, "hello world")
+    given = "hello, world"
+    enc, _ = inc.edit(5, 0, ",", new_text=given)
+    assert enc.text is given
+    assert_same(enc, builtin.encode(given))
+    enc, _ = inc.edit(5, 1, "\ud83d", new_text="hello\ud83d world")  # (a lone surrogate: cleaned)
+    assert enc.text == "hello\ufffd world"
+    enc, _ = inc.edit(0, 1, "j", new_text="jello\ufffd world!")  # (one too long: not this edit's)
+    assert enc.text == "jello\ufffd world"
+    assert_same(enc, builtin.encode("jello\ufffd world"))
+
+
 def test_edits_on_a_real_corpus_stay_local(builtin, corpora, tricky_strings):
     text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8")[:60_000]
     text += "".join(s for _, s in tricky_strings[:40])

@@ -143,6 +143,8 @@ def test_a_keystroke_in_a_book_sends_a_few_tokens(corpora, monkeypatch):
 
     monkeypatch.setattr(encoder, "text_edit", None)  # (the keystroke as the editor made it: no diff of the texts)
     answer, result = session.edit(100_000, 0, "x")
+    # the server's copy of the text is the encoder's: the 200 KB text is not put together twice
+    assert session.server.retokenizer._encoder.encoding.text is session.server.mirror.text
     assert 1 <= len(answer.new) <= 40 and answer.removed <= 40  # a few tokens around the edit
     assert answer.shift == (1, 1, 1)
     check_fresh(result, session.tok, session.text, "refuse")

@@ -103,7 +103,8 @@ def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
                                      shift[SHIFTED[name]] if name in SHIFTED else 0)
     a = int(old.lengths[:first].sum())
     b = a + int(old.lengths[first:first + removed].sum())
-    return TokenColumns(**arrays, blob=b"".join((old.blob[:a], new.blob, old.blob[b:])))
+    blob = memoryview(old.blob)  # (slices of a view: the book's bytes copied once, not twice)
+    return TokenColumns(**arrays, blob=b"".join((blob[:a], new.blob, blob[b:])))
 
 
 def splice_column(column: np.ndarray, first: int, removed: int, new: np.ndarray, shift: int = 0) -> np.ndarray:

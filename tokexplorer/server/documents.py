@@ -51,6 +51,7 @@ class Retokenizer:
         self._parked: dict[tuple[int, str], tuple[IncrementalEncoder, np.ndarray]] = {}
         self._spans: tuple[tuple[int, int], ...] | None = None  # special-token spans of the last text
         self._length = 0  # the last text's length
+        self._text: str | None = None  # the last text, as given
 
     def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False,
             edit: tuple[int, int, str] | None = None
@@ -64,6 +65,7 @@ class Retokenizer:
         """
         encoding, colours, changed = self._encode(tok, "none" if policy == "refuse" else policy, text, fresh,
                                                   edit)
+        self._text = text
         if policy != "refuse":
             self._spans = None  # the next "refuse" searches the whole text
             return encoding, colours, changed, ()
@@ -119,7 +121,10 @@ class Retokenizer:
 
     def _edit(self, encoder: IncrementalEncoder, text: str, edit: tuple[int, int, str] | None = None):
         # (the edit as the editor made it: comparing two 1 MB texts to find it took 0.6 ms)
-        encoding, changed = encoder.edit(*edit) if edit is not None else encoder.update(text)
+        if edit is None:
+            encoding, changed = encoder.update(text)
+        else:  # (the encoder's text is the last one given, object for object: `text` is it edited)
+            encoding, changed = encoder.edit(*edit, new_text=text if encoder.encoding.text is self._text else None)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
         stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
         self._colours, lo, hi = update_colours(self._colours, encoding.id_array, first, stop)
@@ -263,6 +268,9 @@ class Document:
         self.mirror = TextMirror()
         self.retokenizer = Retokenizer()
         self._starts16: np.ndarray | None = None  # UTF-16 starts of the tokens the window holds
+        # (first, removed, new starts, shift): the last answer's splice of _starts16, made once the
+        # answer is on its way (`settle`): 0.8 ms a keystroke on a book, out of the keystroke's path
+        self._starts16_splice: tuple | None = None
         self.encoding: Encoding | None = None  # of the last answer
         self.tokenizer: Tokenizer | None = None
         self.generation = 0  # of the last answer
@@ -282,7 +290,7 @@ class Document:
             if delta.text is not None:
                 self.mirror.reset(delta.text)
                 self._crlf = delta.text.count("\r\n")
-                self._starts16 = None  # a whole text: the window starts afresh too
+                self._starts16, self._starts16_splice = None, None  # a whole text: the window starts afresh too
             else:
                 for position, removed, inserted in delta.edits:
                     old = self.mirror.text
@@ -331,16 +339,16 @@ class Document:
         key = (request.tokenizer, request.policy)  # ("refuse" and "none" encode alike, but flag apart)
         # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
         # the shift: then every column is sent
-        local = (self._starts16 is not None and changed is not None and not len(soft) and not self._soft
+        held = self.settle()
+        local = (held is not None and changed is not None and not len(soft) and not self._soft
                  and key == self._key)
         # (a refused special token found or lost near the edit flags tokens up to its length away)
         reach = max(map(len, tok.special_tokens), default=0) if request.policy == "refuse" else 0
-        edited = (edited_columns(len(self._starts16), self._starts16, encoding, colours, changed, refused, reach)
-                  if local else None)
+        edited = edited_columns(len(held), held, encoding, colours, changed, refused, reach) if local else None
         if edited is not None:  # only the tokens around the edit were made
             first, removed, new = edited
-            base = len(self._starts16)
-            self._starts16 = splice_column(self._starts16, first, removed, new.starts16, shift[1])
+            base = len(held)
+            self._starts16_splice = (first, removed, new.starts16, shift[1])
             dropped16, soft16 = editor_marks(encoding, soft)
         else:  # a new text, tokenizer or policy: every token
             new, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
@@ -356,9 +364,18 @@ class Document:
             n_bytes=encoding.n_bytes, seconds=time.perf_counter() - t0,
             has_chunks=encoding.has_chunk_split)
 
+    def settle(self) -> np.ndarray | None:
+        """Make the splice the last answer left for later (the server calls it once the answer is
+        sent); the UTF-16 starts of the tokens the window holds, or None."""
+        if self._starts16_splice is not None:
+            first, removed, starts16, shift = self._starts16_splice
+            self._starts16 = splice_column(self._starts16, first, removed, starts16, shift)
+            self._starts16_splice = None
+        return self._starts16
+
     def forget(self) -> None:
         """The window dropped its tokens (a failure): the next answer sends every token."""
-        self._starts16 = None
+        self._starts16, self._starts16_splice = None, None
         self._tokenized = None
 
     def out_of_step(self, request: Tokenize) -> OutOfStep:

@@ -87,7 +87,8 @@ class IncrementalEncoder:
         self._state = self._full(text)
         return self._state.enc
 
-    def edit(self, start: int, removed: int, inserted: str) -> tuple[Encoding, Changed]:
+    def edit(self, start: int, removed: int, inserted: str, *, new_text: str | None = None
+             ) -> tuple[Encoding, Changed]:
         """Replace `removed` code points at `start` by `inserted`; return the new Encoding and the
         code-point range of the new text whose tokens differ from before (it always contains the
         inserted text; tokens outside it are unchanged, only shifted).
@@ -95,6 +96,9 @@ class IncrementalEncoder:
         Lone surrogates in `inserted` become U+FFFD, as in a full encode: the Encoding's text is
         the truth. Raises DisallowedSpecialError (state unchanged) if the new text spells a special
         token the policy refuses.
+
+        `new_text`: the text after the edit, if the caller holds it already (a 1 MB text is not
+        put together again); the caller vouches that it is this text with the edit made.
         """
         old = self._state.enc.text
         if not (0 <= start <= len(old) and 0 <= removed <= len(old) - start):
@@ -102,8 +106,10 @@ class IncrementalEncoder:
                 f"edit out of range: removing {removed} characters at {start} in a text of "
                 f"{len(old)} characters (positions are code points, not UTF-16 units)"
             )
-        inserted = clean_text(inserted)
-        new = old[:start] + inserted + old[start + removed :]
+        cleaned = clean_text(inserted)
+        if new_text is None or cleaned is not inserted or len(new_text) != len(old) - removed + len(inserted):
+            new_text = old[:start] + cleaned + old[start + removed :]
+        inserted, new = cleaned, new_text
         allowed = self._check_policy(new, start, start + len(inserted))
         result = None
         if self._local is not None:
