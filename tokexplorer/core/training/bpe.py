@@ -7,6 +7,7 @@ the pairs with the highest count, the one that occurs first in the current token
 
 Training is a generator, `iter_train`, yielding one `MergeStep` per merge, so a caller can show
 progress and stop between merges keeping what was learned; `train` exhausts it into a tokenizer.
+`iter_batches` gives the same steps a batch at a time, for a caller with work per batch.
 When no pair is left (every chunk is a single token) training stops early: the steps end
 before `total`, and the tokenizer's `n_vocab` is the size reached.
 
@@ -27,7 +28,7 @@ checkout), when it is built: in Python the merge loop is most of a training run,
 that time in the interpreter, not in the work (compiled: 5 to 10 times faster). Otherwise the
 Python loop here, which is also the compiled one's reference: tests/core/test_compiled_merge.py
 runs both on the same inputs and asks for the same steps. Setting TOKEXPLORER_PURE_PYTHON=1 forces
-the Python loop. The build is optional (no compiler: the install still works, training is
+the Python loop (and `counting`'s Python count). The build is optional (no compiler: the install still works, training is
 slower); the compiled loop takes streams under 2**31 bytes and chunk counts under 2**32, and hands
 anything larger to Python.
 

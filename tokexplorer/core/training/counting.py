@@ -9,10 +9,10 @@ occurrence (the merge loop's tie rule depends on that order). It holds because
   a non-space before it and a letter after it, `patterns.piece_spans`' rule, for every named
   pattern; GPT-4's and o200k's also after the last newline before a letter or an indented line:
   see `_is_cut`), so a block splits exactly as it does inside the whole text;
-- a block's counter lists its chunks in order of first occurrence, and adding the blocks' counters
-  in block order keeps the first block's place for a chunk seen again later.
+- a block's count (`ChunkCounts`) lists its chunks in order of first occurrence, and adding the
+  blocks' counts in block order keeps the first block's place for a chunk seen again later.
 
-Memory is that of the distinct chunks (the merged counter) plus a block per worker, not the
+Memory is that of the distinct chunks (the merged count) plus a block per worker, not the
 corpus: the files are never read whole. `max_unique_mb` is the budget on the distinct chunks'
 bytes, checked as each block's count is merged; past it counting stops with one line saying so.
 
