@@ -7,7 +7,8 @@ script that trains with the peer (`hf_train.py`: same split pattern, byte-level,
 line, writes vocab.json and merges.txt; `rustbpe_train.py`: same pattern, fed line by line, writes
 nothing), on tinyshakespeare, all the shared corpora, and 100 MB of real text (the Python
 installation's source and docs and the corpora, built in a temporary folder and deleted after).
-They alternate, --repeat times each; the table gives the median and the range. Peak memory is the
+They alternate, --repeat times each; the table gives the median and the range
+(`--training-case tinyshakespeare|all|large`, repeated, runs only those cases). Peak memory is the
 process's peak resident set size (ru_maxrss via os.wait4: the largest of the process and its
 children, ours' counting workers included), interpreter and imports included. Both peers are
 optional (`pip install tokexplorer[bench]`): a peer that is not installed gets a line saying so.
