@@ -8,7 +8,11 @@ line, writes vocab.json and merges.txt; `rustbpe_train.py`: same pattern, fed li
 nothing), on tinyshakespeare, all the shared corpora, and 100 MB of real text (the Python
 installation's source and docs and the corpora, built in a temporary folder and deleted after).
 They alternate, --repeat times each; the table gives the median and the range
-(`--training-case tinyshakespeare|all|large`, repeated, runs only those cases). Peak memory is the
+(`--training-case tinyshakespeare|all|large`, repeated, runs only those cases). Both sides run as
+installed programs do, with their modules' bytecode cached: an untimed first run of ours writes
+it (as pip does at install). subtle: with PYTHONDONTWRITEBYTECODE set (a developer's or CI's
+environment) our modules edited since their bytecode was written would be compiled again at every
+timed run, and the peer's never: the variable is taken out of both sides' environment. Peak memory is the
 process's peak resident set size (ru_maxrss via os.wait4: the largest of the process and its
 children, ours' counting workers included), interpreter and imports included. Both peers are
 optional (`pip install tokexplorer[bench]`): a peer that is not installed gets a line saying so.
@@ -139,8 +143,9 @@ def _measure(kind: str, corpus: str, vocab_size: int, pattern: str | None) -> di
 
 def _whole_process(command: list[str]) -> dict:
     """Run a command to its end: {"seconds" (wall, start to exit), "peak_mb", "out"}."""
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     t0 = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     out = proc.stdout.read()  # both write little on stderr (progress lines): no deadlock
     err = proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
@@ -171,6 +176,7 @@ def whole_process_case(files: list[Path], vocab_size: int, repeat: int, peers: d
     }
     ours: list[dict] = []
     runs: dict[str, list[dict]] = {name: [] for name, have in peers.items() if have}
+    _whole_process(ours_cmd)  # untimed: our bytecode written (as an install does), the files in the OS's cache
     for _ in range(max(1, repeat)):
         ours.append(_whole_process(ours_cmd))
         for name in runs:
@@ -251,7 +257,9 @@ def run(args) -> dict:
             row += ["reference: only in a source checkout (tests/reference_bpe.py)", "", "", ""]
         rows.append(row)
     notes.append(f"seconds: median (range) of {repeat} runs; whole process: wall time from start to exit, "
-                 "ours and the peer alternating; training only: inside a fresh process, corpus already read")
+                 "ours and the peer alternating, after an untimed run of ours, bytecode cached on both sides "
+                 "(PYTHONDONTWRITEBYTECODE taken out of their environment); training only: inside a fresh "
+                 "process, corpus already read")
     notes.append("peak MB: the process's peak resident set (ru_maxrss), interpreter and imports included; "
                  "for ours the largest of the main process and its counting workers (a worker held "
                  "60-70 MB on 100 MB, while the main process held less than at its peak)")
