@@ -18,7 +18,6 @@ one cut mid-line lacks its last line end, and is refused like anything else trun
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import unicodedata
@@ -257,6 +256,8 @@ def tiktoken_text(tok: BPETokenizer) -> str:
     >>> tiktoken_text(BPETokenizer({(104, 105): 256}, None)).splitlines()[-1]
     'aGk= 256'
     """
+    import base64  # (here: `tokexplorer train` writes no .tiktoken unless asked)
+
     return "".join(f"{base64.b64encode(token).decode()} {rank}\n"
                    for token, rank in sorted(tok.mergeable_ranks.items(), key=lambda kv: kv[1]))
 
