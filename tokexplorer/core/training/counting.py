@@ -56,10 +56,11 @@ BLOCK_MAX = 8 << 20
 # Worker processes count a corpus when they save time (`_parallel_pays`), measured on this 2-core
 # machine, GPT-4 pattern: two halve one core's counting at best, but starting them (a spawned
 # interpreter importing this module, until it counts) takes SPAWN_SECONDS (0.3-0.4 s for a pool of
-# two measured with both cores busy; half that taken for a quiet machine), and their counts come back pickled and are merged here, RETURN_SECONDS_PER_MB
-# of corpus (30 MB of ASCII source code: 0.6 s in this process, 1.0 s with two workers). One core's
-# seconds a MB: ASCII text by the compiled split 0.011, by an `ascii_twin` 0.07, other text by
-# `regex` 0.24 (the shared corpora's 7.4 MB of pieces with a non-ASCII character; on a busy machine).
+# two measured with both cores busy; half that taken for a quiet machine), and their counts come
+# back pickled and are merged here, RETURN_SECONDS_PER_MB of corpus (30 MB of ASCII source code:
+# 0.6 s in this process, 1.0 s with two workers). One core's seconds a MB: ASCII text by the
+# compiled split 0.011, by an `ascii_twin` 0.07, other text by `regex` 0.24 (the shared corpora's
+# 7.4 MB of pieces with a non-ASCII character; on a busy machine).
 SPAWN_SECONDS = 0.15
 RETURN_SECONDS_PER_MB = 0.015
 SECONDS_PER_MB = {"compiled": 0.011, "twin": 0.07, "regex": 0.24}
