@@ -10,7 +10,6 @@ from tokexplorer.core.backends.trained_bpe import BPETokenizer
 from tokexplorer.core.training.bpe import (
     assign_special_ids,
     check_vocab_size,
-    chunk_bytes,
     count_chunks,
     iter_records,
     iter_train,
@@ -20,6 +19,7 @@ from tokexplorer.core.training.bpe import (
 )
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, resolve_pattern
 from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.training.runner import Report, TrainingRequest, run_bpe
 
 from .. import reference_bpe as ref
 
@@ -298,9 +298,13 @@ def test_records_count_the_corpus_tokens_after_each_merge(corpora, pattern):
             assert r.token == tok.token_bytes(r.rank)
 
 
-def test_chunk_bytes_counts_only_what_the_pattern_matches():
+def test_a_run_trains_only_on_what_the_pattern_matches():
+    """run_bpe's trained bytes are the chunks' bytes times their counts (the text the pattern skips
+    between matches is not there), its corpus bytes the whole text's."""
     chunks = count_chunks("ab, ab; ab", r"\w+")
-    assert chunk_bytes(chunks) == 6 and list(iter_train_chunks(chunks, 257))[0].pair == (97, 98)
+    assert list(iter_train_chunks(chunks, 257))[0].pair == (97, 98)
+    run = run_bpe(TrainingRequest("t", "bpe", 257, text="ab, ab; ab", pattern=r"\w+"), Report())
+    assert (run.trained_bytes, run.corpus_bytes, run.merges) == (6, 10, {(97, 98): 256})
 
 
 def test_preview_chunks_refuses_bad_and_runaway_patterns():

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tokexplorer.core.files.textfile import read_text_file
 from tokexplorer.core.patterns import NAMED_PATTERNS, compile_pattern, piece_spans
 from tokexplorer.core.tokenizer import TokexplorerError
-from tokexplorer.core.training.bpe import count_chunks, iter_train_chunks, iter_train_counts
+from tokexplorer.core.training.bpe import count_chunks, iter_batches, iter_train_chunks
 from tokexplorer.core.training.counting import (CorpusFiles, _is_cut, ascii_twin, count_corpus, open_corpus,
                                                 plan_blocks)
 from tokexplorer.core.training.runner import Report, TrainingRequest, run_bpe
@@ -92,7 +92,8 @@ def test_worker_processes_count_many_files_as_their_text_concatenated(corpora):
     got = streamed(paths, "gpt4", workers=2, block_size=1 << 15)
     want = reference(text, "gpt4")
     assert got == want
-    steps = [(s.pair, s.count) for s in iter_train_counts(dict(got), 400)]
+    chunks, freq = map(list, zip(*got))  # what run_bpe gives the merge loop
+    steps = [(s.pair, s.count) for batch in iter_batches(chunks, freq, 400) for s in batch]
     assert steps == [(s.pair, s.count) for s in iter_train_chunks(count_chunks(text, "gpt4"), 400)]
 
 

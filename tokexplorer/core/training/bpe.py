@@ -136,18 +136,6 @@ def iter_train_chunks(chunks: Mapping[str, int], vocab_size: int, *, n_special: 
     return _train_stream([w.encode("utf-8") for w in chunks], list(chunks.values()), total)
 
 
-def iter_train_counts(chunks: Mapping[bytes, int], vocab_size: int, *, n_special: int = 0
-                      ) -> Iterator[MergeStep]:
-    """`iter_train_chunks` over chunks already in UTF-8 (as `counting.count_corpus` counts a
-    corpus's files): no second copy of them is made.
-
-    >>> [s.pair for s in iter_train_counts({b"ab": 2, b"b": 1}, 257)]
-    [(97, 98)]
-    """
-    total = check_vocab_size(vocab_size, n_special)
-    return _train_stream(list(chunks), list(chunks.values()), total)
-
-
 def iter_batches(chunks: list[bytes], freq: list[int], vocab_size: int, *, n_special: int = 0
                  ) -> Iterator[list[MergeStep]]:
     """The merge steps over distinct chunks (UTF-8, in order of first occurrence; chunk i counting
@@ -158,16 +146,6 @@ def iter_batches(chunks: list[bytes], freq: list[int], vocab_size: int, *, n_spe
     [[(97, 98), (256, 99)]]
     """
     return _step_batches(chunks, freq, check_vocab_size(vocab_size, n_special))
-
-
-def chunk_bytes(chunks: Mapping[str, int]) -> int:
-    """The corpus's length in bytes as training sees it: every chunk's bytes, times its count
-    (text that a pattern skips between matches is not there).
-
-    >>> chunk_bytes({"hé": 2, " ": 1})
-    7
-    """
-    return sum(len(w.encode("utf-8")) * n for w, n in chunks.items())
 
 
 class MergeRecord(NamedTuple):
