@@ -143,7 +143,7 @@ def limit(headroom):
     resource.setrlimit(resource.RLIMIT_AS, (used + headroom, resource.RLIM_INFINITY))
 
 merger = Merger([b"ab" * 2_000_000], [1], 10)  # the first merge makes a pair of 2,000,000 positions
-chunks = [bytes(range(256)) * 40_000]  # 10 MB: over 160 MB of nodes
+chunks = [bytes(range(256)) * 40_000]  # 10 MB: about 100 MB of stream and positions
 limit(2 << 20)
 for what, call in [("set-up", lambda: Merger(chunks, [1], 100)), ("merge", lambda: merger.merge(64))]:
     try:
@@ -186,3 +186,46 @@ def test_threads_train_at_once_with_the_same_merges():
     for t in threads:
         t.join()
     assert results == [expected] * 4
+
+
+def test_ids_past_16_bits_give_the_same_steps(corpora, monkeypatch):
+    """A vocab size past 65,535 keeps the stream's tokens in 32 bits (16 below): the same steps,
+    with and without a pattern, until no pair is left."""
+    text = (corpora / "multilingual/ja_wagahaiwa_nekodearu.txt").read_text(encoding="utf-8")[:3000]
+    for pattern in (None, GPT4_SPLIT_PATTERN):
+        compiled, python = both(monkeypatch, iter_train, text, 256 + 70_000, pattern=pattern)
+        assert compiled == python and 1000 < len(compiled) < 70_000
+
+
+# (the peak from /proc: ru_maxrss counts the forked test process's before the exec)
+PEAK = """
+import sys
+from tokexplorer.core.training._merge import Merger
+
+def peak_kb():
+    with open("/proc/self/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+text = open(sys.argv[1], "rb").read()
+text = text * (16_000_000 // len(text) + 1)
+before = peak_kb()
+merger = Merger([text], [1], 200)
+while merger.merge(64):
+    pass
+print((peak_kb() - before) * 1024 / len(text))
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads /proc")
+def test_a_stream_with_no_pattern_takes_about_eleven_bytes_a_byte(corpora):
+    """Training with no pattern makes the whole corpus one stream: its state (2-byte tokens, a
+    4-byte link and 4 bytes of pair positions a byte) peaks near 11 bytes a byte of the corpus,
+    where nodes of four 32-bit fields took 22. (16 MB of English, 200 merges.)"""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", PEAK, str(corpora / "en/tinyshakespeare.txt")],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert proc.returncode == 0, proc.stderr
+    assert 6 < float(proc.stdout) < 13

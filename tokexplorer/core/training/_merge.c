@@ -4,12 +4,18 @@
  * in the same order, ties included (minbpe's: the most frequent pair, and among equals the one that
  * occurs first in the token stream):
  *
- *   - the distinct chunks laid end to end as one stream of nodes, one a byte position: its token,
- *     the links of a doubly linked list that never links across a chunk boundary, and the
- *     multiplicity of its chunk (one 16-byte node: a merge reads all four at random positions,
- *     so together they cost one cache miss, not four);
+ *   - the distinct chunks laid end to end as one stream of byte positions, in flat arrays (a
+ *     corpus trained with no pattern is one chunk as long as the corpus, so these are most of
+ *     the memory): tok, the token starting at each position (16-bit while the ids fit, else
+ *     32-bit; "none" inside a token); link, which at a token's first byte holds its end and at
+ *     its last byte its start (a single-byte token needs neither: its neighbours are found by
+ *     the next and previous positions' tokens), so the next and previous tokens are found from
+ *     either side without a doubly linked list; a bit a position marking each chunk's start (no
+ *     pair crosses it); and each position's chunk multiplicity only when some chunk counts more
+ *     than once (never with no pattern). About 6 bytes a byte of stream, with 4 a byte for the
+ *     byte pairs' positions below, where a node of four 32-bit fields took 16;
  *   - one Pair record per pair ever seen: its weighted count and its ascending positions (some
- *     stale: a position is checked against the nodes when read);
+ *     stale: a position is checked against the stream when read);
  *   - a lazy max-heap keyed (count, first position, pair): counts only fall and first positions
  *     only move right, so a stale entry is never worse than the truth; the top is re-checked and
  *     re-filed until it is exact.
@@ -42,11 +48,7 @@ typedef int32_t tok_t;  /* a token id, or -1 at a position merged into its left 
 #define MERGE_BUDGET (1 << 16) /* positions visited per call before returning early */
 #define MAX_BATCH 4096         /* merges per call at most, whatever the caller asks */
 
-typedef struct {
-    tok_t tok;
-    pos_t nxt, prv;   /* the next and previous live positions in the chunk, or -1 */
-    uint32_t weight;  /* occurrences of the chunk */
-} Node;
+#define NONE16 UINT16_MAX   /* tok16 inside a token (ids stay below it while tok16 is used) */
 
 typedef struct {
     uint64_t key;   /* a << 32 | b: orders pairs as minbpe's tuples (a, b) */
@@ -82,7 +84,11 @@ typedef struct {
 typedef struct {
     PyObject_HEAD
     Py_ssize_t size;        /* positions in the stream */
-    Node *nodes;
+    uint16_t *tok16;        /* position -> the token starting there, NONE16 inside one; or */
+    tok_t *tok32;           /* the same, -1 inside a token, when ids pass 16 bits */
+    pos_t *link;            /* at a token's first byte its end, at its last byte its start */
+    uint8_t *starts;        /* bit per position: a chunk starts there */
+    uint32_t *weight;       /* position -> occurrences of its chunk; NULL when every chunk counts once */
     Pair *pairs;            /* every pair seen; a gone pair keeps its record but not its positions */
     uint32_t n_pairs, pairs_cap;
     uint64_t *keys;         /* open-addressing table pair key -> index into pairs */
@@ -224,6 +230,60 @@ static int append_position(Pair *p, pos_t pos)
     return 0;
 }
 
+/* ---- the stream ---------------------------------------------------------------------------- */
+
+static inline tok_t get_tok(const Merger *m, pos_t i)
+{
+    if (m->tok16) {
+        uint16_t t = m->tok16[i];
+        return t == NONE16 ? -1 : (tok_t)t;
+    }
+    return m->tok32[i];
+}
+
+static inline void set_tok(Merger *m, pos_t i, tok_t t)
+{
+    if (m->tok16)
+        m->tok16[i] = t < 0 ? NONE16 : (uint16_t)t;
+    else
+        m->tok32[i] = t;
+}
+
+static inline int chunk_starts_at(const Merger *m, pos_t i)
+{
+    return m->starts[i >> 3] >> (i & 7) & 1;
+}
+
+/* The end of the token starting at s (one past its last byte). */
+static inline pos_t end_of(const Merger *m, pos_t s)
+{
+    pos_t e = s + 1;
+    /* inside the stream and no token starts at e: e is inside s's token, which is longer */
+    if (e < m->size && get_tok(m, e) < 0)
+        e = m->link[s];
+    return e;
+}
+
+/* The token after the one starting at s in its chunk (its first position), or -1. */
+static inline pos_t next_of(const Merger *m, pos_t s)
+{
+    pos_t e = end_of(m, s);
+    return e >= m->size || chunk_starts_at(m, e) ? -1 : e;
+}
+
+/* The token before the one starting at s in its chunk (its first position), or -1. */
+static inline pos_t prev_of(const Merger *m, pos_t s)
+{
+    if (chunk_starts_at(m, s))
+        return -1;
+    return get_tok(m, s - 1) >= 0 ? s - 1 : m->link[s - 1];
+}
+
+static inline int64_t weight_at(const Merger *m, pos_t i)
+{
+    return m->weight ? (int64_t)m->weight[i] : 1;
+}
+
 /* ---- the heap: the best entry on top (highest count, then earliest position, then pair) ----- */
 
 static inline int better(const Merger *m, const Entry *x, const Entry *y)
@@ -286,9 +346,9 @@ static pos_t first_position(Merger *m, Pair *p)
     tok_t a = (tok_t)(p->key >> 32), b = (tok_t)(p->key & 0xffffffffu);
     for (int64_t i = p->head; i < p->len; i++) {
         pos_t pos = p->at[i];
-        if (m->nodes[pos].tok == a) {
-            pos_t q = m->nodes[pos].nxt;
-            if (q >= 0 && m->nodes[q].tok == b) {
+        if (get_tok(m, pos) == a) {
+            pos_t q = next_of(m, pos);
+            if (q >= 0 && get_tok(m, q) == b) {
                 p->head = i;
                 return pos;
             }
@@ -400,7 +460,6 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
     uint64_t key = m->pairs[merging].key;
     tok_t a = (tok_t)(key >> 32), b = (tok_t)(key & 0xffffffffu);
     tok_t new_id = (tok_t)(256 + m->step);
-    Node *nodes = m->nodes;
     int64_t done = 0;
     m->n_made = 0;
     m->n_touched = 0;
@@ -416,22 +475,29 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         pos_t pos = cand[i];
 #ifdef __GNUC__
         /* Occurrences are scattered over the stream: ask for the node of one a few ahead. */
-        if (i + 16 < to)
-            __builtin_prefetch(&nodes[cand[i + 16]]);
+        if (i + 16 < to) {
+            pos_t ahead = cand[i + 16];
+            if (m->tok16)
+                __builtin_prefetch(&m->tok16[ahead]);
+            else
+                __builtin_prefetch(&m->tok32[ahead]);
+            __builtin_prefetch(&m->link[ahead]);
+        }
 #endif
         /* subtle: occurrences are visited left to right and re-checked, so an overlapping one
          * ("aaa" merging (a, a)) is skipped exactly as a left-to-right rewrite skips it. */
-        if (nodes[pos].tok != a)
+        if (get_tok(m, pos) != a)
             continue;
-        pos_t q = nodes[pos].nxt;
-        if (q < 0 || nodes[q].tok != b)
+        pos_t q = next_of(m, pos);
+        if (q < 0 || get_tok(m, q) != b)
             continue;
-        int64_t f = nodes[pos].weight;
+        int64_t f = weight_at(m, pos);
         done += f;
-        pos_t left = nodes[pos].prv, right = nodes[q].nxt;
+        pos_t left = prev_of(m, pos), end = end_of(m, q);
+        pos_t right = end >= m->size || chunk_starts_at(m, end) ? -1 : end;
         uint32_t j;
         if (left >= 0) {
-            tok_t t = nodes[left].tok;
+            tok_t t = get_tok(m, left);
             if (t == new_id) {
                 /* subtle: the occurrence just before ("abab" merging (a, b)) made the pair
                  * (new, a) here, its last one; it becomes (new, new) instead. */
@@ -452,7 +518,7 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
             m->pairs[j].count += f; /* left is in pos's chunk: the same weight */
         }
         if (right >= 0) {
-            tok_t t = nodes[right].tok;
+            tok_t t = get_tok(m, right);
             if (near_pair(m, LOSES_RIGHT, t, a, b, new_id) == NO_PAIR)
                 return INCONSISTENT;
             m->lost[LOSES_RIGHT][t] += f;
@@ -460,11 +526,13 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
                 || append_position(&m->pairs[j], pos) < 0)
                 return NO_MEMORY;
             m->pairs[j].count += f;
-            nodes[right].prv = pos;
         }
-        nodes[pos].tok = new_id;
-        nodes[q].tok = -1;
-        nodes[pos].nxt = right;
+        /* The new token spans pos..end: its ends point at each other (q's old links, now
+         * inside it, are never read again). */
+        set_tok(m, pos, new_id);
+        set_tok(m, q, -1);
+        m->link[pos] = end;
+        m->link[end - 1] = pos;
     }
     for (size_t k = 0; k < m->n_touched; k++) {
         int role = (int)(m->touched[k] & 1);
@@ -481,6 +549,14 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         if (!p->len) {
             drop_positions(p);
             continue;
+        }
+        if (p->cap > p->len + p->len / 8 + 16) {
+            /* Appending doubled it: give the slack back (a made pair only grows in its merge). */
+            pos_t *at = realloc(p->at, (size_t)p->len * sizeof(pos_t));
+            if (at) {
+                p->at = at;
+                p->cap = p->len;
+            }
         }
         /* at[0] may be stale, i.e. earlier than the truth: fine for the lazy heap. */
         Entry e = {p->count, p->at[0], m->made[k]};
@@ -514,7 +590,11 @@ static void Merger_free_state(Merger *m)
     free(m->lost[1]);
     free(m->touched);
     free(m->results);
-    free(m->nodes);
+    free(m->tok16);
+    free(m->tok32);
+    free(m->link);
+    free(m->starts);
+    free(m->weight);
     /* Everything after the object's header back to zero: no memory, no capacity, no merges. */
     memset(&m->size, 0, sizeof(Merger) - offsetof(Merger, size));
 }
@@ -542,14 +622,32 @@ static int build_stream(Merger *m, PyObject *chunks, PyObject *freq)
             return -1;
         }
     }
+    int unit = 1; /* every chunk counts once: no weight array */
+    for (Py_ssize_t c = 0; c < n_chunks; c++) {
+        unsigned long f = PyLong_AsUnsignedLong(PyList_GET_ITEM(freq, c));
+        if (f == (unsigned long)-1 && PyErr_Occurred())
+            return -1; /* OverflowError for a negative count too: Python's loop takes it */
+        if (f > UINT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "a chunk counted 2**32 times or more");
+            return -1;
+        }
+        unit &= f == 1;
+    }
     m->size = size;
     size_t n = (size_t)(size ? size : 1);
-    m->nodes = malloc(n * sizeof(Node));
+    if (256 + m->total <= NONE16)
+        m->tok16 = malloc(n * sizeof(uint16_t));
+    else
+        m->tok32 = malloc(n * sizeof(tok_t));
+    m->link = malloc(n * sizeof(pos_t)); /* read only where a merge wrote it */
+    m->starts = calloc(n / 8 + 1, 1);
+    m->weight = unit ? NULL : malloc(n * sizeof(uint32_t));
     int64_t *count = calloc(65536, sizeof(int64_t));  /* byte pair -> weighted count */
     int64_t *listed = calloc(65536, sizeof(int64_t)); /* byte pair -> positions */
     uint32_t *index = malloc(65536 * sizeof(uint32_t));
     int ok = -1;
-    if (!m->nodes || !count || !listed || !index) {
+    if (!(m->tok16 || m->tok32) || !m->link || !m->starts || !(unit || m->weight) || !count || !listed
+        || !index) {
         PyErr_NoMemory();
         goto done;
     }
@@ -558,19 +656,12 @@ static int build_stream(Merger *m, PyObject *chunks, PyObject *freq)
         PyObject *chunk = PyList_GET_ITEM(chunks, c);
         const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(chunk);
         Py_ssize_t len = PyBytes_GET_SIZE(chunk);
-        unsigned long f = PyLong_AsUnsignedLong(PyList_GET_ITEM(freq, c));
-        if (f == (unsigned long)-1 && PyErr_Occurred())
-            goto done; /* OverflowError for a negative count too: Python's loop takes it */
-        if (f > UINT32_MAX) {
-            PyErr_SetString(PyExc_OverflowError, "a chunk counted 2**32 times or more");
-            goto done;
-        }
+        unsigned long f = PyLong_AsUnsignedLong(PyList_GET_ITEM(freq, c)); /* checked above */
+        m->starts[pos >> 3] |= (uint8_t)(1u << (pos & 7));
         for (Py_ssize_t i = 0; i < len; i++, pos++) {
-            Node *node = &m->nodes[pos];
-            node->tok = s[i];
-            node->weight = (uint32_t)f;
-            node->nxt = i + 1 < len ? (pos_t)(pos + 1) : -1;
-            node->prv = i > 0 ? (pos_t)(pos - 1) : -1;
+            set_tok(m, (pos_t)pos, s[i]);
+            if (m->weight)
+                m->weight[pos] = (uint32_t)f;
             if (i + 1 < len) {
                 count[s[i] << 8 | s[i + 1]] += f;
                 listed[s[i] << 8 | s[i + 1]]++;
@@ -588,10 +679,10 @@ static int build_stream(Merger *m, PyObject *chunks, PyObject *freq)
         }
         m->pairs[index[code]].count = count[code];
     }
-    for (Py_ssize_t i = 0; i < size; i++) /* positions in ascending order, pair by pair */
-        if (m->nodes[i].nxt >= 0) {
-            Pair *p = &m->pairs[index[m->nodes[i].tok << 8 | m->nodes[i + 1].tok]];
-            p->at[p->len++] = (pos_t)i;
+    for (pos_t i = 0; i + 1 < size; i++) /* positions in ascending order, pair by pair */
+        if (!chunk_starts_at(m, i + 1)) {
+            Pair *p = &m->pairs[index[get_tok(m, i) << 8 | get_tok(m, i + 1)]];
+            p->at[p->len++] = i;
         }
     if (grow((void **)&m->heap, &m->heap_cap, m->n_pairs, sizeof(Entry)) < 0) {
         PyErr_NoMemory();
@@ -648,7 +739,7 @@ static PyObject *Merger_merge(Merger *m, PyObject *arg)
     Py_ssize_t limit = PyLong_AsSsize_t(arg);
     if (limit == -1 && PyErr_Occurred())
         return NULL;
-    if (m->broken || !m->nodes) {
+    if (m->broken || !m->link) {
         PyErr_SetString(PyExc_RuntimeError, "Merger is not usable (its set-up or a merge failed)");
         return NULL;
     }

@@ -157,11 +157,12 @@ def run_bpe(request: TrainingRequest, report: Report, *, keep_on_interrupt: bool
         text = corpus_text(request, report)
         if not text:
             raise TokexplorerError("the corpus is empty; give some text to train on")
-        corpus_bytes = len(text.encode("utf-8"))
         started = time.perf_counter()
         if request.pattern is None:
-            chunks, freq = [text.encode("utf-8")], [1]
+            chunks, freq = [text.encode("utf-8")], [1]  # (encoded once: the corpus may be 256 MB)
+            corpus_bytes = len(chunks[0])
         else:
+            corpus_bytes = len(text.encode("utf-8"))
             report.phase("splitting into chunks", -1, -1)
             counted = count_chunks(text, request.pattern)
             chunks, freq = [w.encode("utf-8") for w in counted], list(counted.values())
