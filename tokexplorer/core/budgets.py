@@ -15,9 +15,13 @@ OTHER_BYTES_PER_CHAR = 90  # tiktoken cores with a pattern of their own (Qwen, T
 
 # Training corpora (MB on disk), and the peak each takes at most: base MB + per_mb x the corpus.
 # BPE counts the corpus's chunks piece by piece (256 MB: 689 MB); SentencePiece keeps every sentence
-# and its words, unigram most (128 MB: BPE 1,124 MB, unigram 1,973 MB).
+# and its words, unigram most (128 MB: BPE 1,124 MB, unigram 1,973 MB). BPE with no pattern
+# ("bpe-bytes", Basic; the same corpus budget as BPE) merges the whole corpus as one stream, held by
+# the compiled merge loop at about 11 bytes a byte (core/training/_merge.c): measured with
+# `train --vocab-size 300 -p none`, 20 MB 230 MB, 50 MB 552 MB, 200 MB 2,177 MB (2,098 MB with
+# emoji); the pure-Python loop (no compiler) takes about four times that.
 TRAIN_LIMIT_MB = {"bpe": 256, "sentencepiece": 64}
-TRAIN_PEAK_MB = {"bpe": (150, 3), "sentencepiece": (150, 15), "bpe-stream": (300, 28)}
+TRAIN_PEAK_MB = {"bpe": (150, 3), "bpe-bytes": (25, 11), "sentencepiece": (150, 15), "bpe-stream": (300, 28)}
 # BPE with a named pattern over files never holds the corpus (core/training/counting.py): its
 # budget is on the distinct chunks (MB of their UTF-8 bytes), checked while counting; the peak is
 # base MB + per_mb x the distinct chunks' MB ("bpe-stream" above: the base holds two counting
@@ -36,22 +40,37 @@ def max_mb_for(size: int) -> int:
     return size // 1_000_000 + 1
 
 
-def training_peak_gb(algorithm: str, corpus_mb: float) -> float:
-    """The memory training a corpus of `corpus_mb` takes at its peak, in GB.
+def peak_key(algorithm: str, basic: bool = False) -> str:
+    """The `TRAIN_PEAK_MB` entry of a run that holds its corpus whole; `basic`: BPE with no
+    pattern, which has its own.
 
-    >>> training_peak_gb("bpe", 256)
-    0.918
+    >>> peak_key("bpe", basic=True), peak_key("bpe"), peak_key("sentencepiece", basic=True)
+    ('bpe-bytes', 'bpe', 'sentencepiece')
+    """
+    return "bpe-bytes" if algorithm == "bpe" and basic else algorithm
+
+
+def training_peak_gb(algorithm: str, corpus_mb: float) -> float:
+    """The memory training a corpus of `corpus_mb` takes at its peak, in GB; `algorithm` is a
+    `TRAIN_PEAK_MB` entry (see `peak_key`).
+
+    >>> training_peak_gb("bpe", 256), training_peak_gb("bpe-bytes", 256)
+    (0.918, 2.841)
     """
     base, per_mb = TRAIN_PEAK_MB[algorithm]
     return round((base + per_mb * corpus_mb) / 1000, 3)
 
 
-def training_over_budget(algorithm: str, corpus_bytes: int, limit_mb: float | None = None) -> str | None:
+def training_over_budget(algorithm: str, corpus_bytes: int, limit_mb: float | None = None, *,
+                         basic: bool = False) -> str | None:
     """Why a corpus of `corpus_bytes` is over the training budget (`TRAIN_LIMIT_MB`, or
-    `limit_mb`), or None when it is within it. The caller adds the way on that fits it.
+    `limit_mb`), or None when it is within it; `basic`: BPE with no pattern (the same budget, a
+    higher peak). The caller adds the way on that fits it.
 
     >>> training_over_budget("sentencepiece", 300_000_000)
     "the corpus is 300 MB, over SentencePiece training's budget of 64 MB (memory near 1.1 GB at its peak)"
+    >>> training_over_budget("bpe", 300_000_000, basic=True)
+    "the corpus is 300 MB, over BPE training's budget of 256 MB (memory near 2.8 GB at its peak)"
     >>> training_over_budget("bpe", 300_000_000) is None
     False
     >>> training_over_budget("bpe", 300_000_000, limit_mb=400) is None
@@ -63,7 +82,16 @@ def training_over_budget(algorithm: str, corpus_bytes: int, limit_mb: float | No
         return None
     name = "BPE" if algorithm == "bpe" else "SentencePiece"
     return (f"the corpus is {size_mb:,.0f} MB, over {name} training's budget of {limit:g} MB "
-            f"(memory near {training_peak_gb(algorithm, limit):.1f} GB at its peak)")
+            f"(memory near {memory_text(training_peak_gb(peak_key(algorithm, basic), limit))} at its peak)")
+
+
+def memory_text(gb: float) -> str:
+    """A peak for a message: GB to one decimal, or MB under a GB.
+
+    >>> memory_text(2.841), memory_text(0.037)
+    ('2.8 GB', '37 MB')
+    """
+    return f"{gb:.1f} GB" if gb >= 1 else f"{gb * 1000:.0f} MB"
 
 
 def whole_text_limit(family: str) -> int:

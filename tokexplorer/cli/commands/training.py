@@ -16,7 +16,7 @@ import time
 from tokexplorer.cli.arguments import add_tokenizer_argument, megabytes, parse_token_id
 from tokexplorer.cli.output import Progress, print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_CHUNKS_LIMIT_MB, TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS,
-                            max_mb_for, training_over_budget, training_peak_gb)
+                            max_mb_for, memory_text, peak_key, training_over_budget, training_peak_gb)
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.runner import Report
 
@@ -50,8 +50,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help="memory budget. BPE with a named pattern reads the corpus a block at a time, "
                    f"any size: stop once its distinct chunks pass N MB (default {TRAIN_CHUNKS_LIMIT_MB}, "
                    f"peak near {_peak('bpe-stream')}). Otherwise refuse corpora of over N MB "
-                   f"(default {TRAIN_LIMIT_MB['bpe']} for BPE with a custom pattern or none, which peaks "
-                   f"near {_peak('bpe')}; {TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, "
+                   f"(default {TRAIN_LIMIT_MB['bpe']} for BPE with a custom pattern, which peaks "
+                   f"near {_peak('bpe')}, or none, near {_peak('bpe-bytes')}; "
+                   f"{TRAIN_LIMIT_MB['sentencepiece']} for SentencePiece, "
                    f"{_peak('sentencepiece')})")
     p.add_argument("--json", action="store_true", help="print a JSON summary")
     p.set_defaults(handler=run_train)
@@ -81,7 +82,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--encoding", help="the files' encoding when it is not UTF-8")
     p.add_argument("--max-mb", type=megabytes, metavar="N",
                    help=f"memory budget: refuse a corpus of over N MB (default {TRAIN_LIMIT_MB['bpe']}: "
-                   f"training peaks near {_peak('bpe')}); the BPE sizes and the "
+                   f"training peaks near {_peak('bpe')}, with no pattern {_peak('bpe-bytes')}); the BPE sizes and the "
                    "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
                    f"(SentencePiece, tokenizer.json) whole: they refuse one of over N million "
                    f"characters (default {WHOLE_TEXT_DEFAULTS})")
@@ -159,10 +160,11 @@ def _file_bytes(paths: list[str]) -> int:
     return total
 
 
-def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -> None:
-    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it)."""
+def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None, *, basic: bool = False) -> None:
+    """Refuse, before reading it, a corpus over the training budget (--max-mb raises it); `basic`:
+    BPE with no pattern."""
     size = _file_bytes(paths)
-    why = training_over_budget(algorithm, size, max_mb)
+    why = training_over_budget(algorithm, size, max_mb, basic=basic)
     if why is not None:
         limit = TRAIN_LIMIT_MB[algorithm] if max_mb is None else max_mb  # above 0 (`megabytes`)
         # subtle: head's "M" is 1024 x 1024 bytes, "MB" a million: the budget's unit
@@ -170,7 +172,7 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None) -
         raise TokexplorerError(
             f"{why}; train on a part (e.g. the first {limit:g} MB: head -c {part} CORPUS > part.txt), "
             f"or pass --max-mb {max_mb_for(size)} to go on "
-            f"(about {training_peak_gb(algorithm, size / 1e6):.1f} GB)")
+            f"(about {memory_text(training_peak_gb(peak_key(algorithm, basic), size / 1e6))})")
 
 
 def _streams(args: argparse.Namespace) -> bool:
@@ -239,7 +241,7 @@ def run_train(args: argparse.Namespace) -> int:
     if args.vocab_size is None or not 1 <= args.vocab_size <= MAX_VOCAB_SIZE:
         raise TokexplorerError(f"--vocab-size must be a whole number from 1 to {MAX_VOCAB_SIZE:,}")
     if not _streams(args):
-        _check_corpus_size(args.corpus, args.algorithm, args.max_mb)
+        _check_corpus_size(args.corpus, args.algorithm, args.max_mb, basic=_pattern(args.pattern) is None)
     if args.algorithm == "sentencepiece":
         return _train_sentencepiece(args)
     if args.option or args.show_options or args.model_type != "bpe":
@@ -523,7 +525,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.eval and args.held_out is not None:
         raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
     pattern = _pattern(args.pattern)
-    _check_corpus_size([args.corpus], "bpe", args.max_mb)
+    _check_corpus_size([args.corpus], "bpe", args.max_mb, basic=pattern is None)
     names = args.tokenizer or DEFAULT_TOKENIZERS
     references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
     text = _read_corpora([args.corpus], args.encoding)
