@@ -13,10 +13,10 @@ It draws nothing (see gui/plots.py) and reads no files: callers hand it text and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from tokexplorer.core.backends.trained_bpe import BPETokenizer
-from tokexplorer.core.training.bpe import MergeStep, check_vocab_size, iter_train
+from tokexplorer.core.training.bpe import MergeStep, check_vocab_size, iter_batches, iter_train
 from tokexplorer.core.patterns import piece_spans, resolve_pattern
 from tokexplorer.core.streaming import streams
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
@@ -210,8 +210,18 @@ def count_tokens(tok: Tokenizer, text: str) -> int:
     return sum(len(encode_ids(text[a:b], allowed_special="none")) for a, b in spans)
 
 
+class CountedText(NamedTuple):
+    """A training text already split and counted, never held as one string: its distinct chunks
+    (UTF-8, in order of first occurrence; the text's bytes as one chunk with no pattern), their
+    occurrences, and the text's length in UTF-8 bytes. (`counting.count_corpus` counts a file so.)"""
+
+    chunks: list[bytes]
+    freq: list[int]
+    n_bytes: int
+
+
 def sweep(
-    text: str,
+    text: str | CountedText,
     vocab_sizes: Sequence[int],
     *,
     pattern: str | None = "gpt4",
@@ -222,6 +232,9 @@ def sweep(
     on_merge: Callable[[CompressionCurve], None] | None = None,
 ) -> Sweep:
     """Train on `text` once up to max(vocab_sizes), count `eval_text` (default: `text`) at each size.
+
+    `text` may come counted (`CountedText`, split by `pattern`; `eval_text` is then needed): the
+    same merges as the text itself.
 
     `progress(done, total)` counts merges, then evaluations, then references; it may raise to stop.
     `on_merge(curve)` sees the training text's compression curve after each merge (the same object,
@@ -236,6 +249,9 @@ def sweep(
         raise TokexplorerError("give at least one vocab size, e.g. 256,512,1024")
     check_vocab_size(sizes[0])
     pattern = None if pattern is None else resolve_pattern(pattern)
+    counted = isinstance(text, CountedText)
+    if counted and eval_text is None:
+        raise TypeError("a counted training text needs an eval_text")
     evaluation = text if eval_text is None else eval_text
     if not evaluation:
         raise TokexplorerError("the evaluation text is empty")
@@ -243,8 +259,15 @@ def sweep(
     total = n_merges + len(sizes) + len(references)
     report = progress or (lambda done, total: None)
     merges: list[tuple[int, int]] = []
-    curve = CompressionCurve(len(text.encode("utf-8")))
-    for step in iter_train(text, sizes[-1], pattern=pattern):
+    if counted:
+        if not text.n_bytes:
+            raise TokexplorerError("the corpus is empty; give some text to train on")
+        curve = CompressionCurve(text.n_bytes)
+        steps = (step for batch in iter_batches(text.chunks, text.freq, sizes[-1]) for step in batch)
+    else:
+        curve = CompressionCurve(len(text.encode("utf-8")))
+        steps = iter_train(text, sizes[-1], pattern=pattern)
+    for step in steps:
         merges.append(step.pair)
         curve.add(step.merged)
         if on_merge is not None:

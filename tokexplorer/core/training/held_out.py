@@ -1,0 +1,111 @@
+"""The held-out split of a corpus file found on its bytes, so that a sweep never holds the text whole.
+
+`held_out_cut` gives the byte offset where `analysis.sweep.split_held_out` would cut the file's text
+(the same character, moved to a line start by the same rule), reading the file a block at a time:
+the training part is then counted from the file as `train` counts it (`counting.count_corpus`), and
+only the held-out part is decoded. A whole decoded text takes up to 4 bytes a character (Python's
+str with one emoji in it), and splitting it copied it once more.
+
+It reads UTF-8 files only (a `counting.CorpusFiles`); it neither counts nor trains.
+"""
+
+from __future__ import annotations
+
+from tokexplorer.core.tokenizer import TokexplorerError
+from tokexplorer.core.training.counting import CorpusFiles
+
+BLOCK = 1 << 24  # bytes decoded at a time (up to 64 MB as a str)
+
+
+def held_out_cut(corpus: CorpusFiles, fraction: float) -> int | None:
+    """The stream offset where the last `fraction` of the corpus's text starts, as
+    `split_held_out` cuts the decoded text; None when the stream is not valid UTF-8 (the caller
+    reads it whole, and the reader says where). The same TokexplorerError as `split_held_out` for
+    a bad fraction or a text too short to split.
+
+    >>> import tempfile, os
+    >>> with tempfile.NamedTemporaryFile("wb", suffix=".txt", delete=False) as f:
+    ...     _ = f.write("one\\ntwo\\nthree\\nfour\\n".encode())
+    >>> from tokexplorer.core.training.counting import open_corpus
+    >>> held_out_cut(open_corpus([f.name]), 0.25)
+    14
+    >>> os.unlink(f.name)
+    """
+    if not 0 < fraction < 1:
+        raise TokexplorerError(f"the held-out fraction must be between 0 and 1, not {fraction}")
+    marks = _char_marks(corpus)  # (byte offset, character offset) at each block's start, and the end
+    if marks is None:
+        return None
+    n_chars = marks[-1][1]
+    cut = int(n_chars * (1 - fraction))  # in characters, as split_held_out
+    at = _byte_offset(corpus, marks, cut)
+    # split_held_out moves the cut to just after the last newline before it when that newline is
+    # less than `reach` characters back: within 4 bytes a character of the cut (one further back is
+    # more than `reach` characters back, as is the last one before the cut then)
+    reach = 0.5 * (n_chars - cut) + 200
+    start = max(0, at - 4 * int(reach) - 4)
+    window = corpus.read(start, at - start)
+    line = window.rfind(b"\n")
+    if line >= 0 and _chars(window[line:]) < reach:
+        at = start + line + 1
+    if not _has_text(corpus, 0, at) or not _has_text(corpus, at, corpus.size):
+        raise TokexplorerError("the text is too short to hold some of it out; give a longer text or "
+                               "a separate evaluation text")
+    return at
+
+
+def training_part(corpus: CorpusFiles, end: int) -> CorpusFiles:
+    """The corpus's stream up to `end` (a file's tail left out), for `count_corpus`."""
+    sizes, left = [], end
+    for size in corpus.sizes:
+        sizes.append(min(size, left))
+        left -= sizes[-1]
+    return corpus._replace(sizes=tuple(sizes))
+
+
+def _blocks(corpus: CorpusFiles, start: int, end: int):
+    """(offset, bytes) blocks of the stream from `start` to `end`, cut between UTF-8 characters."""
+    while start < end:
+        data = corpus.read(start, min(BLOCK, end - start) + 3)
+        n = min(BLOCK, end - start)
+        while n < len(data) and n > 0 and data[n] & 0xC0 == 0x80:
+            n -= 1  # not inside a character (only the stream's end or invalid bytes are past 3)
+        if n == 0:
+            n = min(len(data), end - start)
+        yield start, data[:n]
+        start += n
+
+
+def _char_marks(corpus: CorpusFiles) -> list[tuple[int, int]] | None:
+    marks, chars = [], 0
+    for offset, data in _blocks(corpus, 0, corpus.size):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        marks.append((offset, chars))
+        chars += len(text)
+    marks.append((corpus.size, chars))
+    return marks
+
+
+def _byte_offset(corpus: CorpusFiles, marks: list[tuple[int, int]], char: int) -> int:
+    """The stream offset of character `char`."""
+    for (offset, first), (end, after) in zip(marks, marks[1:]):
+        if char < after:
+            text = corpus.read(offset, end - offset).decode("utf-8")
+            return offset + len(text[:char - first].encode("utf-8"))
+    return corpus.size
+
+
+def _chars(data: bytes) -> int:
+    """Characters in valid UTF-8 bytes (the bytes that do not continue one)."""
+    return len(data) - sum(map(data.count, _CONTINUATIONS))
+
+
+_CONTINUATIONS = [bytes([b]) for b in range(0x80, 0xC0)]
+
+
+def _has_text(corpus: CorpusFiles, start: int, end: int) -> bool:
+    """Whether the stream from `start` to `end` holds a character that is not white space."""
+    return any(data.decode("utf-8").strip() for _, data in _blocks(corpus, start, end))
