@@ -21,6 +21,8 @@ from tokexplorer.core.training.bpe import (PURE_PYTHON_VARIABLE, count_chunks, i
                                            merge_loop)
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN
 
+from .. import reference_bpe as ref
+
 if os.environ.get("TOKEXPLORER_REQUIRE_COMPILED"):
     from tokexplorer.core.training import _merge
 else:
@@ -229,3 +231,15 @@ def test_a_stream_with_no_pattern_takes_about_eleven_bytes_a_byte(corpora):
                           env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
     assert proc.returncode == 0, proc.stderr
     assert 6 < float(proc.stdout) < 13
+
+
+def test_a_pair_that_loses_most_of_its_positions_keeps_its_live_ones(monkeypatch):
+    """Merging (x, a) takes 1,000 of the 1,130 occurrences of (a, b): its listed positions are
+    mostly stale and are compacted; the steps after stay the Python loop's (and minbpe's)."""
+    text = "xab " * 1000 + "yab " * 100 + "xa " * 1000 + "yab" * 30
+    compiled, python = both(monkeypatch, iter_train, text, 256 + 12, pattern=None)
+    assert compiled == python
+    pairs = [s.pair for s in compiled]
+    # (y, a) ties with (a, b) at 130 and wins by first occurrence, read off (a, b)'s compacted list
+    assert pairs[0] == (120, 97) and pairs[9] == (121, 97) and compiled[9].count == 130
+    assert dict(zip(pairs, range(256, 268))) == ref.train(text, 256 + 12)

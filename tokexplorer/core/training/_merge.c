@@ -357,6 +357,32 @@ static pos_t first_position(Merger *m, Pair *p)
     return -1;
 }
 
+/* Keep only the pair's live positions (in order), when most of those listed are stale: a pair
+ * that loses occurrences keeps them listed, and over thousands of merges the stale ones took as
+ * much memory as the stream. (A count is at least the live positions, so more than twice the
+ * count listed means over half stale: each compaction halves the list, so the work stays in
+ * proportion to the positions ever listed.) */
+static void compact_positions(Merger *m, Pair *p)
+{
+    tok_t a = (tok_t)(p->key >> 32), b = (tok_t)(p->key & 0xffffffffu);
+    int64_t kept = 0;
+    for (int64_t i = p->head; i < p->len; i++) {
+        pos_t pos = p->at[i];
+        if (get_tok(m, pos) == a) {
+            pos_t q = next_of(m, pos);
+            if (q >= 0 && get_tok(m, q) == b)
+                p->at[kept++] = pos;
+        }
+    }
+    p->head = 0;
+    p->len = kept;
+    pos_t *at = realloc(p->at, (size_t)(kept ? kept : 1) * sizeof(pos_t));
+    if (at) {
+        p->at = at;
+        p->cap = kept ? kept : 1;
+    }
+}
+
 /* The pair `key`, made by the merge in progress: found, or recorded and listed in made[]. */
 static uint32_t made_pair(Merger *m, uint64_t key)
 {
@@ -541,6 +567,8 @@ static int merge_one(Merger *m, Result *r, int64_t *visited)
         p->count -= m->lost[role][t];
         if (p->count <= 0)
             drop_positions(p); /* gone for good; its heap entry is dropped when it surfaces */
+        else if (p->len - p->head > 2 * p->count + 64)
+            compact_positions(m, p);
     }
     m->pairs[merging].count = 0;
     drop_positions(&m->pairs[merging]);
