@@ -17,9 +17,11 @@ OTHER_BYTES_PER_CHAR = 90  # tiktoken cores with a pattern of their own (Qwen, T
 # BPE counts the corpus's chunks piece by piece (256 MB: 689 MB); SentencePiece keeps every sentence
 # and its words, unigram most (128 MB: BPE 1,124 MB, unigram 1,973 MB). BPE with no pattern
 # ("bpe-bytes", Basic; the same corpus budget as BPE) merges the whole corpus as one stream, held by
-# the compiled merge loop at about 11 bytes a byte (core/training/_merge.c): measured with
-# `train --vocab-size 300 -p none`, 20 MB 230 MB, 50 MB 552 MB, 200 MB 2,177 MB (2,098 MB with
-# emoji); the pure-Python loop (no compiler) takes about four times that.
+# the compiled merge loop at about 10 bytes a byte (core/training/_merge.c): measured with
+# `train --vocab-size 300 -p none`, 20 MB 224 MB, 50 MB 501 MB, 200 MB 1,958 MB (2,056 MB with
+# emoji; 1,958 MB at 4,096 too). Past that its pairs add up: 20 MB at 16,384 takes 332 MB, at
+# 65,536 393 MB. The pure-Python loop (an install without a compiler) takes far more: 20 MB at
+# 300, 1,750 MB (its 64-bit arrays and position lists; not budgeted here).
 TRAIN_LIMIT_MB = {"bpe": 256, "sentencepiece": 64}
 TRAIN_PEAK_MB = {"bpe": (150, 3), "bpe-bytes": (25, 11), "sentencepiece": (150, 15), "bpe-stream": (300, 28)}
 # BPE with a named pattern over files never holds the corpus (core/training/counting.py): its
