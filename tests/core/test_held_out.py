@@ -89,3 +89,35 @@ def test_sweep_held_out_gives_the_whole_text_table(tmp_path, capsys, corpora, mo
     want = sweep(train, [256, 300, 400], pattern=None if pattern == "none" else pattern, eval_text=evaluation,
                  eval_source="held-out 15%", references=[load_tokenizer("gpt2")])
     assert json.loads(out) == json.loads(json.dumps(want.to_dict()))
+
+
+@pytest.mark.parametrize("pattern", ["gpt4", None])
+def test_the_windows_sweep_of_a_file_does_not_read_it_whole(tmp_path, corpora, monkeypatch, pattern):
+    """The window's sweep child (core/training/child.py) splits a file on its bytes too: the same
+    result as the whole-text sweep, the file never read as one text."""
+    import gc
+
+    from tokexplorer.core.files import textfile
+    from tokexplorer.core.training import child
+    from tokexplorer.core.training.runner import SweepRequest
+
+    path = tmp_path / "corpus.txt"
+    path.write_text(read_text_file(corpora / "multilingual/ja_wagahaiwa_nekodearu.txt")[:30_000], "utf-8")
+    train, evaluation = split_held_out(read_text_file(path), 0.1)
+    want = sweep(train, [256, 300], pattern=pattern, eval_text=evaluation, eval_source="held-out 10%")
+
+    def read_whole(*args, **kwargs):
+        raise AssertionError("the corpus was read whole")
+
+    monkeypatch.setattr(textfile, "read_text_file", read_whole)
+    sent = []
+
+    class Conn:
+        send = staticmethod(sent.append)
+
+    try:
+        child._sweep(SweepRequest((256, 300), pattern, 0.1, path=str(path)), Conn())
+    finally:
+        gc.enable()  # (the child turns it off for good)
+    assert sent[-1] == ("sweep_done", want)
+    assert ("curve", len(train.encode("utf-8"))) in sent

@@ -509,44 +509,13 @@ def run_merges(args: argparse.Namespace) -> int:
     return 0
 
 
-def _held_out_counted(args: argparse.Namespace, pattern: str | None):
-    """(the training part counted, the held-out text) of a sweep's UTF-8 corpus file, found on its
-    bytes: the training part is counted from the file a block at a time as `train` counts it
-    (or, with no pattern, read as bytes), and only the held-out part is decoded, so the text is never
-    held whole, let alone twice (a str takes up to 4 bytes a character). None when the file is not
-    UTF-8 or the pattern is a custom one: the caller reads the text whole and splits it."""
-    import codecs
-
-    from tokexplorer.core.analysis.sweep import CountedText
-    from tokexplorer.core.files.textfile import decode_text
-    from tokexplorer.core.patterns import NAMED_PATTERNS
-    from tokexplorer.core.training.counting import count_corpus, open_corpus
-    from tokexplorer.core.training.held_out import held_out_cut, training_part
-
-    try:
-        if args.encoding is not None and codecs.lookup(args.encoding).name != "utf-8":
-            return None
-    except LookupError:
-        return None  # the reader says the encoding is unknown
-    if pattern is not None and pattern not in NAMED_PATTERNS.values():
-        return None
-    corpus = open_corpus([args.corpus])
-    cut = None if corpus is None else held_out_cut(corpus, args.held_out)
-    if cut is None:
-        return None
-    evaluation = decode_text(corpus.read(cut, corpus.size - cut), source=args.corpus)
-    part = training_part(corpus, cut)
-    if pattern is None:
-        return CountedText([part.read(0, cut)], [1], cut), evaluation
-    return CountedText(*count_corpus(part, pattern), cut), evaluation
-
-
 def run_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from tokexplorer.core.registry import load_tokenizer
     from tokexplorer.core.streaming import check_size
     from tokexplorer.core.analysis.sweep import parse_vocab_sizes, split_held_out, sweep
+    from tokexplorer.core.training.held_out import split_counted
     from tokexplorer.cli.commands.plotting import check_plot_path
     from tokexplorer.cli.commands.plotting import write_plot
     from tokexplorer.cli.commands.reports import DEFAULT_TOKENIZERS
@@ -561,7 +530,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     names = args.tokenizer or DEFAULT_TOKENIZERS
     references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
     evaluation, source = None, "the corpus"
-    text = None if args.eval or args.held_out is None else _held_out_counted(args, pattern)
+    # (a UTF-8 file with a named pattern or none is split on its bytes, never held whole)
+    text = None if args.eval or args.held_out is None else split_counted(args.corpus, args.held_out, pattern,
+                                                                          encoding=args.encoding)
     if text is not None:
         text, evaluation = text
         source = f"held-out {args.held_out:.0%}"

@@ -13,10 +13,11 @@ It draws nothing (see gui/plots.py) and reads no files: callers hand it text and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, NamedTuple, Sequence
+from typing import Callable, Iterable, Sequence
 
 from tokexplorer.core.backends.trained_bpe import BPETokenizer
 from tokexplorer.core.training.bpe import MergeStep, check_vocab_size, iter_batches, iter_train
+from tokexplorer.core.training.held_out import CountedText
 from tokexplorer.core.patterns import piece_spans, resolve_pattern
 from tokexplorer.core.streaming import streams
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
@@ -210,16 +211,6 @@ def count_tokens(tok: Tokenizer, text: str) -> int:
     return sum(len(encode_ids(text[a:b], allowed_special="none")) for a, b in spans)
 
 
-class CountedText(NamedTuple):
-    """A training text already split and counted, never held as one string: its distinct chunks
-    (UTF-8, in order of first occurrence; the text's bytes as one chunk with no pattern), their
-    occurrences, and the text's length in UTF-8 bytes. (`counting.count_corpus` counts a file so.)"""
-
-    chunks: list[bytes]
-    freq: list[int]
-    n_bytes: int
-
-
 def sweep(
     text: str | CountedText,
     vocab_sizes: Sequence[int],
@@ -233,8 +224,8 @@ def sweep(
 ) -> Sweep:
     """Train on `text` once up to max(vocab_sizes), count `eval_text` (default: `text`) at each size.
 
-    `text` may come counted (`CountedText`, split by `pattern`; `eval_text` is then needed): the
-    same merges as the text itself.
+    `text` may come counted (`held_out.CountedText`, split by `pattern`; `eval_text` is then
+    needed): the same merges as the text itself.
 
     `progress(done, total)` counts merges, then evaluations, then references; it may raise to stop.
     `on_merge(curve)` sees the training text's compression curve after each merge (the same object,

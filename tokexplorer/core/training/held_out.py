@@ -6,13 +6,59 @@ the training part is then counted from the file as `train` counts it (`counting.
 only the held-out part is decoded. A whole decoded text takes up to 4 bytes a character (Python's
 str with one emoji in it), and splitting it copied it once more.
 
-It reads UTF-8 files only (a `counting.CorpusFiles`); it neither counts nor trains.
+`split_counted` does both for a sweep (the command line's and the window's): the training part
+counted, the held-out part as text. It reads UTF-8 files only (a `counting.CorpusFiles`); it does
+not train.
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.counting import CorpusFiles
+
+
+class CountedText(NamedTuple):
+    """A training text already split and counted, never held as one string: its distinct chunks
+    (UTF-8, in order of first occurrence; the text's bytes as one chunk with no pattern), their
+    occurrences, and the text's length in UTF-8 bytes (what `analysis.sweep.sweep` trains on)."""
+
+    chunks: list[bytes]
+    freq: list[int]
+    n_bytes: int
+
+
+def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None
+                  ) -> tuple[CountedText, str] | None:
+    """(the training part counted, the held-out text) of a corpus file, as `split_held_out` splits
+    its text and `count_chunks` counts the first part, or with no pattern its bytes; the text is
+    never decoded whole. None when the file is not UTF-8 (or may not be), or the pattern is not a
+    named one (a name or its regex): the caller reads the text whole.
+    """
+    import codecs
+
+    from tokexplorer.core.files.textfile import decode_text
+    from tokexplorer.core.patterns import NAMED_PATTERNS
+    from tokexplorer.core.training.counting import count_corpus, open_corpus
+
+    try:
+        if encoding is not None and codecs.lookup(encoding).name != "utf-8":
+            return None
+    except LookupError:
+        return None  # the reader says the encoding is unknown
+    pattern = NAMED_PATTERNS.get(pattern, pattern) if pattern is not None else None  # a name: its regex
+    if pattern is not None and pattern not in NAMED_PATTERNS.values():
+        return None
+    corpus = open_corpus([path])
+    cut = None if corpus is None else held_out_cut(corpus, fraction)
+    if cut is None:
+        return None
+    evaluation = decode_text(corpus.read(cut, corpus.size - cut), source=path)
+    part = training_part(corpus, cut)
+    if pattern is None:
+        return CountedText([part.read(0, cut)], [1], cut), evaluation
+    return CountedText(*count_corpus(part, pattern), cut), evaluation
 
 BLOCK = 1 << 24  # bytes decoded at a time (up to 64 MB as a str)
 
