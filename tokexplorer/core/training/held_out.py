@@ -60,7 +60,7 @@ def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: 
         return CountedText([part.read(0, cut)], [1], cut), evaluation
     return CountedText(*count_corpus(part, pattern), cut), evaluation
 
-BLOCK = 1 << 24  # bytes decoded at a time (up to 64 MB as a str)
+BLOCK = 1 << 22  # bytes decoded at a time (up to 16 MB as a str)
 
 
 def held_out_cut(corpus: CorpusFiles, fraction: float) -> int | None:
