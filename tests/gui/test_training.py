@@ -174,6 +174,8 @@ def test_files_over_the_training_budget_are_refused_with_the_way_on(qtbot, windo
     panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-basic"))  # read whole
     panel.train_button.click()
     assert "over BPE training's budget of 0.001 MB" in panel.message.text()
+    # (bytes only: the peak said is that of a corpus trained as one sequence)
+    assert budgets.training_over_budget("bpe", corpus.stat().st_size, basic=True) in panel.message.text()
     assert "--max-mb 1" in panel.message.text() and not panel.service.running
     # With a named split pattern the corpus is counted a block at a time: no size refusal.
     panel.algorithm_box.setCurrentIndex(panel.algorithm_box.findData("bpe-regex"))

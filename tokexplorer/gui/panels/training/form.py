@@ -323,7 +323,8 @@ class TrainingForm(QWidget):
             request = TrainingRequest("", "bpe", vocab_size, paths, text, pattern=self.pattern(),
                                       special_tokens=specials)
         if paths and not streams(request):  # (a streamed count has its budget on distinct chunks)
-            why = training_over_budget(request.algorithm, size)
+            bytes_only = request.algorithm == "bpe" and request.pattern is None  # (a higher peak)
+            why = training_over_budget(request.algorithm, size, basic=bytes_only)
             if why is not None:
                 raise TokexplorerError(f"{why}; choose fewer or smaller files, or train them from the "
                                        f"command line with tokexplorer train … --max-mb {max_mb_for(size)}")
