@@ -21,6 +21,7 @@ again: `status` says so and requests fail at once.
 from __future__ import annotations
 
 import atexit
+import collections
 import itertools
 import threading
 import time
@@ -125,6 +126,8 @@ class ServerLink(QObject):
         self._lock = threading.Lock()
         # rid -> (on_result, on_error, on_progress, prepare)
         self._waiting: dict[int, tuple] = {}
+        # a `lane` -> the ids of its requests still waiting, oldest first (see `ask`)
+        self._lanes: dict[object, collections.deque[int]] = {}
         self._arrived.connect(self._dispatch)
         self._lost.connect(_server.restart)
         _server.links.add(self)
@@ -145,8 +148,12 @@ class ServerLink(QObject):
     def ask(self, request, on_result: Callable[[object], None] | None = None,
             on_error: Callable[[str], None] | None = None, *,
             on_progress: Callable[[int, int], None] | None = None,
-            prepare: Callable[[object], object] | None = None) -> int:
-        """Send `request`; the callbacks run in the UI thread. Returns the request's id."""
+            prepare: Callable[[object], object] | None = None, lane: object = None) -> int:
+        """Send `request`; the callbacks run in the UI thread. Returns the request's id.
+
+        `lane`: requests the server answers in order and may leave unanswered when a later one of
+        the same lane supersedes them (a document's `Tokenize`): an answer in the lane drops the
+        callbacks of the lane's earlier requests, which will never be answered."""
         if _server.given_up or _server.process is None:
             if on_error is not None:
                 QTimer.singleShot(0, lambda: on_error("the tokenizing server has stopped; restart tokexplorer"))
@@ -156,6 +163,8 @@ class ServerLink(QObject):
             _server.owners[rid] = self
             with self._lock:
                 self._waiting[rid] = (on_result, on_error, on_progress, prepare)
+                if lane is not None:
+                    self._lanes.setdefault(lane, collections.deque()).append(rid)
         _server.process.send(p.Call(rid, request))
         return rid
 
@@ -194,6 +203,11 @@ class ServerLink(QObject):
         with self._lock:
             entry = (self._waiting.get(message.rid) if isinstance(message, p.Progress)
                      else self._waiting.pop(message.rid, None))
+            gone = () if isinstance(message, p.Progress) else self._superseded(message.rid)
+        if gone:
+            with _server.lock:  # (not within the link's lock: `ask` takes the two the other way round)
+                for rid in gone:
+                    _server.owners.pop(rid, None)
         if entry is None:
             return
         on_result, on_error, on_progress, prepare = entry
@@ -211,9 +225,23 @@ class ServerLink(QObject):
         elif on_result is not None:
             on_result(prepared if prepare is not None else message.value)
 
+    def _superseded(self, rid: int) -> list[int]:
+        """Request `rid` has its answer: the earlier requests of its lane, whose callbacks are
+        dropped here (under the link's lock)."""
+        for rids in self._lanes.values():
+            if rids and rids[0] <= rid and rid in rids:
+                gone = []
+                while rids[0] != rid:
+                    gone.append(rids.popleft())
+                    self._waiting.pop(gone[-1], None)
+                rids.popleft()
+                return gone
+        return []
+
     def _on_restarted(self, message: str) -> None:
         with self._lock:
             waiting, self._waiting = self._waiting, {}
+            self._lanes = {}
         self.status.emit(message)
         for _, on_error, _, _ in waiting.values():
             if on_error is not None:

@@ -121,7 +121,7 @@ class TokenizeService(QObject):
             self.busy.emit("tokenizing…")
         self._tokens.sent(gen, delta)
         self._link.ask(p.Tokenize(self.doc, gen, name, policy, delta), self._on_answer, lambda message: None,
-                       prepare=self._tokens.apply)
+                       prepare=self._tokens.apply, lane=("document", self.doc))
         return gen
 
     def wait_for_done(self, msecs: int = -1) -> bool:
