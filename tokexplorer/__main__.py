@@ -1,6 +1,5 @@
 """`python -m tokexplorer`, the same as the `tokexplorer` command."""
 
-import signal
 import sys
 
 if __name__ == "__main__":
@@ -8,14 +7,12 @@ if __name__ == "__main__":
         import multiprocessing  # (only then: the import costs every command a few tens of ms)
 
         multiprocessing.freeze_support()
-    # subtle: a Ctrl-C while numpy imports becomes an ImportError with a page of advice; hold it
-    # until the command line has imported, then stop as an interrupt. main() catches later ones.
-    pressed = []
-    previous = signal.signal(signal.SIGINT, lambda *_: pressed.append(True))
-    from tokexplorer.cli.main import main
-
-    signal.signal(signal.SIGINT, previous)
-    if pressed:
+    # A Ctrl-C while the command line imports is an interrupt, said in one line. (cli.main imports
+    # no library: numpy, which turns a Ctrl-C during its import into an ImportError, is imported
+    # by the commands, inside main(), which says so too.)
+    try:
+        from tokexplorer.cli.main import main
+    except KeyboardInterrupt:
         print("tokexplorer: interrupted", file=sys.stderr)
         sys.exit(130)
     sys.exit(main())

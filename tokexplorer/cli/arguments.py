@@ -6,10 +6,13 @@ Each helper adds arguments to a parser or reads them back; none prints or runs a
 
 from __future__ import annotations
 
-import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from tokexplorer.core.tokenizer import TokexplorerError, parse_allowed_special
+
+if TYPE_CHECKING:  # (argparse is imported where a parser is built: a short encode has none)
+    import argparse
 
 
 def add_tokenizer_argument(p: argparse.ArgumentParser, default: str = "cl100k_base", *,
@@ -69,6 +72,7 @@ def megabytes(value: str) -> float:
     ...
     argparse.ArgumentTypeError: 'nan' is not a number of MB above 0 (e.g. 300)
     """
+    import argparse
     import math
 
     try:

@@ -4,17 +4,18 @@ Human tables by default, JSON with `--json`; text comes from an argument, `--fil
 (stdin). Bad input exits 1 with one line on stderr and no traceback; usage errors exit 2.
 
 A short command is a whole process a user waits for: only the sub-command's own module is imported
-and its parsers built (`build_parser`), and `--version` builds none.
+and its parsers built (`build_parser`), `--version` builds none, and a short `encode` is parsed
+without argparse (`commands.encoding.quick_arguments`); this module imports only `sys` at its top.
 """
 
 from __future__ import annotations
 
-import argparse
-import os
 import sys
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 
-from tokexplorer.core.tokenizer import TokexplorerError, native_panic
+if TYPE_CHECKING:
+    import argparse
+    from typing import Sequence
 
 # Sub-command name -> module in tokexplorer.cli.commands that defines add_parser(subparsers) and run(args).
 COMMANDS = {
@@ -38,35 +39,13 @@ COMMANDS = {
 }
 
 
-def terminal_width() -> int:
-    """Columns for help text: $COLUMNS, else the terminal's width, else 80 (less 2, as argparse).
-
-    subtle: argparse asks `shutil.get_terminal_size` for this each time an argument is added, and
-    shutil's import (with bz2 and lzma) was 5 ms of every command's start.
-    """
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
-        except (AttributeError, ValueError, OSError):
-            columns = 0
-    return (columns or 80) - 2
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser, its help formatted to `terminal_width` (sub-parsers are of its class)."""
-
-    def _get_formatter(self) -> argparse.HelpFormatter:
-        return self.formatter_class(prog=self.prog, width=terminal_width())
-
-
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The parser of every sub-command, or only of `command`'s module (start-up stays short: a
     module imports what its commands need)."""
+    import argparse
+
     from tokexplorer.cli import commands
+    from tokexplorer.cli.parser import Parser
 
     from tokexplorer import __version__
 
@@ -75,7 +54,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from tokexplorer.gui.app import window_parser
 
         epilog = window_options_help(window_parser())
-    parser = _Parser(
+    parser = Parser(
         prog="tokexplorer",
         usage="tokexplorer [WINDOW OPTIONS] | tokexplorer COMMAND ...",
         description="Explore how LLM tokenizers turn text into tokens. "
@@ -111,19 +90,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:  # subtle: Ctrl-C while the libraries import (a second or two) is an interrupt too
         if not argv or argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version"):
             return _run_gui(argv)
-        parser = build_parser(argv[0])
-        args = parser.parse_args(argv)
-        handler: Callable[[argparse.Namespace], int] = args.handler
-        return handler(args) or 0
-    except TokexplorerError as exc:
-        print(f"tokexplorer: error: {exc}", file=sys.stderr)
-        return 1
+        args = None
+        if argv[0] == "encode":  # the short command most often waited on: no argparse unless needed
+            from tokexplorer.cli.commands.encoding import quick_arguments
+
+            args = quick_arguments(argv[1:])
+        if args is None:
+            args = build_parser(argv[0]).parse_args(argv)
+        return args.handler(args) or 0
     except KeyboardInterrupt:
         print("tokexplorer: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
     except BaseException as exc:
+        from tokexplorer.core.tokenizer import TokexplorerError, native_panic
+
+        if isinstance(exc, TokexplorerError):
+            print(f"tokexplorer: error: {exc}", file=sys.stderr)
+            return 1
         if _interrupted_import(exc):
             print("tokexplorer: interrupted", file=sys.stderr)
             return 130

@@ -4,12 +4,12 @@ subtle: a short `encode` is a whole process a user waits for (issue 35: no longe
 library's own load of the vocabulary), so this module imports at its top only what building the
 parser needs; numpy, the streaming machinery, the Encoding and the analysis modules are imported
 by the commands that use them. `encode --ids-only` of a short text asks the tokenizer for its ids
-alone (`encode_ids`) and imports none of them.
+alone (`encode_ids`) and imports none of them, and a plain `encode` command line is read without
+argparse (`quick_arguments`).
 """
 
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 from typing import TYPE_CHECKING
@@ -18,11 +18,13 @@ from tokexplorer.cli.arguments import (
     add_special_argument, add_text_arguments, add_tokenizer_extension_argument, allowed_special, extend_tokenizer, megabytes,
     read_text_or_file,
 )
-from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
 from tokexplorer.core.registry import DEFAULT_TOKENIZER, builtin_names, load_tokenizer
 from tokexplorer.core.tokenizer import TokexplorerError
 
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
     import numpy as np
 
     from tokexplorer.core.encoding import Token, TokenFlag
@@ -73,12 +75,59 @@ def _add_tokenizer_argument(p: argparse.ArgumentParser) -> None:
 
 
 def _add_max_mb_argument(p: argparse.ArgumentParser) -> None:
+    from tokexplorer.core.budgets import WHOLE_TEXT_DEFAULTS, WHOLE_TEXT_PEAK_MB
+
     p.add_argument(
         "--max-mb", type=megabytes, metavar="N",
         help="memory budget: texts of any size stream in pieces through tokenizers with the GPT-2, "
         "GPT-4 or o200k split (about 150 MB beside twice the file's size); others encode whole, and "
         f"refuse a text of over N million characters (default {WHOLE_TEXT_DEFAULTS}: about "
         f"{WHOLE_TEXT_PEAK_MB / 1000:g} GB at the peak)")
+
+
+# What a plain `encode` command line may hold to be read without argparse: these options (each
+# followed by a value that does not start with '-', or a flag) and at most one text that does not
+# start with '-'. argparse reads anything else (-h, --file, abbreviations, '--', -tNAME, a text
+# that starts with '-' ...), with its help and its error messages.
+_QUICK_VALUES = {"-t": "tokenizer", "--tokenizer": "tokenizer", "--allowed-special": "allowed_special"}
+_QUICK_FLAGS = {"--ids-only": "ids_only", "--json": "json"}
+
+
+def quick_arguments(argv: list[str]) -> SimpleNamespace | None:
+    """`encode`'s arguments (`argv` after the word encode) as its argparse parser reads them, for
+    a command line of only the options above and one text; None for any other (argparse then
+    reads it). tests/cli/test_quick_arguments.py holds the two to the same answers.
+
+    subtle: argparse with gettext and locale, and the parsers of encode's sibling commands, were a
+    tenth of a short encode's start; this reads what a script or a user typing a quick encode
+    writes.
+
+    >>> vars(quick_arguments(["-t", "gpt2", "--ids-only", "hello"]))["tokenizer"]
+    'gpt2'
+    >>> quick_arguments(["--file", "x.txt"]) is None
+    True
+    """
+    from types import SimpleNamespace
+
+    values: dict[str, object] = {
+        "command": "encode", "tokenizer": DEFAULT_TOKENIZER, "text": None, "file": None, "encoding": None,
+        "allowed_special": None, "add_special": [], "ids_only": False, "json": False, "max_mb": None,
+        "handler": run_encode,
+    }
+    words = iter(argv)
+    for word in words:
+        if word in _QUICK_FLAGS:
+            values[_QUICK_FLAGS[word]] = True
+        elif word in _QUICK_VALUES:
+            value = next(words, "-")
+            if value.startswith("-"):
+                return None
+            values[_QUICK_VALUES[word]] = value
+        elif word.startswith("-") or values["text"] is not None:
+            return None
+        else:
+            values["text"] = word
+    return SimpleNamespace(**values)
 
 
 _SHOWN_FLAGS = ("SPECIAL", "BYTE_FALLBACK", "PARTIAL", "NORMALIZED")
