@@ -12,6 +12,11 @@ anyway. Peaks were measured with `/usr/bin/time -f %M` on non-repeating text (10
 WHOLE_TEXT_PEAK_MB = 2000
 WHOLE_TEXT_BYTES_PER_CHAR = {"tokenizers": 320, "sentencepiece": 130}
 OTHER_BYTES_PER_CHAR = 90  # tiktoken cores with a pattern of their own (Qwen, Tekken), BPE made here
+# BPE made here with no pattern (Basic) counts a text in pieces cut where no merge joins two bytes
+# (backends/trained_bpe.py); a stretch with no such place is merged whole by the Python encoder, at
+# up to this many bytes a byte of it (its lists and heap; measured on 4 MB: 120 for text with and
+# without emoji, 200 for one letter repeated, where every pair waits in the heap).
+BASIC_BYTES_PER_BYTE = 200
 
 # Training corpora (MB on disk), and the peak each takes at most: base MB + per_mb x the corpus.
 # BPE counts the corpus's chunks piece by piece (256 MB: 689 MB); SentencePiece keeps every sentence
@@ -137,6 +142,28 @@ def _over_whole_text_limit(what: str, family: str, n_chars: int, limit_m: float 
     per_char = WHOLE_TEXT_BYTES_PER_CHAR.get(family, OTHER_BYTES_PER_CHAR)
     return (f"{what}, and this text has {n_chars / 1e6:,.0f} million characters, over the {limit:g} million "
             f"that keep memory near {per_char * limit / 1000:.1f} GB")
+
+
+def basic_piece_over_budget(name: str, n_bytes: int, limit_mb: float | None = None) -> str | None:
+    """Why merging a stretch of `n_bytes` with no place to cut whole (BPE with no pattern) is over
+    its budget (the whole-text peak, or `limit_mb` MB of the stretch), or None. The caller adds
+    the way on.
+
+    >>> basic_piece_over_budget("the trained BPE at 4,096", 30_000_000)
+    'the trained BPE at 4,096 has no split pattern and must merge 30 MB of the text at once (no place in it where its tokens stay the same when cut), over the 10 MB that keep memory near 2.0 GB'
+    """
+    limit = WHOLE_TEXT_PEAK_MB / BASIC_BYTES_PER_BYTE if limit_mb is None else limit_mb
+    if n_bytes <= limit * 1e6:
+        return None
+    size = f"{n_bytes / 1e6:,.1f}" if n_bytes < 10e6 else f"{n_bytes / 1e6:,.0f}"
+    return (f"{name} has no split pattern and must merge {size} MB of the text at once "
+            f"(no place in it where its tokens stay the same when cut), over the {limit:g} MB that keep "
+            f"memory near {memory_text(basic_piece_peak_gb(int(limit * 1e6)))}")
+
+
+def basic_piece_peak_gb(n_bytes: int) -> float:
+    """About what merging a stretch of `n_bytes` whole (BPE with no pattern) takes, in GB."""
+    return round(BASIC_BYTES_PER_BYTE * n_bytes / 1e9, 3)
 
 
 def whole_text_peak_gb(family: str, n_chars: int) -> float:

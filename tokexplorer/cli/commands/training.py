@@ -512,10 +512,11 @@ def run_merges(args: argparse.Namespace) -> int:
 def run_sweep(args: argparse.Namespace) -> int:
     from pathlib import Path
 
+    from tokexplorer.core.backends.trained_bpe import BPETokenizer
     from tokexplorer.core.registry import load_tokenizer
-    from tokexplorer.core.streaming import check_size
-    from tokexplorer.core.analysis.sweep import parse_vocab_sizes, split_held_out, sweep
-    from tokexplorer.core.training.held_out import split_counted
+    from tokexplorer.core.analysis.sweep import parse_vocab_sizes, split_held_out, sweep, whole_text_refusals
+    from tokexplorer.core.files.text_blocks import TextFile
+    from tokexplorer.core.training.held_out import counted_corpus, split_counted
     from tokexplorer.cli.commands.plotting import check_plot_path
     from tokexplorer.cli.commands.plotting import write_plot
     from tokexplorer.cli.commands.reports import DEFAULT_TOKENIZERS
@@ -530,23 +531,36 @@ def run_sweep(args: argparse.Namespace) -> int:
     names = args.tokenizer or DEFAULT_TOKENIZERS
     references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
     evaluation, source = None, "the corpus"
-    # (a UTF-8 file with a named pattern or none is split on its bytes, never held whole)
-    text = None if args.eval or args.held_out is None else split_counted(args.corpus, args.held_out, pattern,
-                                                                          encoding=args.encoding)
-    if text is not None:
-        text, evaluation = text
-        source = f"held-out {args.held_out:.0%}"
+    if args.eval:  # checked now, counted a block at a time where the tokenizer allows it
+        evaluation, source = TextFile(args.eval, args.encoding), Path(args.eval).name
+        if evaluation.in_blocks():
+            evaluation.scan([])
+        else:
+            evaluation = evaluation.read()
+    # (a UTF-8 file with a named pattern or none is counted from its bytes, never held whole)
+    if args.held_out is not None:
+        text = split_counted(args.corpus, args.held_out, pattern, encoding=args.encoding)
+        if text is not None:
+            text, evaluation = text
     else:
+        text = counted_corpus(args.corpus, pattern, encoding=args.encoding)
+    if text is None:
         text = _read_corpora([args.corpus], args.encoding)
-    if args.eval:
-        evaluation, source = _read_corpora([args.eval], args.encoding), Path(args.eval).name
-    elif args.held_out is not None and evaluation is None:
-        text, evaluation = split_held_out(text, args.held_out)
+        if args.held_out is not None:
+            text, evaluation = split_held_out(text, args.held_out)
+    if args.held_out is not None:
         source = f"held-out {args.held_out:.0%}"
-    for tok in references:  # before training: those that count the evaluation text whole
-        check_size(tok, text if evaluation is None else evaluation, args.max_mb)
+    # before training: the tokenizers that count the evaluation text whole (the trained ones too,
+    # with a pattern of their own; the trained sizes of the corpus itself are read off the training)
+    if evaluation is not None:
+        why = whole_text_refusals([BPETokenizer({}, pattern, name="the trained BPE"), *references], evaluation,
+                                  args.max_mb)
+    else:
+        why = whole_text_refusals(references, text if isinstance(text, str) else text.source, args.max_mb)
+    if why is not None:
+        raise TokexplorerError(why)
     result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
-                   references=references, progress=Progress("merges"))
+                   references=references, progress=Progress("merges"), limit_mb=args.max_mb)
     if args.json:
         print_json(result.to_dict())
     else:

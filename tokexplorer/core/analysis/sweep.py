@@ -7,23 +7,39 @@ reference tokenizers (GPT-2, GPT-4, ...) counted on the same text as points to c
 training steps themselves (each merge shortens the corpus by `MergeStep.merged` tokens), so it costs
 nothing beyond training and can grow live, one merge at a time.
 
-It draws nothing (see gui/plots.py) and reads no files: callers hand it text and tokenizers.
+An evaluation text is counted without holding its tokens: a piece at a time by a tokenizer that
+streams (`streaming.streams`), by BPE with no pattern in pieces where no merge can join them
+(`BPETokenizer.basic_pieces`), and whole by the others, which the caller checks first
+(`whole_text_refusals`). A file given as a `TextFile` is read a block at a time where the
+tokenizer allows it, and whole for the others; a sweep whose evaluation text is its training text
+reads the trained sizes' counts off the training run itself (the corpus after k merges is the
+corpus encoded with those k merges).
+
+It draws nothing (see gui/plots.py) and opens no files of its own: callers hand it text, counted
+text or checked text files (`TextFile.scan`), and tokenizers.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, Iterator, Sequence, Union
 
-from tokexplorer.core.backends.trained_bpe import BPETokenizer
+from tokexplorer.core.backends.trained_bpe import BPETokenizer, utf8_blocks
+from tokexplorer.core.budgets import (basic_piece_over_budget, basic_piece_peak_gb, max_mb_for, memory_text,
+                                      whole_text_peak_gb)
+from tokexplorer.core.files.text_blocks import TextFile
 from tokexplorer.core.training.bpe import MergeStep, check_vocab_size, iter_batches, iter_train
 from tokexplorer.core.training.held_out import CountedText
 from tokexplorer.core.patterns import piece_spans, resolve_pattern
-from tokexplorer.core.streaming import streams
-from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
+from tokexplorer.core.streaming import ordered_map, streams, whole_text_refusal
+from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError, clean_text
 
 Progress = Callable[[int, int], None]  # (done, total); may raise to cancel
 COUNT_PIECE = 1 << 18  # characters counted at a time: 4M-character pieces took 125 MB more, no faster
+FILE_BLOCK = 1 << 20  # bytes of a file read at a time
+# An evaluation text: a string, or a UTF-8 file checked by `TextFile.scan` (one read with an
+# --encoding is a string).
+Evaluation = Union[str, TextFile]
 
 
 @dataclass
@@ -195,20 +211,95 @@ def split_held_out(text: str, fraction: float) -> tuple[str, str]:
     return train, held
 
 
-def count_tokens(tok: Tokenizer, text: str) -> int:
-    """Tokens of `text`, special-token text counted as plain text: a piece at a time when the
-    tokenizer gives the same tokens so (a whole text's ids take about 8 times its size).
+def count_tokens(tok: Tokenizer, text: Evaluation, limit_mb: float | None = None) -> int:
+    """Tokens of `text`, special-token text counted as plain text, never all its ids at once: a
+    piece at a time (a file's a block at a time, the pieces on every core) when the tokenizer gives
+    the same tokens so, in pieces where no merge joins them for BPE with no pattern (a stretch with
+    no such place over its budget, or `limit_mb` MB, refused), else the text whole (a file read
+    whole: `whole_text_refusals` first).
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> count_tokens(get_builtin("gpt2"), "hello world<|endoftext|>")
     9
     """
+    if _is_basic(tok):
+        return _count_basic(tok, text, limit_mb)
     encode_ids = getattr(tok, "encode_ids", None)
     if encode_ids is None:
         def encode_ids(piece: str, allowed_special: str) -> list[int]:
             return tok.encode(piece, allowed_special=allowed_special).ids
-    spans = piece_spans(text, size=COUNT_PIECE) if streams(tok) else [(0, len(text))]
-    return sum(len(encode_ids(text[a:b], allowed_special="none")) for a, b in spans)
+    if isinstance(text, TextFile) and streams(tok) and text.in_blocks():
+        pieces: Iterable[str] = _pieces_of_blocks(text)
+    else:
+        whole = text.read() if isinstance(text, TextFile) else text
+        spans = piece_spans(whole, size=COUNT_PIECE) if streams(tok) else [(0, len(whole))]
+        pieces = (whole[a:b] for a, b in spans)
+    return sum(ordered_map(lambda piece: len(encode_ids(piece, allowed_special="none")), pieces))
+
+
+def _pieces_of_blocks(text: TextFile) -> Iterator[str]:
+    """A file's text a piece at a time: its blocks (each ends where every named pattern ends a
+    chunk), each cut as a text is (`piece_spans`)."""
+    for block in text.blocks(FILE_BLOCK):
+        piece = block.decode("utf-8")
+        for a, b in piece_spans(piece, size=COUNT_PIECE):
+            yield piece[a:b]
+
+
+def _is_basic(tok: Tokenizer) -> bool:
+    """Whether `tok` is BPE with no split pattern, counted in pieces of its own (`basic_pieces`)."""
+    return isinstance(tok, BPETokenizer) and tok.split_pattern is None
+
+
+def _count_basic(tok: BPETokenizer, text: Evaluation, limit_mb: float | None) -> int:
+    if isinstance(text, str):
+        blocks = utf8_blocks(clean_text(text))
+    else:
+        blocks = text.blocks(FILE_BLOCK) if text.in_blocks() else utf8_blocks(text.read())
+    n = 0
+    for piece in tok.basic_pieces(blocks):
+        why = basic_piece_over_budget(tok.name, len(piece), limit_mb)
+        if why is not None:
+            raise TokexplorerError(f"{why}; cut the text, or pass --max-mb {max_mb_for(len(piece))} to go on "
+                                   f"(about {memory_text(basic_piece_peak_gb(len(piece)))})")
+        n += len(tok.encode_chunk(piece))
+    return n
+
+
+def text_size(text: Evaluation) -> tuple[int, int]:
+    """(characters, UTF-8 bytes) of a text, or a file's (a block at a time).
+
+    >>> text_size("héllo")
+    (5, 6)
+    """
+    if isinstance(text, TextFile) and not text.in_blocks():
+        text = text.read()
+    if isinstance(text, str):
+        return len(text), sum(map(len, utf8_blocks(clean_text(text))))
+    chars = n_bytes = 0
+    for block in text.blocks(FILE_BLOCK):
+        n_bytes += len(block)
+        chars += len(block) if block.isascii() else len(block.decode("utf-8"))
+    return chars, n_bytes
+
+
+def whole_text_refusals(tokenizers: Sequence[Tokenizer], text: Evaluation,
+                        limit_mb: float | None = None) -> str | None:
+    """The one line that refuses a sweep whose evaluation text one of the tokenizers must count
+    whole over its budget (`streaming.whole_text_refusal`; `limit_mb`: the command line's
+    --max-mb), as `streaming.check_size` says it; or None. A file is measured only when one of
+    them counts it whole.
+    """
+    whole = [tok for tok in tokenizers if not (streams(tok) or _is_basic(tok))]
+    if not whole:
+        return None
+    n_chars = text_size(text)[0]
+    for tok in whole:
+        why = whole_text_refusal(tok, n_chars, limit_mb)
+        if why is not None:
+            return (f"{why}; cut the file, or pass --max-mb {max_mb_for(n_chars)} to go on "
+                    f"(about {whole_text_peak_gb(tok.family, n_chars):.1f} GB)")
+    return None
 
 
 def sweep(
@@ -216,20 +307,23 @@ def sweep(
     vocab_sizes: Sequence[int],
     *,
     pattern: str | None = "gpt4",
-    eval_text: str | None = None,
+    eval_text: Evaluation | None = None,
     eval_source: str = "",
     references: Sequence[Tokenizer] = (),
     progress: Progress | None = None,
     on_merge: Callable[[CompressionCurve], None] | None = None,
+    limit_mb: float | None = None,
 ) -> Sweep:
     """Train on `text` once up to max(vocab_sizes), count `eval_text` (default: `text`) at each size.
 
-    `text` may come counted (`held_out.CountedText`, split by `pattern`; `eval_text` is then
-    needed): the same merges as the text itself.
+    `text` may come counted (`held_out.CountedText`, split by `pattern`): the same merges as the
+    text itself. With no `eval_text`, the trained sizes' counts are the training run's (the
+    compression curve's), and the references count the text, or the counted text's `source`.
 
     `progress(done, total)` counts merges, then evaluations, then references; it may raise to stop.
     `on_merge(curve)` sees the training text's compression curve after each merge (the same object,
-    growing: take a `snapshot()` to keep it), for a live plot.
+    growing: take a `snapshot()` to keep it), for a live plot. `limit_mb`: the command line's
+    --max-mb, for BPE with no pattern counting a long stretch whole (`count_tokens`).
 
     >>> s = sweep("aaabdaaabac", [256, 258], pattern=None)
     >>> [(p.vocab_size, p.tokens) for p in s.points], s.curve.tokens
@@ -241,10 +335,11 @@ def sweep(
     check_vocab_size(sizes[0])
     pattern = None if pattern is None else resolve_pattern(pattern)
     counted = isinstance(text, CountedText)
-    if counted and eval_text is None:
-        raise TypeError("a counted training text needs an eval_text")
-    evaluation = text if eval_text is None else eval_text
-    if not evaluation:
+    evaluation = eval_text if eval_text is not None else text.source if counted else text
+    if evaluation is None and references:
+        raise TypeError("a counted text's references need its source or an eval_text")
+    eval_bytes = text_size(eval_text)[1] if eval_text is not None else None
+    if eval_bytes == 0 or (eval_text is None and not counted and not text):
         raise TokexplorerError("the evaluation text is empty")
     n_merges = sizes[-1] - 256
     total = n_merges + len(sizes) + len(references)
@@ -268,19 +363,24 @@ def sweep(
     points = []
     for size in sizes:
         used = merges[: size - 256]
-        tok = BPETokenizer({pair: 256 + i for i, pair in enumerate(used)}, pattern)
-        points.append(SweepPoint(size, count_tokens(tok, evaluation), 256 + len(used) == size))
+        if eval_text is None:  # the training text after len(used) merges: the curve's
+            tokens = curve.tokens[len(used)]
+        else:
+            tok = BPETokenizer({pair: 256 + i for i, pair in enumerate(used)}, pattern,
+                               name=f"the trained BPE at {size:,}")
+            tokens = count_tokens(tok, eval_text, limit_mb)
+        points.append(SweepPoint(size, tokens, 256 + len(used) == size))
         done += 1
         report(done, total)
-    refs = reference_points(evaluation, references,
-                            progress=lambda i, n: report(done + i, total))
+    refs = reference_points(evaluation, references, progress=lambda i, n: report(done + i, total),
+                            limit_mb=limit_mb) if references else ()
     source = eval_source or ("the corpus" if eval_text is None else "evaluation text")
-    return Sweep(pattern, curve.n_bytes, len(evaluation.encode("utf-8")), source, tuple(points),
-                 refs, curve)
+    return Sweep(pattern, curve.n_bytes, curve.n_bytes if eval_bytes is None else eval_bytes, source,
+                 tuple(points), refs, curve)
 
 
-def reference_points(evaluation: str, references: Sequence[Tokenizer], *,
-                     progress: Progress | None = None) -> tuple[ReferencePoint, ...]:
+def reference_points(evaluation: Evaluation, references: Sequence[Tokenizer], *,
+                     progress: Progress | None = None, limit_mb: float | None = None) -> tuple[ReferencePoint, ...]:
     """Each ready-made tokenizer's count of the evaluation text (a sweep's reference points, also
     counted apart from its training run, e.g. where the tokenizers are).
 
@@ -290,7 +390,7 @@ def reference_points(evaluation: str, references: Sequence[Tokenizer], *,
     """
     refs = []
     for i, tok in enumerate(references, 1):
-        refs.append(ReferencePoint(tok.name, tok.n_vocab, count_tokens(tok, evaluation)))
+        refs.append(ReferencePoint(tok.name, tok.n_vocab, count_tokens(tok, evaluation, limit_mb)))
         if progress is not None:
             progress(i, len(references))
     return tuple(refs)

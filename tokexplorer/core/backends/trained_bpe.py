@@ -10,6 +10,10 @@ result; such vocabularies are detected when the tokenizer is built and then enco
 encoder, and `fast_path_note` says why. The Python encoder also gives `trace`: which merge applied
 in what order within a chunk, for the GUI.
 
+Basic has no chunks: its text is one stream of bytes, encoded in pieces (`basic_pieces`) cut only
+between two bytes that stand side by side in no merged token, so the pieces' ids are the whole
+text's and the Python encoder's lists (about 180 bytes a byte of the piece) stay a piece's size.
+
 It does not train (see `training.bpe`) nor read or write files (see `files.minbpe`).
 """
 
@@ -17,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Iterable, Iterator, NamedTuple
 
 from tokexplorer.core.tokenizer import (MAX_SPECIAL_GAP, AllowedSpecial, RegexChunks, TokexplorerError, clean_text,
                                       resolve_special)
@@ -29,6 +33,8 @@ if TYPE_CHECKING:
 # and saving never need them (`tokexplorer train` is a whole process a user waits for).
 # subtle: tiktoken needs a pattern; Basic has none, and one piece per text would make tiktoken's
 # merge loop quadratic, so Basic always uses the Python encoder (linear-logarithmic).
+BASIC_PIECE = 1 << 16  # bytes at least in a piece of a Basic text (`basic_pieces`)
+CUT_LOOK = 1 << 12  # bytes looked at a time for a place to cut one
 
 
 class TraceStep(NamedTuple):
@@ -94,6 +100,7 @@ class BPETokenizer:
                 )
             self.vocab[token_id] = token.encode("utf-8")
         self._cache: dict[bytes, list[int]] = {}  # chunk bytes -> ids, for the Python encoder
+        self._junctions: bytes | None = None  # Basic: which byte pairs a merged token holds (`basic_pieces`)
         # The fast path is checked and built on first use: a tokenizer that is only saved
         # (`tokexplorer train`) never pays for it.
         self._lock = threading.Lock()
@@ -231,6 +238,57 @@ class BPETokenizer:
             self._cache[data] = ids
         return ids
 
+    def basic_pieces(self, blocks: Iterable[bytes], size: int | None = None) -> Iterator[bytes]:
+        """A Basic text (its UTF-8 given in `blocks`, cut anywhere) in pieces of at least `size`
+        bytes (default BASIC_PIECE; the last one shorter) whose `encode_chunk` ids are the whole
+        text's: a piece ends only between two bytes that no merged token holds side by side. A
+        stretch with no such place comes as one piece, however long (the caller may refuse it).
+
+        subtle: a token that crosses a place is made of bytes on both sides, so it holds the two
+        bytes there side by side; where no token does, no merge ever joins the two sides, and each
+        side meets the merges in the same order (by rank) alone as in the whole. The pairs a token
+        holds are those of its two parts and the one where they join, so the joins of the merges
+        are all of them (`_junction_flags`).
+
+        >>> tok = BPETokenizer({(97, 97): 256}, None)
+        >>> list(tok.basic_pieces([b"aaab", b"aa"], size=2))  # not between two a's
+        [b'aaa', b'baa']
+        """
+        import numpy as np
+
+        size = BASIC_PIECE if size is None else size
+        flags = np.frombuffer(self._junction_flags(), dtype=np.uint8)
+        data = b""
+        scanned = 0  # no place to cut in data[:scanned]
+        for block in blocks:
+            data += block
+            start = 0
+            while len(data) - start > size:
+                at = max(start + size, scanned)
+                cut = _first_free(data, at, flags)
+                if cut < 0:
+                    scanned = len(data)
+                    break
+                yield data[start:cut]
+                start = cut
+            if start:
+                scanned = max(0, scanned - start)
+                data = data[start:]
+        if data:
+            yield data
+
+    def _junction_flags(self) -> bytes:
+        """65,536 flags, one per byte pair (first byte * 256 + second): 1 where a merged token holds
+        the two bytes side by side, i.e. where some merge joins a token ending in the first to one
+        starting with the second."""
+        if self._junctions is None:
+            flags = bytearray(1 << 16)
+            vocab = self.vocab
+            for a, b in self.merges:
+                flags[vocab[a][-1] << 8 | vocab[b][0]] = 1
+            self._junctions = bytes(flags)
+        return self._junctions
+
     def trace(self, chunk: str) -> list[TraceStep]:
         """Every merge of one chunk, in the order the encoder applies them.
 
@@ -293,6 +351,9 @@ class BPETokenizer:
             piece = text[a:b]
             if piece in allowed:
                 ids.append(self._special[piece])
+            elif finder is None:
+                for part in self.basic_pieces(utf8_blocks(piece)):
+                    ids += self.encode_chunk(part)
             else:
                 ids += self.encode_chunk(piece.encode("utf-8"))
         return ids, allowed
@@ -337,3 +398,29 @@ def _special_spans(text: str, allowed: set[str]) -> list[tuple[int, int]]:
     from tokexplorer.core.backends.tiktoken_family import ChunkFinder
 
     return ChunkFinder(r"[\s\S]+", frozenset(allowed))(text)
+
+
+def utf8_blocks(text: str, size: int = 1 << 20) -> Iterator[bytes]:
+    """The text's UTF-8, `size` characters at a time (never a copy of the whole text as bytes).
+
+    >>> list(utf8_blocks("héllo", 2))
+    [b'h\\xc3\\xa9', b'll', b'o']
+    """
+    for start in range(0, len(text), size):
+        yield text[start:start + size].encode("utf-8")
+
+
+def _first_free(data: bytes, at: int, flags) -> int:
+    """The first place p >= `at` (between data[p - 1] and data[p]) whose byte pair no merged token
+    holds (`flags`: `_junction_flags` as a numpy array), or -1."""
+    import numpy as np
+
+    at = max(at, 1)
+    while at < len(data):
+        end = min(len(data), at + CUT_LOOK)
+        window = np.frombuffer(data, dtype=np.uint8, count=end - at + 1, offset=at - 1)
+        free = np.flatnonzero(flags[(window[:-1].astype(np.uint16) << 8) | window[1:]] == 0)
+        if free.size:
+            return at + int(free[0])
+        at = end
+    return -1

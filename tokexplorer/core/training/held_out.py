@@ -7,14 +7,16 @@ only the held-out part is decoded. A whole decoded text takes up to 4 bytes a ch
 str with one emoji in it), and splitting it copied it once more.
 
 `split_counted` does both for a sweep (the command line's and the window's): the training part
-counted, the held-out part as text. It reads UTF-8 files only (a `counting.CorpusFiles`); it does
-not train.
+counted, the held-out part as text; `counted_corpus` counts a whole corpus file for a sweep with
+no held-out part, which then counts its evaluation text from the file too. They read UTF-8 files
+only (a `counting.CorpusFiles`); they do not train.
 """
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
+from tokexplorer.core.files.text_blocks import TextFile
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.counting import CorpusFiles
 
@@ -27,6 +29,7 @@ class CountedText(NamedTuple):
     chunks: list[bytes]
     freq: list[int]
     n_bytes: int
+    source: TextFile | None = None  # the file it is the whole of, read again to count references on it
 
 
 def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None
@@ -36,11 +39,35 @@ def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: 
     never decoded whole. None when the file is not UTF-8 (or may not be), or the pattern is not a
     named one (a name or its regex): the caller reads the text whole.
     """
+    from tokexplorer.core.files.textfile import decode_text
+
+    corpus = _countable(path, pattern, encoding)
+    cut = None if corpus is None else held_out_cut(corpus, fraction)
+    if cut is None:
+        return None
+    evaluation = decode_text(corpus.read(cut, corpus.size - cut), source=path)
+    return _counted(training_part(corpus, cut), pattern), evaluation
+
+
+def counted_corpus(path: str, pattern: str | None, *, encoding: str | None = None) -> CountedText | None:
+    """A corpus file counted as `count_chunks` counts its text, or with no pattern its bytes, its
+    `source` the file; None where `split_counted` gives None (the caller reads the text whole).
+    NotUtf8Error at the first byte that is not UTF-8, as the reader says it."""
+    corpus = _countable(path, pattern, encoding)
+    if corpus is None:
+        return None
+    if pattern is None:
+        _check_utf8(corpus)
+    return _counted(corpus, pattern)._replace(source=TextFile(path))
+
+
+def _countable(path: str, pattern: str | None, encoding: str | None) -> CorpusFiles | None:
+    """The file as a stream to count, or None when it is not read as UTF-8 (an --encoding, a
+    UTF-16 mark or a NUL near its start) or `pattern` is not a named one (a name or its regex)."""
     import codecs
 
-    from tokexplorer.core.files.textfile import decode_text
     from tokexplorer.core.patterns import NAMED_PATTERNS
-    from tokexplorer.core.training.counting import count_corpus, open_corpus
+    from tokexplorer.core.training.counting import open_corpus
 
     try:
         if encoding is not None and codecs.lookup(encoding).name != "utf-8":
@@ -50,15 +77,28 @@ def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: 
     pattern = NAMED_PATTERNS.get(pattern, pattern) if pattern is not None else None  # a name: its regex
     if pattern is not None and pattern not in NAMED_PATTERNS.values():
         return None
-    corpus = open_corpus([path])
-    cut = None if corpus is None else held_out_cut(corpus, fraction)
-    if cut is None:
-        return None
-    evaluation = decode_text(corpus.read(cut, corpus.size - cut), source=path)
-    part = training_part(corpus, cut)
+    return open_corpus([path])
+
+
+def _counted(corpus: CorpusFiles, pattern: str | None) -> CountedText:
+    """The stream counted by a named pattern (`count_corpus`), or with none its bytes as one chunk."""
+    from tokexplorer.core.patterns import NAMED_PATTERNS
+    from tokexplorer.core.training.counting import count_corpus
+
     if pattern is None:
-        return CountedText([part.read(0, cut)], [1], cut), evaluation
-    return CountedText(*count_corpus(part, pattern), cut), evaluation
+        return CountedText([corpus.read(0, corpus.size)], [1], corpus.size)
+    return CountedText(*count_corpus(corpus, NAMED_PATTERNS.get(pattern, pattern)), corpus.size)
+
+
+def _check_utf8(corpus: CorpusFiles) -> None:
+    """NotUtf8Error at the stream's first byte that is not UTF-8 (the file and its offset)."""
+    from tokexplorer.core.files.textfile import NotUtf8Error
+
+    for offset, data in _blocks(corpus, 0, corpus.size):
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotUtf8Error(*corpus.where(offset + exc.start), data[exc.start]) from None
 
 BLOCK = 1 << 22  # bytes decoded at a time (up to 16 MB as a str)
 
