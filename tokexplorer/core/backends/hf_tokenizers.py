@@ -181,7 +181,13 @@ class TokenizersTokenizer:
         """A tokenizer.json already checked to be a known file (a built-in: its sha256 and stamp,
         `vocab_cache`), with its `pipeline_facts` read from it then: the library reads the file
         itself, none of the checks for crafted files runs again, and the file's JSON is parsed only
-        when a table (token bytes, merges) is first asked for."""
+        when a table (token bytes, merges) is first asked for.
+
+        subtle: a compact copy does not help here. DeepSeek V4's tokenizer rebuilt through the
+        library's own API (its vocabulary and merges handed to `models.BPE` as Python objects or as
+        vocab.json + merges.txt, the rest of the pipeline from a small JSON, the added tokens in
+        order) serialises to the same `to_str()`, but took as long or longer (tokenizers 0.23,
+        whole processes): the time is the library's building of the BPE model, not its JSON."""
         self = cls.__new__(cls)
         self.name = name
         self.source = source or name
