@@ -43,7 +43,6 @@ import struct
 import sys
 import time
 import zlib
-from array import array
 from pathlib import Path
 from typing import Callable, Protocol, Sequence
 
@@ -84,23 +83,12 @@ def cache_folder() -> Path | None:
     return base / "tokexplorer" / "vocab"
 
 
-def _uint32(values) -> bytes:
-    data = array("I", values)
-    if data.itemsize != 4:  # (no platform Python runs on today)
-        raise ValueError("no 4-byte unsigned int on this platform")
-    if sys.byteorder == "big":
-        data.byteswap()
-    return data.tobytes()
+def _uint32(values: Sequence[int]) -> bytes:
+    return struct.pack(f"<{len(values)}I", *values)
 
 
-def _read_uint32(data: memoryview) -> list[int]:
-    values = array("I")
-    if values.itemsize != 4:
-        raise ValueError("no 4-byte unsigned int on this platform")
-    values.frombytes(data)
-    if sys.byteorder == "big":
-        values.byteswap()
-    return values.tolist()
+def _read_uint32(data: memoryview) -> tuple[int, ...]:
+    return struct.unpack(f"<{len(data) // 4}I", data)
 
 
 def encode_copy(ranks: Ranks, extra: dict, stamps: Sequence[Stamp | None] = ()) -> bytes:
@@ -125,7 +113,7 @@ def encode_copy(ranks: Ranks, extra: dict, stamps: Sequence[Stamp | None] = ()) 
         extra_json = json.dumps(extra, ensure_ascii=False).encode("utf-8")
     stamp_words = [word for st in stamps for word in (st or NO_STAMP)]
     payload = b"".join([_META.pack(ordered, len(stamps), len(extra_json)), struct.pack(f"<{len(stamp_words)}Q", *stamp_words),
-                        extra_json, _uint32(ends), b"" if ordered else _uint32(ranks.values()), *tokens])
+                        extra_json, _uint32(ends), b"" if ordered else _uint32(list(ranks.values())), *tokens])
     return _HEADER.pack(MAGIC, len(tokens), len(payload), zlib.crc32(payload)) + payload
 
 
@@ -158,7 +146,7 @@ def read_copy(data: bytes) -> tuple[Ranks, dict, list[Stamp | None]] | None:
     blob = bytes(payload[at:])
     if (ends[-1] if n else 0) != len(blob) or len(ends) != n or len(ranks) != n:
         return None
-    starts = [0] + ends[:-1]
+    starts = (0, *ends[:-1])
     return dict(zip([blob[a:b] for a, b in zip(starts, ends)], ranks)), extra, [None if st == NO_STAMP else st for st in stamps]
 
 
