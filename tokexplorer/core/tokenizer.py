@@ -11,13 +11,11 @@ and never branch on its family (design §10). This module implements no family.
 from __future__ import annotations
 
 import functools
-from typing import (TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, NamedTuple, Protocol, Sequence,
-                    Union, runtime_checkable)
+from collections import namedtuple
+from typing import TYPE_CHECKING, AbstractSet, Callable, Iterable, Literal, Protocol, Union, runtime_checkable
 
 
 if TYPE_CHECKING:  # annotations only: importing the errors must not import numpy
-    import numpy as np
-
     from tokexplorer.core.analysis.merge_tree import MergeNode
     from tokexplorer.core.encoding import Encoding
 
@@ -84,37 +82,44 @@ class native_errors:
 
 
 # --- what a tokenizer says about how it encodes, for re-encoding a window (`locality`) ------------
-# (NamedTuples, not dataclasses: every command imports this module, and `dataclasses` imports
-# `inspect`, 15 ms of a short encode's start.)
+# subtle: plain namedtuples, each field's type in a comment beside it: every command imports this
+# module, and typing.NamedTuple compiles each field's annotation when it makes the class (2 ms of
+# a short encode's start, measured); a dataclass would import `inspect` (15 ms).
 
 
-class RegexChunks(NamedTuple):
+class RegexChunks(namedtuple("RegexChunks", [
+    "pattern",  # str
+    "encode_chunks",  # (list[str]) -> list[list[int]]: each chunk's ids, as the encode makes them
+    "tokens_bytes",  # (Sequence[int]) -> list[bytes]: each id's bytes
+    "byte_lengths",  # np.ndarray | None: int32 [n_vocab], each id's byte length, if known
+], defaults=[None])):
     """The encode cuts out the allowed special tokens, splits the text between them with one
     regex, and encodes each chunk on its own (tiktoken's encode, minbpe's Regex tokenizer)."""
 
-    pattern: str
-    encode_chunks: Callable[[list[str]], list[list[int]]]  # each chunk's ids, as the encode makes them
-    tokens_bytes: Callable[[Sequence[int]], list[bytes]]  # each id's bytes
-    byte_lengths: "np.ndarray | None" = None  # int32 [n_vocab]: each id's byte length, if known
+    __slots__ = ()
 
 
-class PipelineSplits(NamedTuple):
+class PipelineSplits(namedtuple("PipelineSplits", [
+    "patterns",  # tuple[str, ...]: the splits' regexes, in order (\r and \n spelled as escapes)
+    "encode_words",  # (list[str], set[str]) -> list[list[int]] | None: words -> ids, or None
+    "tokens_bytes",  # (Sequence[int]) -> list[bytes]: each id's bytes
+    "added_tokens",  # frozenset[str]: the added tokens' texts (special or not)
+])):
     """A tokenizer.json whose pipeline is only regex splits applied in turn (each "Isolated", each
     inside the pieces the last one left), then byte-level BPE of each piece: no normaliser, no
     prepended space. Added tokens are matched before the splits."""
 
-    patterns: tuple[str, ...]  # the splits' regexes, in order (\r and \n spelled as escapes)
-    encode_words: Callable[[list[str], set[str]], "list[list[int]] | None"]  # words -> ids, or None
-    tokens_bytes: Callable[[Sequence[int]], list[bytes]]  # each id's bytes
-    added_tokens: frozenset[str]  # the added tokens' texts (special or not)
+    __slots__ = ()
 
 
-class SentencePieceModel(NamedTuple):
+class SentencePieceModel(namedtuple("SentencePieceModel", [
+    "model_proto",  # bytes: the serialized model
+])):
     """A SentencePiece model that encodes each special-free part of the text whole; whether its
     lines (or words) are encoded independently follows from the model's options, read from the
     serialized model itself."""
 
-    model_proto: bytes
+    __slots__ = ()
 
 
 Locality = Union[RegexChunks, PipelineSplits, SentencePieceModel]
