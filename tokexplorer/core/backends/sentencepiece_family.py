@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 # are made when first asked for: a command that only wants a short text's ids (`encode_ids`)
 # pays for neither (sentencepiece loads the Llama model in 10 ms; the tables took 60).
 
-_BYTE_PIECE = re.compile(r"<0x([0-9A-Fa-f]{2})>")
+_BYTE_PIECE = r"<0x([0-9A-Fa-f]{2})>"  # a byte-fallback piece (compiled when the tables are made)
 SPACE_MARK = "\u2581"  # '▁', SentencePiece's visible space
 
 
@@ -107,7 +107,7 @@ class SentencePieceTokenizer:
         sp, out = self._sp, []
         for i, piece in enumerate(self._pieces):
             if sp.IsByte(i):
-                out.append(bytes([int(_BYTE_PIECE.fullmatch(piece).group(1), 16)]))
+                out.append(bytes([int(re.fullmatch(_BYTE_PIECE, piece).group(1), 16)]))
             elif piece in self._special_tokens and self._special_tokens[piece] == i:
                 out.append(piece.encode("utf-8"))
             else:
