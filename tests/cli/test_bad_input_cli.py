@@ -359,8 +359,12 @@ def test_a_larger_budget_trains_the_same_corpus(tmp_path, capsys, corpus):
 
 
 def test_sweep_refuses_before_training_what_it_could_not_count(tmp_path, capsys, corpus):
-    err = one_line_error(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--max-mb", 0.005)
+    # with no pattern the corpus is held whole: refused before it is read
+    err = one_line_error(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-p", "none", "--max-mb", 0.005)
     assert "over BPE training's budget of 0.005 MB" in err
+    # a named pattern counts it from the file, but llama-sp counts it whole (the evaluation text)
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "--max-mb", 0.005)
+    assert code == 1 and "llama-sp encodes a text whole" in err and "merges:" not in err, err
     # llama-sp counts the evaluation text whole: a text over its budget is refused before any merge
     evaluation = tmp_path / "eval.txt"
     evaluation.write_text("x" * 20_000, "utf-8")

@@ -102,3 +102,20 @@ def test_a_stretch_no_pattern_cannot_cut_is_refused_with_a_way_on(capsys, tmp_pa
     assert code == 1 and line.startswith("tokexplorer: error: the trained BPE at 260 has no split pattern "
                                          "and must merge 0.3 MB of the text at once")
     assert "over the 0.2 MB that keep memory near 40 MB" in line and "--max-mb 1 to go on (about 60 MB)" in line
+
+
+def test_a_named_patterns_budget_is_on_the_distinct_chunks_as_trains(capsys, tmp_path):
+    """Counted from the file, the corpus is not held: its size is not refused, its distinct
+    chunks are (`train`'s budget); with no pattern it is held whole, and its size is refused."""
+    corpus = tmp_path / "c.txt"
+    words = [" " + "".join(chr(97 + i // 26 ** k % 26) for k in range(4)) for i in range(20_000)]
+    corpus.write_text("".join(words) + "\n", "utf-8")  # 0.1 MB, 20,000 distinct chunks
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-t", "none", "--max-mb", 0.05)
+    assert code == 1 and "the corpus's distinct chunks passed 0.05 MB" in error_line(err)
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-t", "none", "--max-mb", 0.09)
+    assert code == 1 and "the corpus's distinct chunks passed 0.09 MB" in error_line(err)
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-t", "none", "--max-mb", 0.11)
+    assert code == 0, err
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-t", "none", "-p", "none",
+                       "--max-mb", 0.09)
+    assert code == 1 and "over BPE training's budget of 0.09 MB" in error_line(err) and "merges:" not in err

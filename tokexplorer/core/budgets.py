@@ -144,6 +144,15 @@ def _over_whole_text_limit(what: str, family: str, n_chars: int, limit_m: float 
             f"that keep memory near {per_char * limit / 1000:.1f} GB")
 
 
+def basic_piece_limit_mb() -> float:
+    """MB of a stretch that BPE with no pattern cannot cut that it merges whole without asking.
+
+    >>> basic_piece_limit_mb()
+    10.0
+    """
+    return WHOLE_TEXT_PEAK_MB / BASIC_BYTES_PER_BYTE
+
+
 def basic_piece_over_budget(name: str, n_bytes: int, limit_mb: float | None = None) -> str | None:
     """Why merging a stretch of `n_bytes` with no place to cut whole (BPE with no pattern) is over
     its budget (the whole-text peak, or `limit_mb` MB of the stretch), or None. The caller adds
@@ -152,7 +161,7 @@ def basic_piece_over_budget(name: str, n_bytes: int, limit_mb: float | None = No
     >>> basic_piece_over_budget("the trained BPE at 4,096", 30_000_000)
     'the trained BPE at 4,096 has no split pattern and must merge 30 MB of the text at once (no place in it where its tokens stay the same when cut), over the 10 MB that keep memory near 2.0 GB'
     """
-    limit = WHOLE_TEXT_PEAK_MB / BASIC_BYTES_PER_BYTE if limit_mb is None else limit_mb
+    limit = basic_piece_limit_mb() if limit_mb is None else limit_mb
     if n_bytes <= limit * 1e6:
         return None
     size = f"{n_bytes / 1e6:,.1f}" if n_bytes < 10e6 else f"{n_bytes / 1e6:,.0f}"

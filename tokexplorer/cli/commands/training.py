@@ -16,7 +16,8 @@ import time
 from tokexplorer.cli.arguments import add_tokenizer_argument, megabytes, parse_token_id
 from tokexplorer.cli.output import Progress, print_json, print_table
 from tokexplorer.core.budgets import (TRAIN_CHUNKS_LIMIT_MB, TRAIN_LIMIT_MB, TRAIN_PEAK_MB, WHOLE_TEXT_DEFAULTS,
-                            max_mb_for, memory_text, peak_key, training_over_budget, training_peak_gb)
+                                      basic_piece_limit_mb, max_mb_for, memory_text, peak_key, training_over_budget,
+                                      training_peak_gb)
 from tokexplorer.core.tokenizer import TokexplorerError
 from tokexplorer.core.training.runner import Report
 
@@ -84,8 +85,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
                    help=f"memory budget: refuse a corpus of over N MB (default {TRAIN_LIMIT_MB['bpe']}: "
                    f"training peaks near {_peak('bpe')}, with no pattern {_peak('bpe-bytes')}); the BPE sizes and the "
                    "GPT-2, GPT-4 and o200k tokenizers count the evaluation text in pieces, others "
-                   f"(SentencePiece, tokenizer.json) whole: they refuse one of over N million "
-                   f"characters (default {WHOLE_TEXT_DEFAULTS})")
+                   f"(SentencePiece, tokenizer.json, BPE with a custom pattern) whole: they refuse one of over N million "
+                   f"characters (default {WHOLE_TEXT_DEFAULTS}); BPE with no pattern refuses a stretch of over N MB "
+                   f"with no place to cut (default {basic_piece_limit_mb():g})")
     p.add_argument("--json", action="store_true", help="print JSON")
     from tokexplorer.cli.commands.plotting import add_plot_arguments
 
@@ -514,9 +516,10 @@ def run_sweep(args: argparse.Namespace) -> int:
 
     from tokexplorer.core.backends.trained_bpe import BPETokenizer
     from tokexplorer.core.registry import load_tokenizer
-    from tokexplorer.core.analysis.sweep import parse_vocab_sizes, split_held_out, sweep, whole_text_refusals
+    from tokexplorer.core.analysis.sweep import check_whole_counts, parse_vocab_sizes, split_held_out, sweep
     from tokexplorer.core.files.text_blocks import TextFile
     from tokexplorer.core.training.held_out import counted_corpus, split_counted
+    from tokexplorer.core.training.runner import TrainingRequest, streams
     from tokexplorer.cli.commands.plotting import check_plot_path
     from tokexplorer.cli.commands.plotting import write_plot
     from tokexplorer.cli.commands.reports import DEFAULT_TOKENIZERS
@@ -527,7 +530,12 @@ def run_sweep(args: argparse.Namespace) -> int:
     if args.eval and args.held_out is not None:
         raise TokexplorerError("give either --eval FILE or --held-out FRACTION, not both")
     pattern = _pattern(args.pattern)
-    _check_corpus_size([args.corpus], "bpe", args.max_mb, basic=pattern is None)
+    # as `train`: a named pattern over a UTF-8 file never holds the corpus, and its budget is on
+    # the distinct chunks, checked while counting; else on the corpus, checked before reading it
+    request = TrainingRequest("", "bpe", 0, (args.corpus,), pattern=pattern, encoding=args.encoding)
+    if not streams(request):
+        _check_corpus_size([args.corpus], "bpe", args.max_mb, basic=pattern is None)
+    chunks_mb = args.max_mb or TRAIN_CHUNKS_LIMIT_MB
     names = args.tokenizer or DEFAULT_TOKENIZERS
     references = [load_tokenizer(n) for n in dict.fromkeys(names) if n.lower() != "none"]
     evaluation, source = None, "the corpus"
@@ -537,28 +545,30 @@ def run_sweep(args: argparse.Namespace) -> int:
             evaluation.scan([])
         else:
             evaluation = evaluation.read()
+    # Refused before training: an evaluation text over the budget of a tokenizer that counts it
+    # whole; the trained BPE's too (a pattern of its own), unless it is the corpus, whose trained
+    # sizes are counted by the training run itself.
+    trained = BPETokenizer({}, pattern, name="the trained BPE")
+    if evaluation is not None:
+        check_whole_counts([trained, *references], evaluation, args.max_mb)
+    elif args.held_out is None:
+        check_whole_counts(references, TextFile(args.corpus, args.encoding), args.max_mb)
     # (a UTF-8 file with a named pattern or none is counted from its bytes, never held whole)
     if args.held_out is not None:
-        text = split_counted(args.corpus, args.held_out, pattern, encoding=args.encoding)
+        text = split_counted(args.corpus, args.held_out, pattern, encoding=args.encoding, max_unique_mb=chunks_mb)
         if text is not None:
             text, evaluation = text
     else:
-        text = counted_corpus(args.corpus, pattern, encoding=args.encoding)
+        text = counted_corpus(args.corpus, pattern, encoding=args.encoding, max_unique_mb=chunks_mb)
     if text is None:
+        if streams(request):  # (a file that is UTF-16, or may be: read whole after all)
+            _check_corpus_size([args.corpus], "bpe", args.max_mb)
         text = _read_corpora([args.corpus], args.encoding)
         if args.held_out is not None:
             text, evaluation = split_held_out(text, args.held_out)
     if args.held_out is not None:
         source = f"held-out {args.held_out:.0%}"
-    # before training: the tokenizers that count the evaluation text whole (the trained ones too,
-    # with a pattern of their own; the trained sizes of the corpus itself are read off the training)
-    if evaluation is not None:
-        why = whole_text_refusals([BPETokenizer({}, pattern, name="the trained BPE"), *references], evaluation,
-                                  args.max_mb)
-    else:
-        why = whole_text_refusals(references, text if isinstance(text, str) else text.source, args.max_mb)
-    if why is not None:
-        raise TokexplorerError(why)
+        check_whole_counts([trained, *references], evaluation, args.max_mb)
     result = sweep(text, sizes, pattern=pattern, eval_text=evaluation, eval_source=source,
                    references=references, progress=Progress("merges"), limit_mb=args.max_mb)
     if args.json:

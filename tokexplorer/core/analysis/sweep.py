@@ -10,7 +10,7 @@ nothing beyond training and can grow live, one merge at a time.
 An evaluation text is counted without holding its tokens: a piece at a time by a tokenizer that
 streams (`streaming.streams`), by BPE with no pattern in pieces where no merge can join them
 (`BPETokenizer.basic_pieces`), and whole by the others, which the caller checks first
-(`whole_text_refusals`). A file given as a `TextFile` is read a block at a time where the
+(`check_whole_counts`). A file given as a `TextFile` is read a block at a time where the
 tokenizer allows it, and whole for the others; a sweep whose evaluation text is its training text
 reads the trained sizes' counts off the training run itself (the corpus after k merges is the
 corpus encoded with those k merges).
@@ -216,7 +216,7 @@ def count_tokens(tok: Tokenizer, text: Evaluation, limit_mb: float | None = None
     piece at a time (a file's a block at a time, the pieces on every core) when the tokenizer gives
     the same tokens so, in pieces where no merge joins them for BPE with no pattern (a stretch with
     no such place over its budget, or `limit_mb` MB, refused), else the text whole (a file read
-    whole: `whole_text_refusals` first).
+    whole: `check_whole_counts` first).
 
     >>> from tokexplorer.core.registry import get_builtin
     >>> count_tokens(get_builtin("gpt2"), "hello world<|endoftext|>")
@@ -228,13 +228,16 @@ def count_tokens(tok: Tokenizer, text: Evaluation, limit_mb: float | None = None
     if encode_ids is None:
         def encode_ids(piece: str, allowed_special: str) -> list[int]:
             return tok.encode(piece, allowed_special=allowed_special).ids
+    threads = None  # one a core
     if isinstance(text, TextFile) and streams(tok) and text.in_blocks():
         pieces: Iterable[str] = _pieces_of_blocks(text)
     else:
         whole = text.read() if isinstance(text, TextFile) else text
         spans = piece_spans(whole, size=COUNT_PIECE) if streams(tok) else [(0, len(whole))]
         pieces = (whole[a:b] for a, b in spans)
-    return sum(ordered_map(lambda piece: len(encode_ids(piece, allowed_special="none")), pieces))
+        if len(spans) == 1:
+            threads = 1  # (no pool for one piece: `report languages` counts 224 short texts)
+    return sum(ordered_map(lambda piece: len(encode_ids(piece, allowed_special="none")), pieces, threads))
 
 
 def _pieces_of_blocks(text: TextFile) -> Iterator[str]:
@@ -283,23 +286,21 @@ def text_size(text: Evaluation) -> tuple[int, int]:
     return chars, n_bytes
 
 
-def whole_text_refusals(tokenizers: Sequence[Tokenizer], text: Evaluation,
-                        limit_mb: float | None = None) -> str | None:
-    """The one line that refuses a sweep whose evaluation text one of the tokenizers must count
-    whole over its budget (`streaming.whole_text_refusal`; `limit_mb`: the command line's
-    --max-mb), as `streaming.check_size` says it; or None. A file is measured only when one of
-    them counts it whole.
+def check_whole_counts(tokenizers: Sequence[Tokenizer], text: Evaluation, limit_mb: float | None = None) -> None:
+    """Refuse, in one line as `streaming.check_size` does, an evaluation text that one of the
+    tokenizers must count whole and that is over its budget (`streaming.whole_text_refusal`;
+    `limit_mb`: the command line's --max-mb). A file is measured only when one of them counts it
+    whole.
     """
     whole = [tok for tok in tokenizers if not (streams(tok) or _is_basic(tok))]
     if not whole:
-        return None
+        return
     n_chars = text_size(text)[0]
     for tok in whole:
         why = whole_text_refusal(tok, n_chars, limit_mb)
         if why is not None:
-            return (f"{why}; cut the file, or pass --max-mb {max_mb_for(n_chars)} to go on "
-                    f"(about {whole_text_peak_gb(tok.family, n_chars):.1f} GB)")
-    return None
+            raise TokexplorerError(f"{why}; cut the file, or pass --max-mb {max_mb_for(n_chars)} to go on "
+                                   f"(about {whole_text_peak_gb(tok.family, n_chars):.1f} GB)")
 
 
 def sweep(
@@ -349,7 +350,7 @@ def sweep(
         if not text.n_bytes:
             raise TokexplorerError("the corpus is empty; give some text to train on")
         curve = CompressionCurve(text.n_bytes)
-        steps = (step for batch in iter_batches(text.chunks, text.freq, sizes[-1]) for step in batch)
+        steps = (step for batch in iter_batches(text.training_chunks(), text.freq, sizes[-1]) for step in batch)
     else:
         curve = CompressionCurve(len(text.encode("utf-8")))
         steps = iter_train(text, sizes[-1], pattern=pattern)

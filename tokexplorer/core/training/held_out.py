@@ -23,21 +23,29 @@ from tokexplorer.core.training.counting import CorpusFiles
 
 class CountedText(NamedTuple):
     """A training text already split and counted, never held as one string: its distinct chunks
-    (UTF-8, in order of first occurrence; the text's bytes as one chunk with no pattern), their
-    occurrences, and the text's length in UTF-8 bytes (what `analysis.sweep.sweep` trains on)."""
+    (UTF-8, in order of first occurrence), their occurrences, and the text's length in UTF-8 bytes
+    (what `analysis.sweep.sweep` trains on). With no pattern the text's bytes are one chunk, read
+    from `part` only when training starts (`training_chunks`): the merge loop copies them, and
+    the copy is then the only one."""
 
     chunks: list[bytes]
     freq: list[int]
     n_bytes: int
     source: TextFile | None = None  # the file it is the whole of, read again to count references on it
+    part: CorpusFiles | None = None  # with no pattern: the stream of the text's bytes
+
+    def training_chunks(self) -> list[bytes]:
+        """The chunks, or with no pattern the text's bytes as one chunk, read now."""
+        return self.chunks if self.part is None else [self.part.read(0, self.n_bytes)]
 
 
-def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None
-                  ) -> tuple[CountedText, str] | None:
+def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None,
+                  max_unique_mb: float | None = None) -> tuple[CountedText, str] | None:
     """(the training part counted, the held-out text) of a corpus file, as `split_held_out` splits
     its text and `count_chunks` counts the first part, or with no pattern its bytes; the text is
     never decoded whole. None when the file is not UTF-8 (or may not be), or the pattern is not a
-    named one (a name or its regex): the caller reads the text whole.
+    named one (a name or its regex): the caller reads the text whole. `max_unique_mb`: the budget
+    on the distinct chunks (`count_corpus`), as `train` takes it.
     """
     from tokexplorer.core.files.textfile import decode_text
 
@@ -46,10 +54,11 @@ def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: 
     if cut is None:
         return None
     evaluation = decode_text(corpus.read(cut, corpus.size - cut), source=path)
-    return _counted(training_part(corpus, cut), pattern), evaluation
+    return _counted(training_part(corpus, cut), pattern, max_unique_mb), evaluation
 
 
-def counted_corpus(path: str, pattern: str | None, *, encoding: str | None = None) -> CountedText | None:
+def counted_corpus(path: str, pattern: str | None, *, encoding: str | None = None,
+                   max_unique_mb: float | None = None) -> CountedText | None:
     """A corpus file counted as `count_chunks` counts its text, or with no pattern its bytes, its
     `source` the file; None where `split_counted` gives None (the caller reads the text whole).
     NotUtf8Error at the first byte that is not UTF-8, as the reader says it."""
@@ -58,7 +67,7 @@ def counted_corpus(path: str, pattern: str | None, *, encoding: str | None = Non
         return None
     if pattern is None:
         _check_utf8(corpus)
-    return _counted(corpus, pattern)._replace(source=TextFile(path))
+    return _counted(corpus, pattern, max_unique_mb)._replace(source=TextFile(path))
 
 
 def _countable(path: str, pattern: str | None, encoding: str | None) -> CorpusFiles | None:
@@ -80,14 +89,15 @@ def _countable(path: str, pattern: str | None, encoding: str | None) -> CorpusFi
     return open_corpus([path])
 
 
-def _counted(corpus: CorpusFiles, pattern: str | None) -> CountedText:
+def _counted(corpus: CorpusFiles, pattern: str | None, max_unique_mb: float | None) -> CountedText:
     """The stream counted by a named pattern (`count_corpus`), or with none its bytes as one chunk."""
     from tokexplorer.core.patterns import NAMED_PATTERNS
     from tokexplorer.core.training.counting import count_corpus
 
     if pattern is None:
-        return CountedText([corpus.read(0, corpus.size)], [1], corpus.size)
-    return CountedText(*count_corpus(corpus, NAMED_PATTERNS.get(pattern, pattern)), corpus.size)
+        return CountedText([], [1], corpus.size, part=corpus)
+    return CountedText(*count_corpus(corpus, NAMED_PATTERNS.get(pattern, pattern), max_unique_mb=max_unique_mb),
+                       corpus.size)
 
 
 def _check_utf8(corpus: CorpusFiles) -> None:
