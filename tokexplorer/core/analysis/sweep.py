@@ -317,9 +317,10 @@ def sweep(
 ) -> Sweep:
     """Train on `text` once up to max(vocab_sizes), count `eval_text` (default: `text`) at each size.
 
-    `text` may come counted (`held_out.CountedText`, split by `pattern`): the same merges as the
-    text itself. With no `eval_text`, the trained sizes' counts are the training run's (the
-    compression curve's), and the references count the text, or the counted text's `source`.
+    `text` may come counted (`held_out.CountedText`, split by `pattern`; its chunks are handed to
+    the merge loop, `take_chunks`): the same merges as the text itself. With no `eval_text`, the
+    trained sizes' counts are the training run's (the compression curve's), and the references
+    count the text, or the counted text's `source`.
 
     `progress(done, total)` counts merges, then evaluations, then references; it may raise to stop.
     `on_merge(curve)` sees the training text's compression curve after each merge (the same object,
@@ -350,7 +351,7 @@ def sweep(
         if not text.n_bytes:
             raise TokexplorerError("the corpus is empty; give some text to train on")
         curve = CompressionCurve(text.n_bytes)
-        steps = (step for batch in iter_batches(text.training_chunks(), text.freq, sizes[-1]) for step in batch)
+        steps = (step for batch in iter_batches(*text.take_chunks(), sizes[-1]) for step in batch)
     else:
         curve = CompressionCurve(len(text.encode("utf-8")))
         steps = iter_train(text, sizes[-1], pattern=pattern)

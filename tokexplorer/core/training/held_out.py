@@ -25,8 +25,7 @@ class CountedText(NamedTuple):
     """A training text already split and counted, never held as one string: its distinct chunks
     (UTF-8, in order of first occurrence), their occurrences, and the text's length in UTF-8 bytes
     (what `analysis.sweep.sweep` trains on). With no pattern the text's bytes are one chunk, read
-    from `part` only when training starts (`training_chunks`): the merge loop copies them, and
-    the copy is then the only one."""
+    from `part` only when training starts. It is trained on once (`take_chunks`)."""
 
     chunks: list[bytes]
     freq: list[int]
@@ -34,9 +33,21 @@ class CountedText(NamedTuple):
     source: TextFile | None = None  # the file it is the whole of, read again to count references on it
     part: CorpusFiles | None = None  # with no pattern: the stream of the text's bytes
 
-    def training_chunks(self) -> list[bytes]:
-        """The chunks, or with no pattern the text's bytes as one chunk, read now."""
-        return self.chunks if self.part is None else [self.part.read(0, self.n_bytes)]
+    def take_chunks(self) -> tuple[list[bytes], list[int]]:
+        """The chunks and their occurrences to train on, handed over: this text's lists are left
+        empty, so that once the merge loop has copied them (the compiled one does) the copy is the
+        only one. With no pattern, the text's bytes as one chunk, read now.
+
+        >>> text = CountedText([b"ab", b"c"], [2, 1], 5)
+        >>> text.take_chunks(), text.chunks
+        (([b'ab', b'c'], [2, 1]), [])
+        """
+        if self.part is not None:
+            return [self.part.read(0, self.n_bytes)], [1]
+        chunks, freq = list(self.chunks), list(self.freq)
+        self.chunks.clear()
+        self.freq.clear()
+        return chunks, freq
 
 
 def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None,
