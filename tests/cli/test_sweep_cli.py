@@ -119,3 +119,13 @@ def test_a_named_patterns_budget_is_on_the_distinct_chunks_as_trains(capsys, tmp
     code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", "-t", "none", "-p", "none",
                        "--max-mb", 0.09)
     assert code == 1 and "over BPE training's budget of 0.09 MB" in error_line(err) and "merges:" not in err
+
+
+@pytest.mark.parametrize("held_out", [[], ["--held-out", "0.5"]])
+def test_a_corpus_that_is_not_utf8_is_one_line(capsys, tmp_path, held_out):
+    """Measured for llama-sp's budget (it counts the corpus whole) or split: the reader's line."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_bytes(b"the cat sat\n" * 100 + b"\xff\n" + b"the mat\n" * 100)
+    code, _, err = run(capsys, "sweep", corpus, "--vocab-sizes", "256,260", *held_out)
+    assert code == 1 and error_line(err) == (f"tokexplorer: error: {corpus}: not UTF-8 text (byte 0xFF at offset 1200); "
+                                             "if it is in another encoding, name it with --encoding (e.g. --encoding latin-1)")

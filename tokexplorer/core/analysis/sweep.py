@@ -295,6 +295,8 @@ def check_whole_counts(tokenizers: Sequence[Tokenizer], text: Evaluation, limit_
     whole = [tok for tok in tokenizers if not (streams(tok) or _is_basic(tok))]
     if not whole:
         return
+    if isinstance(text, TextFile) and text.in_blocks():
+        text.scan([])  # (a byte that is not UTF-8: one line, NotUtf8Error)
     n_chars = text_size(text)[0]
     for tok in whole:
         why = whole_text_refusal(tok, n_chars, limit_mb)
