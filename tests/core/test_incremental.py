@@ -273,6 +273,22 @@ def test_lone_surrogates_become_replacement_characters(builtin):
     assert_same(enc, builtin.encode("a\ufffdb"))
 
 
+def test_update_keeps_the_text_it_is_given(builtin):
+    """The server keeps an encoder per recent tokenizer of a document; each brought up to date by
+    `update` must hold the document's one text, not a copy of its own (a 1 MB text with an emoji
+    is 4 MB a copy)."""
+    inc = IncrementalEncoder(builtin, "hello 👋 world " * 200)
+    new = "hello, 👋 world " + "hello 👋 world " * 199
+    enc, _ = inc.update(new)
+    assert enc.text is new
+    assert_same(enc, builtin.encode(new))
+    enc, _ = inc.update(new)  # (no change)
+    assert enc.text is new
+    lone = "hello \ud83d world"  # a lone surrogate: the cleaned text, not the given one
+    enc, _ = inc.update(lone)
+    assert enc.text == "hello \ufffd world"
+
+
 def test_the_text_after_the_edit_given_is_taken_as_it_is(builtin):
     """A caller that holds the edited text already (the server's copy) hands it over: the
     Encoding's text is that very object; one not clean, or of the wrong length, is put together."""

@@ -124,9 +124,12 @@ class IncrementalEncoder:
     def update(self, text: str) -> tuple[Encoding, Changed]:
         """Make `text` the current text, as the one edit that keeps the common prefix and suffix.
 
-        For an editor that knows only the new text (or coalesced several edits).
+        For an editor that knows only the new text (or coalesced several edits). The Encoding's
+        text is `text` itself (cleaned), not a copy put together from the edit: a caller keeping
+        several encoders of one document (one per tokenizer) keeps one text, not one each.
         """
-        return self.edit(*text_edit(self._state.enc.text, clean_text(text)))
+        cleaned = clean_text(text)
+        return self.edit(*text_edit(self._state.enc.text, cleaned), new_text=cleaned)
 
     def _check_policy(self, new: str, start: int, end: int) -> set[str]:
         """The allowed special tokens; raise if the new text spells a refused one.
