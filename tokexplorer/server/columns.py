@@ -13,7 +13,6 @@ No Qt and no tokenizer here: numbers only.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from functools import cached_property
 from typing import Iterator, Sequence, overload
 
 import numpy as np
@@ -27,8 +26,11 @@ REFUSED = 0x40
 @dataclass(frozen=True, eq=False)
 class TokenColumns:
     """Per token: id, code-point span, UTF-16 span (the editor's units), UTF-8 span of the text,
-    flags (core.encoding.TokenFlag bits), colour index, and its bytes (`blob`, end to end, with
-    each token's length in `lengths`)."""
+    flags (core.encoding.TokenFlag bits), colour index, and its bytes (`blob`, end to end, token i's
+    at `blob[offsets[i]:offsets[i + 1]]`).
+
+    subtle: the offsets are kept, not each token's length: a view reading one token's bytes (the
+    inspector, at every keystroke) would otherwise sum the lengths of all the tokens before it."""
 
     ids: np.ndarray  # int64
     starts: np.ndarray  # int64, code points
@@ -39,7 +41,7 @@ class TokenColumns:
     byte_ends: np.ndarray
     flags: np.ndarray  # uint8
     colours: np.ndarray  # uint8
-    lengths: np.ndarray  # int64: each token's own bytes
+    offsets: np.ndarray  # int64 [n + 1]: where each token's bytes start in `blob`, and the end
     blob: bytes  # the tokens' bytes end to end
 
     def __len__(self) -> int:
@@ -49,13 +51,7 @@ class TokenColumns:
     def empty(cls) -> "TokenColumns":
         z = np.zeros(0, dtype=POSITION)
         u = np.zeros(0, dtype=np.uint8)
-        return cls(z, z, z, z, z, z, z, u, u, z, b"")
-
-    def offsets(self) -> np.ndarray:
-        """Where each token's bytes start in `blob`, and the end (int64 [n + 1])."""
-        out = np.zeros(len(self.lengths) + 1, dtype=np.int64)
-        np.cumsum(self.lengths, out=out[1:])
-        return out
+        return cls(z, z, z, z, z, z, z, u, u, np.zeros(1, dtype=np.int64), b"")
 
 
 ARRAYS = tuple(f.name for f in fields(TokenColumns) if f.name != "blob")
@@ -72,7 +68,7 @@ def shared(columns: TokenColumns) -> TokenColumns:
     """`columns` with each column of ALIASES that equals its base replaced by the base's array.
 
     >>> z = np.zeros(2, dtype=POSITION)
-    >>> c = shared(TokenColumns(z, z, z + 1, z.copy(), z + 1, z + 0, z + 2, z, z, z, b""))
+    >>> c = shared(TokenColumns(z, z, z + 1, z.copy(), z + 1, z + 0, z + 2, z, z, np.zeros(3, dtype=np.int64), b""))
     >>> c.starts16 is c.starts, c.ends16 is c.ends, c.byte_starts is c.starts, c.byte_ends is c.ends
     (True, True, True, False)
     """
@@ -92,8 +88,11 @@ def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
     >>> len(splice(a, 0, 0, a, (0, 0, 0)))
     0
     """
-    arrays = {}
+    a, b = int(old.offsets[first]), int(old.offsets[first + removed])  # the replaced tokens' bytes
+    arrays = {"offsets": splice_column(old.offsets, first, removed, new.offsets[:-1] + a, len(new.blob) - (b - a))}
     for name in ARRAYS:  # (each base before its aliases)
+        if name == "offsets":
+            continue
         base = ALIASES.get(name)
         if (base is not None and getattr(old, name) is getattr(old, base) and getattr(new, name) is getattr(new, base)
                 and shift[SHIFTED[name]] == shift[SHIFTED[base]]):
@@ -101,8 +100,6 @@ def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
             continue
         arrays[name] = splice_column(getattr(old, name), first, removed, getattr(new, name),
                                      shift[SHIFTED[name]] if name in SHIFTED else 0)
-    a = int(old.lengths[:first].sum())
-    b = a + int(old.lengths[first:first + removed].sum())
     blob = memoryview(old.blob)  # (slices of a view: the book's bytes copied once, not twice)
     return TokenColumns(**arrays, blob=b"".join((blob[:a], new.blob, blob[b:])))
 
@@ -131,11 +128,7 @@ class BlobTokenBytes(Sequence[bytes]):
     def __init__(self, columns: TokenColumns):
         self._columns = columns
         self._blob = columns.blob
-
-    @cached_property
-    def _offsets(self) -> np.ndarray:
-        """(made on first use: a result whose bytes no view reads costs no pass over its tokens)"""
-        return self._columns.offsets()
+        self._offsets = columns.offsets
 
     def __len__(self) -> int:
         return len(self._columns)
@@ -201,7 +194,7 @@ def columns_from_frames(spec: ColumnFrames, read_into) -> TokenColumns:
     """The TokenColumns whose frames `read_into(buffer)` reads, in order, from the pipe.
 
     >>> z = shared(TokenColumns(*(np.arange(3, dtype=POSITION),) * 7, *(np.zeros(3, dtype=np.uint8),) * 2,
-    ...                         np.ones(3, dtype=POSITION), b"abc"))
+    ...                         np.arange(4, dtype=POSITION), b"abc"))
     >>> spec, frames = frames_of(z)
     >>> queue = [bytes(f) for f in frames]
     >>> def read_into(buffer): memoryview(buffer).cast("B")[:] = queue.pop(0)
@@ -217,7 +210,7 @@ def columns_from_frames(spec: ColumnFrames, read_into) -> TokenColumns:
         arrays[name] = array
     for name, base in spec.aliases:
         arrays[name] = arrays[base]
-    blob = bytearray(int(arrays["lengths"].sum()))
+    blob = bytearray(int(arrays["offsets"][-1]))
     if blob:
         read_into(blob)
     return TokenColumns(**arrays, blob=bytes(blob))

@@ -157,31 +157,33 @@ def token_columns(encoding: Encoding, colours: np.ndarray, soft: np.ndarray,
         flags = flags.copy()
         for s, e in refused:
             flags[np.searchsorted(ends, s, side="right"):np.searchsorted(starts, e, side="left")] |= REFUSED
-    blob, lengths = bytes_and_lengths(encoding.token_bytes)
+    blob, offsets = bytes_and_offsets(encoding.token_bytes)
     p = lambda a: np.asarray(a, dtype=POSITION)  # noqa: E731
     columns = TokenColumns(p(encoding.id_array), p(starts), p(ends), p(starts16), p(ends16),
                            p(encoding.byte_starts), p(encoding.byte_ends), np.asarray(flags, dtype=np.uint8),
-                           np.asarray(colours, dtype=np.uint8), lengths, blob)
+                           np.asarray(colours, dtype=np.uint8), offsets, blob)
     return shared(columns), dropped16.reshape(-1, 2), soft16
 
 
 BYTES_BLOCK = 1 << 20  # tokens whose bytes are read at a time
 
 
-def bytes_and_lengths(token_bytes) -> tuple[bytes, np.ndarray]:
-    """The tokens' bytes end to end, and each one's length, read a block of tokens at a time: a
-    lazily read Encoding's bytes as one list of 13 million bytes objects (50 MB of text) took
-    450 MB.
+def bytes_and_offsets(token_bytes) -> tuple[bytes, np.ndarray]:
+    """The tokens' bytes end to end, and where each one's start in them (and the end), read a
+    block of tokens at a time: a lazily read Encoding's bytes as one list of 13 million bytes
+    objects (50 MB of text) took 450 MB.
 
-    >>> bytes_and_lengths([b"ab", b"", b"c"])
-    (b'abc', array([2, 0, 1]))
+    >>> blob, offsets = bytes_and_offsets([b"ab", b"", b"c"])
+    >>> blob, offsets.tolist()
+    (b'abc', [0, 2, 2, 3])
     """
-    pieces, lengths = [], np.empty(len(token_bytes), dtype=POSITION)
+    pieces, offsets = [], np.zeros(len(token_bytes) + 1, dtype=POSITION)
     for a in range(0, len(token_bytes), BYTES_BLOCK):
         block = token_bytes[a:a + BYTES_BLOCK]
         pieces.append(b"".join(block))
-        lengths[a:a + len(block)] = np.fromiter(map(len, block), dtype=POSITION, count=len(block))
-    return b"".join(pieces), lengths
+        offsets[a + 1:a + 1 + len(block)] = np.fromiter(map(len, block), dtype=POSITION, count=len(block))
+    np.cumsum(offsets, out=offsets)
+    return b"".join(pieces), offsets
 
 
 def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -222,11 +224,11 @@ def edited_columns(count: int, starts16: np.ndarray, encoding: Encoding, colours
     flags = np.array(encoding.flags[first:stop], dtype=np.uint8)
     for s, e in refused:
         flags[np.searchsorted(mid_ends, s, side="right"):np.searchsorted(mid_starts, e, side="left")] |= REFUSED
-    blob, lengths = bytes_and_lengths(encoding.token_bytes[first:stop])
+    blob, offsets = bytes_and_offsets(encoding.token_bytes[first:stop])
     p = lambda a: np.asarray(a, dtype=POSITION)  # noqa: E731
     new = TokenColumns(p(encoding.id_array[first:stop]), p(mid_starts), p(mid_ends), p(mid_starts16),
                        p(mid_ends16), p(encoding.byte_starts[first:stop]), p(encoding.byte_ends[first:stop]), flags,
-                       np.asarray(colours[first:stop], dtype=np.uint8), lengths, blob)
+                       np.asarray(colours[first:stop], dtype=np.uint8), offsets, blob)
     return first, count - tail - first, shared(new)
 
 
