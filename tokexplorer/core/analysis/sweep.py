@@ -21,6 +21,7 @@ text or checked text files (`TextFile.scan`), and tokenizers.
 
 from __future__ import annotations
 
+import codecs
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Iterator, Sequence, Union
 
@@ -255,12 +256,8 @@ def _is_basic(tok: Tokenizer) -> bool:
 
 
 def _count_basic(tok: BPETokenizer, text: Evaluation, limit_mb: float | None) -> int:
-    if isinstance(text, str):
-        blocks = utf8_blocks(clean_text(text))
-    else:
-        blocks = text.blocks(FILE_BLOCK) if text.in_blocks() else utf8_blocks(text.read())
     n = 0
-    for piece in tok.basic_pieces(blocks):
+    for piece in tok.basic_pieces(_utf8_of(text)):
         why = basic_piece_over_budget(tok.name, len(piece), limit_mb)
         if why is not None:
             raise TokexplorerError(f"{why}; cut the text, or pass --max-mb {max_mb_for(len(piece))} to go on "
@@ -269,20 +266,30 @@ def _count_basic(tok: BPETokenizer, text: Evaluation, limit_mb: float | None) ->
     return n
 
 
+def _utf8_of(text: Evaluation) -> Iterator[bytes]:
+    """The text's UTF-8 a block at a time, cut anywhere: a file's bytes as they are (without a
+    byte-order mark; checked by `TextFile.scan`), or a file read whole when it is not UTF-8."""
+    from tokexplorer.core.training.counting import open_corpus
+
+    corpus = open_corpus([text.path]) if isinstance(text, TextFile) and text.in_blocks() else None
+    if corpus is not None:
+        return (corpus.read(at, FILE_BLOCK) for at in range(0, corpus.size, FILE_BLOCK))
+    return utf8_blocks(clean_text(text.read() if isinstance(text, TextFile) else text))
+
+
 def text_size(text: Evaluation) -> tuple[int, int]:
     """(characters, UTF-8 bytes) of a text, or a file's (a block at a time).
 
     >>> text_size("héllo")
     (5, 6)
     """
-    if isinstance(text, TextFile) and not text.in_blocks():
-        text = text.read()
     if isinstance(text, str):
         return len(text), sum(map(len, utf8_blocks(clean_text(text))))
+    decoder = codecs.getincrementaldecoder("utf-8")()
     chars = n_bytes = 0
-    for block in text.blocks(FILE_BLOCK):
+    for block in _utf8_of(text):
         n_bytes += len(block)
-        chars += len(block) if block.isascii() else len(block.decode("utf-8"))
+        chars += len(block) if block.isascii() else len(decoder.decode(block))
     return chars, n_bytes
 
 
