@@ -12,7 +12,7 @@ in what order within a chunk, for the GUI.
 
 Basic has no chunks: its text is one stream of bytes, encoded in pieces (`basic_pieces`) cut only
 between two bytes that stand side by side in no merged token, so the pieces' ids are the whole
-text's and the Python encoder's lists (about 180 bytes a byte of the piece) stay a piece's size.
+text's and the Python encoder's lists (up to 200 bytes a byte of the piece) stay a piece's size.
 
 It does not train (see `training.bpe`) nor read or write files (see `files.minbpe`).
 """
