@@ -1,6 +1,7 @@
 """A plain `encode` command line read without argparse (`commands.encoding.quick_arguments`): the
-same arguments argparse gives for every form it takes, argparse itself for every other form, and
-a whole `python -m tokexplorer encode` process that imports no parser at all."""
+same arguments argparse gives for every form it takes, argparse itself for every other form, a
+whole `python -m tokexplorer encode` process that imports no parser at all, and that ends without
+the interpreter's teardown (`cli.main._exit_without_teardown`)."""
 
 from __future__ import annotations
 
@@ -86,3 +87,53 @@ def test_a_short_encode_process_imports_no_parser():
     status, modules = json.loads(result)
     assert ids == "6312 28709 1526" and status == 0
     assert [m for m in modules if any(m == n or m.startswith(n + ".") for n in NOT_IMPORTED)] == []
+
+
+# A plain encode run as the program, with a witness of the interpreter's teardown (an object whose
+# __del__ speaks when the main module is cleared) and an exit handler registered the way a
+# library registers one as it loads (after the command line is read).
+PROGRAM = """
+import atexit, runpy, sys
+
+class Witness:
+    def __del__(self):
+        print("teardown", file=sys.stderr)
+
+witness = Witness()
+import tokexplorer.cli.commands.encoding as encoding
+load = encoding.load_tokenizer
+
+def load_and_register(name):
+    atexit.register(print, "exit handler", file=sys.stderr)
+    return load(name)
+
+encoding.load_tokenizer = load_and_register
+sys.argv = ["tokexplorer", *sys.argv[1:]]
+runpy.run_module("tokexplorer", run_name="__main__")
+"""
+
+
+@pytest.mark.parametrize("name, status, out, err", [
+    ("gpt2", 0, "31373 995\n", "exit handler\n"),
+    ("no-such-tokenizer", 1, "", "tokexplorer: error: unknown tokenizer 'no-such-tokenizer'"),
+])
+def test_a_short_encode_process_ends_without_the_teardown(tmp_path, name, status, out, err):
+    """Its output and status as before, the libraries' exit handlers run, and no teardown (which
+    freed the vocabulary after the ids were out: up to a fifth of the command)."""
+    script = tmp_path / "program.py"
+    script.write_text(PROGRAM, encoding="utf-8")
+    proc = subprocess.run([sys.executable, str(script), "encode", "-t", name, "--ids-only", "hello world"],
+                          capture_output=True, text=True, timeout=300)
+    assert (proc.returncode, proc.stdout) == (status, out)
+    assert proc.stderr.startswith(err) and proc.stderr.endswith("exit handler\n")
+    assert "teardown" not in proc.stderr
+
+
+def test_main_called_from_python_leaves_the_interpreter_alone(capsys):
+    """main(argv) from a caller that goes on (tests, the window's crash child) registers nothing."""
+    import atexit
+
+    before = atexit._ncallbacks()
+    assert main(["encode", "-t", "gpt2", "--ids-only", "hello world"]) == 0
+    assert capsys.readouterr().out == "31373 995\n"
+    assert atexit._ncallbacks() == before
