@@ -91,10 +91,12 @@ def test_sweep_held_out_gives_the_whole_text_table(tmp_path, capsys, corpora, mo
     assert json.loads(out) == json.loads(json.dumps(want.to_dict()))
 
 
+@pytest.mark.parametrize("held_out", [0.1, None])
 @pytest.mark.parametrize("pattern", ["gpt4", None])
-def test_the_windows_sweep_of_a_file_does_not_read_it_whole(tmp_path, corpora, monkeypatch, pattern):
-    """The window's sweep child (core/training/child.py) splits a file on its bytes too: the same
-    result as the whole-text sweep, the file never read as one text."""
+def test_the_windows_sweep_of_a_file_does_not_read_it_whole(tmp_path, corpora, monkeypatch, pattern, held_out):
+    """The window's sweep child (core/training/child.py) counts a file from its bytes too, with a
+    held-out part split on them or none: the same result as the whole-text sweep, the file never
+    read as one text."""
     import gc
 
     from tokexplorer.core.files import textfile
@@ -103,8 +105,9 @@ def test_the_windows_sweep_of_a_file_does_not_read_it_whole(tmp_path, corpora, m
 
     path = tmp_path / "corpus.txt"
     path.write_text(read_text_file(corpora / "multilingual/ja_wagahaiwa_nekodearu.txt")[:30_000], "utf-8")
-    train, evaluation = split_held_out(read_text_file(path), 0.1)
-    want = sweep(train, [256, 300], pattern=pattern, eval_text=evaluation, eval_source="held-out 10%")
+    train, evaluation = split_held_out(read_text_file(path), held_out) if held_out else (read_text_file(path), None)
+    want = sweep(train, [256, 300], pattern=pattern, eval_text=evaluation,
+                 eval_source="held-out 10%" if held_out else "the corpus")
 
     def read_whole(*args, **kwargs):
         raise AssertionError("the corpus was read whole")
@@ -116,7 +119,7 @@ def test_the_windows_sweep_of_a_file_does_not_read_it_whole(tmp_path, corpora, m
         send = staticmethod(sent.append)
 
     try:
-        child._sweep(SweepRequest((256, 300), pattern, 0.1, path=str(path)), Conn())
+        child._sweep(SweepRequest((256, 300), pattern, held_out, path=str(path)), Conn())
     finally:
         gc.enable()  # (the child turns it off for good)
     assert sent[-1] == ("sweep_done", want)

@@ -130,36 +130,39 @@ def _sweep(request: SweepRequest, conn) -> None:
     from tokexplorer.core.analysis.sweep import split_held_out, sweep
     from tokexplorer.core.files.textfile import NotUtf8Error, read_text_file
     from tokexplorer.core.tokenizer import TokexplorerError
-    from tokexplorer.core.training.held_out import split_counted
+    from tokexplorer.core.training.held_out import counted_corpus, split_counted
 
     gc.disable()  # as in a training run (runner.run_bpe)
     text = request.text or ""
     evaluation, source = None, "the corpus"
     counted = None
-    if request.path is not None and request.held_out:
-        # a UTF-8 file with a named pattern or none: split on its bytes and the training part
-        # counted from the file, never held whole (held_out.split_counted)
-        conn.send(("phase", f"reading and splitting {request.path}", -1, -1))
-        counted = split_counted(request.path, request.held_out, request.pattern)
-    if counted is not None:
-        text, evaluation = counted
-        source = f"held-out {request.held_out:.0%}"
-        n_bytes = text.n_bytes
-    else:
+    try:
         if request.path is not None:
-            conn.send(("phase", f"reading {request.path}", 0, 1))
-            try:
+            # a UTF-8 file with a named pattern or none is counted from the file, never held
+            # whole: split on its bytes for a held-out part (held_out.split_counted)
+            conn.send(("phase", f"reading {request.path}", -1, -1))
+            if request.held_out:
+                counted = split_counted(request.path, request.held_out, request.pattern)
+            else:
+                whole = counted_corpus(request.path, request.pattern)
+                counted = None if whole is None else (whole, None)
+        if counted is not None:
+            text, evaluation = counted
+            n_bytes = text.n_bytes
+        else:
+            if request.path is not None:
                 text = read_text_file(request.path)
-            except NotUtf8Error as exc:  # the core's message names a command-line flag
-                raise TokexplorerError(
-                    f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open it "
-                    "with File > Open, which asks for its encoding, and sweep the current text.") from None
-        if request.held_out:
-            text, evaluation = split_held_out(text, request.held_out)
-            source = f"held-out {request.held_out:.0%}"
-        if request.pattern is not None:
-            conn.send(("phase", "splitting into chunks", -1, -1))
-        n_bytes = len(text.encode("utf-8"))
+            if request.held_out:
+                text, evaluation = split_held_out(text, request.held_out)
+            if request.pattern is not None:
+                conn.send(("phase", "splitting into chunks", -1, -1))
+            n_bytes = len(text.encode("utf-8"))
+    except NotUtf8Error as exc:  # the core's message names a command-line flag
+        raise TokexplorerError(
+            f"{exc.path} is not UTF-8 (byte 0x{exc.byte:02X} at offset {exc.offset}): open it "
+            "with File > Open, which asks for its encoding, and sweep the current text.") from None
+    if request.held_out:
+        source = f"held-out {request.held_out:.0%}"
     conn.send(("curve", n_bytes))
     tokens: list[int] = []  # the training text's length after each merge, not yet sent
     last = time.monotonic()
