@@ -104,6 +104,18 @@ def test_the_training_refusal_suggests_a_part_within_the_budget(tmp_path, capsys
     assert "head -c 500000 CORPUS" in capsys.readouterr().err
 
 
+def test_a_corpus_read_whole_for_its_nul_bytes_takes_the_training_budget(tmp_path):
+    """A named pattern streams UTF-8, but a file with NUL bytes near its start (UTF-16, or what may
+    be) is read whole: a 10 GB sparse file of NULs is refused by its size before a byte is read."""
+    corpus = tmp_path / "sparse.txt"
+    with open(corpus, "wb") as f:
+        f.truncate(10 << 30)  # no blocks on disk
+    proc = tokexplorer("train", corpus, "--vocab-size", "300", "-o", tmp_path / "m", timeout=30)
+    line = one_line(proc)
+    assert "--max-mb" in line and "head -c" in line, line
+    assert not list(tmp_path.glob("m*"))
+
+
 @pytest.mark.parametrize("how", ["argument", "file"])
 def test_a_deeply_nested_conversation_is_one_line(tmp_path, how):
     deep = "[" * 20_000 + "]" * 20_000  # an argument may have 128 KB

@@ -179,13 +179,19 @@ def _check_corpus_size(paths: list[str], algorithm: str, max_mb: float | None, *
 
 def _streams(args: argparse.Namespace) -> bool:
     """Whether `train` counts the corpus a block at a time, never holding it (BPE with a named
-    pattern over UTF-8 files): its budget is then on the distinct chunks, checked while counting."""
+    pattern over UTF-8 files): its budget is then on the distinct chunks, checked while counting.
+
+    subtle: a file that starts with a UTF-16 byte-order mark or has a NUL byte near its start is
+    read whole (`counting.open_corpus` gives None), so it takes the whole-text budget: a 10 GB
+    sparse file of NULs was read whole without it."""
     if args.algorithm != "bpe":
         return False
+    from tokexplorer.core.training.counting import open_corpus
     from tokexplorer.core.training.runner import TrainingRequest, streams
 
-    return streams(TrainingRequest("", "bpe", 0, tuple(args.corpus), pattern=_pattern(args.pattern),
-                                   encoding=args.encoding))
+    return (streams(TrainingRequest("", "bpe", 0, tuple(args.corpus), pattern=_pattern(args.pattern),
+                                    encoding=args.encoding))
+            and open_corpus(args.corpus) is not None)
 
 
 def _read_corpora(paths: list[str], encoding: str | None) -> str:
