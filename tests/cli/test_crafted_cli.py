@@ -116,6 +116,18 @@ def test_a_corpus_read_whole_for_its_nul_bytes_takes_the_training_budget(tmp_pat
     assert not list(tmp_path.glob("m*"))
 
 
+@pytest.mark.parametrize("argv", [["encode", "--file"], ["inspect", "--file"], ["compare", "--file"],
+                                  ["encode", "--encoding", "latin-1", "--file"]])
+def test_a_text_file_read_whole_is_refused_by_its_size_before_reading(tmp_path, argv):
+    """A file with NUL bytes (or UTF-16, or any file with --encoding) is read whole, not in blocks:
+    a 10 GB sparse file of NULs took the machine's memory; now one line, nothing read."""
+    path = tmp_path / "sparse.txt"
+    with open(path, "wb") as f:
+        f.truncate(10 << 30)  # no blocks on disk
+    line = one_line(tokexplorer(*argv, path, timeout=30))
+    assert "10,737 MB, over the 256 MB a text read whole may take" in line, line
+
+
 @pytest.mark.parametrize("how", ["argument", "file"])
 def test_a_deeply_nested_conversation_is_one_line(tmp_path, how):
     deep = "[" * 20_000 + "]" * 20_000  # an argument may have 128 KB

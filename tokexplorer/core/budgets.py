@@ -92,6 +92,24 @@ def training_over_budget(algorithm: str, corpus_bytes: int, limit_mb: float | No
             f"(memory near {memory_text(training_peak_gb(peak_key(algorithm, basic), limit))} at its peak)")
 
 
+READ_WHOLE_LIMIT_MB = 256  # a text file read whole (not UTF-8, or --encoding): its bytes, then its str
+
+
+def read_whole_over_budget(path, size: int, limit_mb: float | None = None) -> str | None:
+    """The refusal of a text file of `size` bytes that must be read whole, None within the budget.
+
+    >>> read_whole_over_budget("big.txt", 300_000_000) is not None, read_whole_over_budget("a.txt", 10)
+    (True, None)
+    """
+    limit = READ_WHOLE_LIMIT_MB if limit_mb is None else limit_mb
+    if size <= limit * 1e6:
+        return None
+    return (f"{path} is {size / 1e6:,.0f} MB, over the {limit:,.0f} MB a text read whole may take "
+            f"(about {memory_text(3 * size / 1e9)} in memory): give a part of it, or, for a file in "
+            f"UTF-16 or another encoding, save it as UTF-8 without a BOM, which encode, compare, "
+            f"split and train read in blocks")
+
+
 def memory_text(gb: float) -> str:
     """A peak for a message: GB to one decimal, or MB under a GB.
 

@@ -130,15 +130,24 @@ def decode_text(data: bytes, *, source: str = "the text", encoding: str | None =
         raise NotUtf8Error(source, exc.start + bom, data[exc.start]) from None
 
 
-def read_text_file(path: str | os.PathLike, *, encoding: str | None = None) -> str:
-    """The text of a file; a clear TokexplorerError if it is missing, unreadable or not text."""
+def read_text_file(path: str | os.PathLike, *, encoding: str | None = None, limit_mb: float | None = None) -> str:
+    """The text of a file; a clear TokexplorerError if it is missing, unreadable, not text, or over
+    `limit_mb` (default budgets.READ_WHOLE_LIMIT_MB), refused before a byte is read.
+
+    subtle: what reads in blocks never comes here (UTF-8 text: `text_blocks.TextFile`); a file
+    read whole is held as bytes and then as a str of up to four bytes a character, so a 10 GB
+    sparse file given to `--file` once took the machine's memory."""
+    from tokexplorer.core.budgets import read_whole_over_budget
     from tokexplorer.core.files.file_budget import open_regular
 
     p = Path(path)
     # subtle: a device (/dev/zero, /dev/urandom) never ends and a FIFO blocks: refused unread
-    f, _ = open_regular(p, what="text file")
+    f, size = open_regular(p, what="text file")
     try:
         with f:
+            problem = read_whole_over_budget(p, size, limit_mb)
+            if problem is not None:
+                raise TokexplorerError(problem)
             data = f.read()
     except OSError as exc:
         raise TokexplorerError(f"cannot read {p}: {exc.strerror or exc}") from None
