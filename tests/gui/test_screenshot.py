@@ -55,14 +55,22 @@ def test_one_screenshot_per_tokenizer_each_with_its_counts(tmp_path):
 
 
 def test_screenshot_never_touches_the_users_settings(tmp_path):
-    home = tmp_path / "home"
-    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+    """Its settings live in a temporary folder, which goes when it ends, whether it saved a
+    picture or refused (issue 32: every screenshot left one behind)."""
+    home, temp = tmp_path / "home", tmp_path / "temp"
+    temp.mkdir()
+    env = dict(os.environ, QT_QPA_PLATFORM="offscreen", HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               TMPDIR=str(temp))
     env.pop("TOKEXPLORER_SETTINGS_DIR", None)
     proc = subprocess.run([sys.executable, "-m", "tokexplorer", "--screenshot", str(tmp_path / "x.png")],
                           env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "x.png").is_file()
     assert not [p for p in home.rglob("*") if p.is_file()]  # no settings, no recent files written
+    refused = subprocess.run([sys.executable, "-m", "tokexplorer", "--screenshot", str(tmp_path / "y.png"),
+                              "-t", "nonesuch"], env=env, capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1, refused.stderr
+    assert not list(temp.glob("tokexplorer-settings-*"))
 
 
 def test_bad_arguments_exit_with_a_message(tmp_path):

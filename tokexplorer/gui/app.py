@@ -124,9 +124,13 @@ def run_gui(argv: list[str]) -> int:
     if args.settings_dir:
         os.environ["TOKEXPLORER_SETTINGS_DIR"] = args.settings_dir
     elif args.screenshot or args.probe_startup:  # a picture never changes the user's settings
+        import atexit
+        import shutil
         import tempfile
 
-        os.environ["TOKEXPLORER_SETTINGS_DIR"] = tempfile.mkdtemp(prefix="tokexplorer-settings-")
+        folder = tempfile.mkdtemp(prefix="tokexplorer-settings-")
+        os.environ["TOKEXPLORER_SETTINGS_DIR"] = folder
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)  # (the last exit handler to run)
     problem = display_problem()
     if problem is not None:
         # subtle: Qt aborts the process (qFatal) where it cannot open a window; say what to do.
