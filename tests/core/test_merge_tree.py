@@ -133,3 +133,21 @@ def test_tree_layout_keeps_wide_boxes_of_a_level_apart():
     for p in placed[1:]:  # every child below its parent, and within the parent's subtree
         assert p.y == placed[p.parent].y + 1
     assert [p.node.text for p in placed if p.node.is_leaf] == list(" Chinese")
+
+
+def test_a_chain_of_merges_deeper_than_shown_is_one_message(tmp_path):
+    """A crafted minbpe file within the token-size budget can chain thousands of merges (each of
+    the last token with one more byte); its tree is refused with a message, not a RecursionError
+    (`merges --token` printed a traceback), while a tree of MAX_DEPTH merges is still drawn."""
+    from tokexplorer.cli.main import main
+    from tokexplorer.core.analysis.merge_tree import MAX_DEPTH, merge_tree
+    from tokexplorer.core.backends.trained_bpe import BPETokenizer
+    from tokexplorer.core.files.minbpe import save_minbpe
+
+    merges = {(97, 97): 256, **{(256 + k, 97): 257 + k for k in range(3000)}}
+    tok = BPETokenizer(merges, None)
+    assert merge_tree(tok, 256 + MAX_DEPTH - 1).depth() == MAX_DEPTH
+    with pytest.raises(TokexplorerError, match=f"chain of over {MAX_DEPTH} merges"):
+        merge_tree(tok, 256 + MAX_DEPTH)
+    model = save_minbpe(tok, tmp_path / "chain")[0]
+    assert main(["merges", "-t", str(model), "--token", "3256"]) == 1

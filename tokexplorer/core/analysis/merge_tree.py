@@ -20,6 +20,11 @@ from typing import Callable, NamedTuple
 
 from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 
+# Merges on a tree's longest path at most: every walk over a tree (depth, to_dict, layouts,
+# drawings) goes down it recursively. Real vocabularies stay far below (cl100k_base's deepest
+# token: a few dozen); a crafted file can chain thousands of merges.
+MAX_DEPTH = 500
+
 
 @dataclass(frozen=True)
 class MergeNode:
@@ -76,13 +81,21 @@ def tree_from_merges(tok, token_id: int) -> MergeNode:
     if token_id not in tok.vocab:
         raise TokexplorerError(f"token id {token_id} is not in {tok.name} (0..{tok.n_vocab - 1})")
 
-    def build(i: int) -> MergeNode:
+    def build(i: int, depth: int = 0) -> MergeNode:
         if i not in parts:
             return MergeNode(i, tok.vocab[i], rank=i)
+        check_depth(token_id, depth)
         a, b = parts[i]
-        return MergeNode(i, tok.vocab[i], build(a), build(b), rank=i)
+        return MergeNode(i, tok.vocab[i], build(a, depth + 1), build(b, depth + 1), rank=i)
 
     return build(token_id)
+
+
+def check_depth(token, depth: int) -> None:
+    """Refuse a merge at `depth` below the root of `token`'s tree past MAX_DEPTH."""
+    if depth >= MAX_DEPTH:
+        raise TokexplorerError(f"token {token} is built by a chain of over {MAX_DEPTH:,} merges: its merge "
+                               "tree is too deep to show")
 
 
 def _bpe(parts: list, priority: dict, limit) -> list:
@@ -112,14 +125,15 @@ def tree_from_ranks(ranks: dict[bytes, int], data: bytes) -> MergeNode:
     if data not in ranks:
         raise TokexplorerError(f"{data!r} is not a token of this vocabulary")
 
-    def build(token: bytes) -> MergeNode:
+    def build(token: bytes, depth: int = 0) -> MergeNode:
         rank = ranks[token]
         if len(token) == 1:
             return MergeNode(rank, token, rank=rank)
         parts = _bpe([bytes([b]) for b in token], ranks, rank)
         if len(parts) != 2:  # not reachable by byte-level BPE: show it as a leaf
             return MergeNode(rank, token, rank=rank)
-        return MergeNode(rank, token, build(parts[0]), build(parts[1]), rank=rank)
+        check_depth(ranks[data], depth)
+        return MergeNode(rank, token, build(parts[0], depth + 1), build(parts[1], depth + 1), rank=rank)
 
     return build(data)
 
@@ -136,7 +150,7 @@ def tree_from_scores(tok, token_id: int) -> MergeNode:
         raise TokexplorerError(f"token id {token_id} is not in {tok.name} (0..{len(pieces) - 1})")
     ids, order = piece_order(tok)
 
-    def build(piece: str) -> MergeNode:
+    def build(piece: str, depth: int = 0) -> MergeNode:
         i = ids.get(piece)
         data = tok.token_bytes(i) if i is not None else piece.replace("\u2581", " ").encode("utf-8")
         rank = None if i is None else round(order[piece])
@@ -145,7 +159,8 @@ def tree_from_scores(tok, token_id: int) -> MergeNode:
         parts = _bpe(list(piece), order, order[piece])
         if len(parts) != 2:  # a byte piece, a control piece or a user-defined piece
             return MergeNode(i, data, rank=rank)
-        return MergeNode(i, data, build(parts[0]), build(parts[1]), rank=rank)
+        check_depth(token_id, depth)
+        return MergeNode(i, data, build(parts[0], depth + 1), build(parts[1], depth + 1), rank=rank)
 
     return build(pieces[token_id])
 

@@ -504,7 +504,7 @@ class TokenizersTokenizer:
         self._check_ids([token_id])
         if token_id in self.added_tokens:
             raise TokexplorerError(f"token {token_id} is an added token: it was added, not merged")
-        from tokexplorer.core.analysis.merge_tree import MergeNode
+        from tokexplorer.core.analysis.merge_tree import MergeNode, check_depth
         from tokexplorer.core.backends.tiktoken_family import gpt2_byte_decoder
 
         parts = self._made_by()
@@ -515,8 +515,9 @@ class TokenizersTokenizer:
             data = self._bytes[i] if i is not None else self._to_bytes(token, gpt2_byte_decoder()
                                                                        if self.byte_level else None)[0]
             pair = parts.get(token)
-            if pair is None or depth > 200:
+            if pair is None:
                 return MergeNode(i, data)
+            check_depth(token_id, depth)
             return MergeNode(i, data, build(pair[0], depth + 1), build(pair[1], depth + 1))
 
         return build(self._strings[token_id])
