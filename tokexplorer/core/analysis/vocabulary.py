@@ -23,6 +23,9 @@ from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 
+
+SEARCH_BLOCK = 1 << 22  # bytes of the vocabulary searched at a time (`Vocabulary.containing`)
+
 class Kind(enum.IntFlag):
     """What kind of token an id is, combined bitwise."""
 
@@ -153,15 +156,21 @@ class Vocabulary:
         m = len(needle)
         if m > len(hay):
             return np.zeros(0, dtype=np.int64)
-        # Every position where the needle starts (overlapping ones too), one comparison per byte.
-        hits = hay[: len(hay) - m + 1] == needle[0]
-        for k in range(1, m):
-            hits &= hay[k : len(hay) - m + 1 + k] == needle[k]
-        starts = np.flatnonzero(hits)
-        owner = np.searchsorted(self.offsets, starts, side="right") - 1
-        inside = starts + m <= self.offsets[owner + 1]  # not across two tokens' bytes
-        found = np.unique(owner[inside])
-        return found[(self.kinds[found] & Kind.UNUSED) == 0]
+        # Every position where the needle starts (overlapping ones too), one comparison per byte,
+        # a block of the bytes at a time: a needle found everywhere in a crafted vocabulary's 60 MB
+        # of bytes took 2.6 GB of positions at once.
+        found = np.zeros(len(self.offsets) - 1, dtype=bool)
+        n = len(hay) - m + 1
+        for lo in range(0, n, SEARCH_BLOCK):
+            hi = min(n, lo + SEARCH_BLOCK)
+            hits = hay[lo:hi] == needle[0]
+            for k in range(1, m):
+                hits &= hay[lo + k : hi + k] == needle[k]
+            starts = np.flatnonzero(hits) + lo
+            owner = np.searchsorted(self.offsets, starts, side="right") - 1
+            found[owner[starts + m <= self.offsets[owner + 1]]] = True  # not across two tokens' bytes
+        ids = np.flatnonzero(found)
+        return ids[(self.kinds[ids] & Kind.UNUSED) == 0]
 
     def search(self, query: str, *, by: str = "text", match_case: bool = False) -> np.ndarray:
         """Ids matching a query: by "text" (a substring of the token; ␣ stands for a space), by
