@@ -162,9 +162,13 @@ class _Metadata:
         raise self.fail(f"{what} is an array of the unknown type {element}")
 
 
-def read_tokenizer_metadata(path: str | os.PathLike) -> dict:
+def read_tokenizer_metadata(path: str | os.PathLike, check=None) -> dict:
     """The tokenizer fields of a GGUF file (keys as in `FIELDS`), each checked for its type; a
-    field of another type, or any damage, is refused with one line (TokexplorerError)."""
+    field of another type, or any damage, is refused with one line (TokexplorerError).
+
+    `check`, when given, is called with the fields read so far before the arrays of strings
+    (`tokens`, `merges`) are decoded; there each is the count of its strings. It may refuse the
+    file (raise) without the cost of a vocabulary of millions of strings."""
     source = os.fspath(path)
     f, size = open_regular(path, what="GGUF model file")
     with f:
@@ -175,13 +179,14 @@ def read_tokenizer_metadata(path: str | os.PathLike) -> dict:
         except (OSError, ValueError) as exc:
             raise TokexplorerError(f"cannot read {source}: {exc}") from None
     try:
-        return _read(buf, source)
+        return _read(buf, source, check)
     finally:
         buf.close()
 
 
-def _read(buf: mmap.mmap, source: str) -> dict:
+def _read(buf: mmap.mmap, source: str, check=None) -> dict:
     meta = _Metadata(buf, source)
+    deferred: list[tuple[str, str, int, int, int]] = []  # string arrays: name, key, kind, position, walked
     meta.unpack(meta.size_format)  # the tensor count: tensors are not read
     n_keys = meta.count("the key count", 4 + struct.calcsize(meta.size_format) + 1)
     out: dict = {}
@@ -202,5 +207,15 @@ def _read(buf: mmap.mmap, source: str) -> dict:
                 got = f"an array of {TYPE_NAMES.get(element, f'type {element}')}s"
             raise TokexplorerError(f"{source}: the field {key} is {got}, not {expected} as in "
                                    "llama.cpp's files; the file is corrupt or crafted")
+        if element == STRING:
+            # walked over now (lengths checked), decoded after `check`
+            deferred.append((name, key, kind, meta.pos, meta.walked))
+            meta.value(kind, key)
+            out[name] = struct.unpack_from(meta.order + meta.size_format, buf, deferred[-1][3] + 4)[0]
+            continue
+        out[name] = meta.value(kind, key, keep=True)
+    if check is not None:
+        check(out)
+    for name, key, kind, meta.pos, meta.walked in deferred:
         out[name] = meta.value(kind, key, keep=True)
     return out
