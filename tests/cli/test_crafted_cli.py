@@ -116,6 +116,14 @@ def test_a_corpus_read_whole_for_its_nul_bytes_takes_the_training_budget(tmp_pat
     assert not list(tmp_path.glob("m*"))
 
 
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no procfs")
+def test_a_corpus_file_that_tells_no_size_is_read_whole(tmp_path):
+    """A /proc file says it has 0 bytes and has some: training read it as "the corpus is empty"."""
+    proc = tokexplorer("train", "/proc/self/status", "--vocab-size", "260", "-o", tmp_path / "m", timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert "corpus: 0 bytes" not in proc.stdout and (tmp_path / "m.model").stat().st_size > 0
+
+
 @pytest.mark.parametrize("argv", [["encode", "--file"], ["inspect", "--file"], ["compare", "--file"],
                                   ["encode", "--encoding", "latin-1", "--file"]])
 def test_a_text_file_read_whole_is_refused_by_its_size_before_reading(tmp_path, argv):

@@ -109,8 +109,9 @@ class CorpusFiles(NamedTuple):
 
 def open_corpus(paths: Sequence[str]) -> CorpusFiles | None:
     """The files as a stream, checked as `read_text_file` checks them (missing, a folder or a
-    device: one clear error); None when one of them is UTF-16 or looks like it (the caller reads
-    such a corpus whole, and refuses or decodes it as the reader does)."""
+    device: one clear error); None when one of them is UTF-16 or looks like it, or has bytes yet
+    tells a size of 0 (a /proc file), so cannot be streamed by its size (the caller reads such a
+    corpus whole, and refuses or decodes it as the reader does)."""
     from tokexplorer.core.files.file_budget import open_regular
 
     skips, sizes = [], []
@@ -121,6 +122,8 @@ def open_corpus(paths: Sequence[str]) -> CorpusFiles | None:
                 head = f.read(1 << 16)
         except OSError as exc:
             raise TokexplorerError(f"cannot read {path}: {exc.strerror or exc}") from None
+        if head and not size:
+            return None  # it has bytes yet tells no size (a /proc file): read whole
         skip = len(codecs.BOM_UTF8) if head.startswith(codecs.BOM_UTF8) else 0
         if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)) or b"\0" in head:
             return None  # UTF-16, or what may be: the whole-text reader decides
