@@ -367,3 +367,36 @@ def test_minbpe_numbers_python_cannot_read_are_one_short_line(tmp_path, line):
     with pytest.raises(TokexplorerError, match="line 4 should be") as refused:
         load_tokenizer(path)
     assert len(str(refused.value)) < 400
+
+
+# --- text encodings -------------------------------------------------------------------------------
+
+def byte_level_tokenizer_json() -> str:
+    """A tokenizer.json of the 256 byte tokens (GPT-2's byte-to-character map), no merges."""
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    return json.dumps({"version": "1.0", "truncation": None, "padding": None, "added_tokens": [],
+                       "normalizer": None, "pre_tokenizer": byte_level, "post_processor": None,
+                       "decoder": byte_level, "model": {"type": "BPE", "vocab": gpt2_byte_decoder(), "merges": []}})
+
+
+TIKTOKEN_BYTES = "".join(f"{base64.b64encode(bytes([i])).decode()} {i}\n" for i in range(256))
+TEXT_FORMATS = [("tokenizer.json", byte_level_tokenizer_json()), ("bytes.tiktoken", TIKTOKEN_BYTES),
+                ("m.model", "minbpe v1\n\n0\n104 105\n")]
+
+
+@pytest.mark.parametrize("name, text", TEXT_FORMATS)
+def test_a_text_tokenizer_file_with_a_utf8_byte_order_mark_loads(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, "utf-8-sig")  # it was "unrecognised tokenizer format"
+    tok = load_tokenizer(path)
+    assert tok.decode(tok.encode("hi there").ids) == "hi there"
+    assert len(tok.encode("hi there").ids) == (7 if name == "m.model" else 8)  # minbpe merged h+i
+
+
+@pytest.mark.parametrize("name, text", TEXT_FORMATS)
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be"])
+def test_a_utf16_tokenizer_file_is_named_utf16(tmp_path, name, text, encoding):
+    path = tmp_path / name
+    path.write_text(text, encoding)
+    with pytest.raises(TokexplorerError, match="is UTF-16 text; tokenizer files are UTF-8: save it as UTF-8"):
+        load_tokenizer(path)

@@ -462,6 +462,8 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
 
         return load_gguf(path)
     data = read_limited(path)  # within the size budget of a tokenizer file, refused before reading
+    if head.startswith(b"\xef\xbb\xbf"):  # a text format saved with a UTF-8 byte-order mark (Notepad)
+        head, data = head[3:], data[3:]
     for sniff, loader in FILE_FORMATS:
         if sniff(head):
             return loader(path, data)
@@ -470,6 +472,9 @@ def load_tokenizer_file(path: Path) -> Tokenizer:
             f"{path} is named .gguf but does not start with the GGUF magic bytes; it is not a "
             "GGUF model file (or it is damaged)"
         )
+    # UTF-16: its byte-order mark, or a zero byte beside each of the first characters (ASCII)
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")) or len(head) > 1 and not (any(head[:64:2]) and any(head[1:64:2])):
+        raise TokexplorerError(f"{path} is UTF-16 text; tokenizer files are UTF-8: save it as UTF-8")
     if head.lstrip().startswith(b"{"):
         return _load_json(path, data)
     if _looks_like_tiktoken(head):
