@@ -304,6 +304,23 @@ def test_a_fifo_is_refused_without_waiting_for_a_writer(tmp_path, kind):
     assert "is a named pipe (FIFO), not a regular file" in load_bounded(fifo, kind, timeout=30)
 
 
+def test_a_socket_and_a_symbolic_link_loop_are_named(tmp_path, monkeypatch):
+    # they were "cannot read sock: No such device or address" and "unknown tokenizer 'loop'"
+    import socket
+
+    monkeypatch.chdir(tmp_path)  # (a socket's path has at most 107 bytes)
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind("sock")
+        for name in ("sock", str(tmp_path / "sock")):
+            with pytest.raises(TokexplorerError, match=r"sock is a socket, not a regular file; give a tokenizer file"):
+                load_tokenizer(name)
+    os.symlink("loop2", "loop")
+    os.symlink("loop", "loop2")
+    for name in ("loop", str(tmp_path / "loop")):
+        with pytest.raises(TokexplorerError, match=r"^cannot read .*loop: too many levels of symbolic links"):
+            load_tokenizer(name)
+
+
 def test_a_fifo_beside_a_tokenizer_json_is_refused_too(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(tokenizer_json()), "utf-8")
     os.mkfifo(tmp_path / "tokenizer_config.json")

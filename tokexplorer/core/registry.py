@@ -430,7 +430,7 @@ def load_tokenizer(name_or_path: str | os.PathLike) -> Tokenizer:
     if key in _LOADERS:
         return get_builtin(key)
     path = Path(text)
-    if not path.exists():
+    if not os.path.lexists(text):  # (a symbolic link loop "does not exist": its open says why)
         if os.sep in text or "." in text:
             raise TokexplorerError(f"no such tokenizer file: {text}")
         get_builtin(text)  # raises the "unknown tokenizer" message

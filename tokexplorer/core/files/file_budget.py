@@ -23,6 +23,7 @@ tokens; none has a token of 64 KB) with headroom.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -67,20 +68,33 @@ def open_regular(path: str | os.PathLike, *, what: str = "file") -> tuple[Binary
     except IsADirectoryError:
         raise TokexplorerError(f"{p} is a folder, not a {what}") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise TokexplorerError(f"cannot read {p}: too many levels of symbolic links (a symbolic "
+                                   "link that leads back to itself)") from None
+        try:
+            mode = os.stat(p).st_mode  # a socket cannot be opened at all (ENXIO): say what it is
+        except OSError:
+            mode = stat.S_IFREG
+        if not stat.S_ISREG(mode):
+            raise _not_regular(p, mode, what) from None
         raise TokexplorerError(f"cannot read {p}: {exc.strerror or exc}") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            kind = next((name for test, name in _KINDS if test(info.st_mode)), "not a regular file")
-            if kind == "a folder":
-                raise TokexplorerError(f"{p} is a folder, not a {what}")
-            raise TokexplorerError(f"{p} is {kind}, not a regular file; give a {what} saved on disk")
+            raise _not_regular(p, info.st_mode, what)
         os.set_blocking(fd, True)
         f = os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)
         raise
     return f, info.st_size
+
+
+def _not_regular(p: str, mode: int, what: str) -> TokexplorerError:
+    kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+    if kind == "a folder":
+        return TokexplorerError(f"{p} is a folder, not a {what}")
+    return TokexplorerError(f"{p} is {kind}, not a regular file; give a {what} saved on disk")
 
 
 def check_regular(path: str | os.PathLike, *, what: str = "file") -> int:
