@@ -37,6 +37,7 @@ ATTACKS = [
      "loops too long|took longer than 5 s"),
     ("{{ 10 ** 1000000000 }}", r"10 \*\* 1,000,000,000 would have over"),
     ("{{ (10 ** 100) ** 100000 }}", "bits, over the template's limit"),
+    ("{{ 10 ** 5000 }}", r"prints a number of over 4,300 digits, more than a number may have as text$"),
     ("{{ 'a' * 10**10 }}", "would be 10,000,000,000 long"),
     ("{{ [1] * 10**10 }}", "would be 10,000,000,000 long"),
     ("{{ 'a' | center(10**10) }}", "center's result"),

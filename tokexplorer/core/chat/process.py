@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import sys
 import threading
 import time
 from typing import Sequence
@@ -118,6 +119,9 @@ def _run(template, messages, add_generation_prompt, bos_token, eos_token, with_c
         return ("error", f"the chat template failed{template_error_line(exc)}: {exc}")
     except (RecursionError, TypeError, ValueError, AttributeError, KeyError, IndexError, ZeroDivisionError,
             OverflowError, LookupError, ArithmeticError) as exc:
+        if isinstance(exc, ValueError) and "int_max_str_digits" in str(exc):  # Python's advice is not the user's
+            return ("error", f"the chat template failed{template_error_line(exc)}: it prints a number of over "
+                             f"{sys.get_int_max_str_digits():,} digits, more than a number may have as text")
         return ("error", f"the chat template failed{template_error_line(exc)}: {type(exc).__name__}: {exc}")
     return ("ok", text, cuts)
 
