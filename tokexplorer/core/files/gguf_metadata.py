@@ -166,9 +166,9 @@ def read_tokenizer_metadata(path: str | os.PathLike, check=None) -> dict:
     """The tokenizer fields of a GGUF file (keys as in `FIELDS`), each checked for its type; a
     field of another type, or any damage, is refused with one line (TokexplorerError).
 
-    `check`, when given, is called with the fields read so far before the arrays of strings
-    (`tokens`, `merges`) are decoded; there each is the count of its strings. It may refuse the
-    file (raise) without the cost of a vocabulary of millions of strings."""
+    `check`, when given, is called with the fields read before the arrays other than
+    `token_type` (`tokens`, `merges`, `scores`) are read; there each is its count. It may refuse
+    the file (raise) without the cost of a vocabulary of millions of strings."""
     source = os.fspath(path)
     f, size = open_regular(path, what="GGUF model file")
     with f:
@@ -186,7 +186,7 @@ def read_tokenizer_metadata(path: str | os.PathLike, check=None) -> dict:
 
 def _read(buf: mmap.mmap, source: str, check=None) -> dict:
     meta = _Metadata(buf, source)
-    deferred: list[tuple[str, str, int, int, int]] = []  # string arrays: name, key, kind, position, walked
+    deferred: list[tuple[str, str, int, int, int]] = []  # arrays: name, key, kind, position, walked
     meta.unpack(meta.size_format)  # the tensor count: tensors are not read
     n_keys = meta.count("the key count", 4 + struct.calcsize(meta.size_format) + 1)
     out: dict = {}
@@ -207,8 +207,8 @@ def _read(buf: mmap.mmap, source: str, check=None) -> dict:
                 got = f"an array of {TYPE_NAMES.get(element, f'type {element}')}s"
             raise TokexplorerError(f"{source}: the field {key} is {got}, not {expected} as in "
                                    "llama.cpp's files; the file is corrupt or crafted")
-        if element == STRING:
-            # walked over now (lengths checked), decoded after `check`
+        if kind == ARRAY and name != "token_type":
+            # walked over now (lengths checked), read after `check`
             deferred.append((name, key, kind, meta.pos, meta.walked))
             meta.value(kind, key)
             out[name] = struct.unpack_from(meta.order + meta.size_format, buf, deferred[-1][3] + 4)[0]
