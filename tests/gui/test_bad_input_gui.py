@@ -108,6 +108,28 @@ def test_screenshot_fails_with_the_reason_instead_of_saving(tmp_path, bad_tiktok
     assert not (tmp_path / "s.png").exists()
 
 
+def test_screenshot_of_a_tokenizer_path_that_is_no_file_says_what_it_is(tmp_path):
+    """-t given a socket or a symbolic link that leads back to itself: what the path is, not
+    "unknown tokenizer: not a built-in"."""
+    import socket
+
+    if not hasattr(socket, "AF_UNIX"):
+        pytest.skip("no Unix sockets here")
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    sock_path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    try:
+        for path, message in [(sock_path, "is a socket, not a regular file"),
+                              (loop, "too many levels of symbolic links")]:
+            proc, _ = screenshot(tmp_path, "-t", str(path))
+            assert proc.returncode == 1, proc.stderr
+            assert message in proc.stderr and "not a built-in" not in proc.stderr and "Traceback" not in proc.stderr
+    finally:
+        server.close()
+
+
 # --- lone surrogates from the clipboard and from drops ----------------------------------------
 
 LONE = "abc\ud800def\udc00x😀"  # a lone high and a lone low surrogate, and a real pair

@@ -310,11 +310,13 @@ def _qt_message(mode, context, message: str) -> None:
 
 
 def _add_tokenizer_file(window, path: str) -> str:
+    from tokexplorer.core.files.file_budget import check_regular
     from tokexplorer.core.tokenizer import TokexplorerError
 
-    if not Path(path).is_file():
+    if not os.path.lexists(path):
         raise TokexplorerError(f"unknown tokenizer {path!r}: not a built-in "
                                f"({', '.join(window.state.catalog.names())}) and not a file")
+    check_regular(path, what="tokenizer file")  # a socket, a folder, a link loop: said as such
     return window.state.add_tokenizer_file(path)
 
 
