@@ -206,3 +206,21 @@ def test_a_file_the_library_would_panic_on_prints_no_panic_lines(tmp_path):
     (tmp_path / "tokenizer.json").write_text(json.dumps(spec), "utf-8")
     err = one_line(tokexplorer("encode", "-t", tmp_path / "tokenizer.json", "ab"))
     assert "its normalizer replaces an empty string" in err
+
+
+def test_a_split_pattern_the_regex_engine_gives_up_on_is_named(tmp_path):
+    """A tokenizer.json whose split pattern backtracks without end on the text: `tokenizers`' Onig
+    engine panics at its retry limit; our line names the pattern, not an inconsistent vocabulary."""
+    spec = {"version": "1.0", "truncation": None, "padding": None, "added_tokens": [], "normalizer": None,
+            "pre_tokenizer": {"type": "Split", "pattern": {"Regex": "(a|aa)+b"}, "behavior": "Isolated",
+                              "invert": False},
+            "post_processor": None, "decoder": None,
+            "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
+                      "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False,
+                      "vocab": {"a": 0, "b": 1, "c": 2}, "merges": []}}
+    (tmp_path / "tokenizer.json").write_text(json.dumps(spec), "utf-8")
+    proc = tokexplorer("encode", "-t", tmp_path / "tokenizer.json", "a" * 5000 + "c")
+    # (the library's own panic hook has written its lines to stderr before Python hears of it)
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "the split pattern gave up on this text" in last and "inconsistent" not in last, last

@@ -74,6 +74,12 @@ class native_errors:
             ) from None
         if exc is not None and native_panic(exc):
             reason = str(exc).splitlines()[0] if str(exc) else "no reason given"
+            if "retry-limit" in reason or "Regex search error" in reason:
+                # `tokenizers`' Onig regex gave up (a split pattern such as (a|aa)+b on a long run
+                # of a's): the file's pattern, not its vocabulary
+                raise TokexplorerError(
+                    f"{self.source}: the split pattern gave up on this text ({reason}); the pattern "
+                    "backtracks too much for it") from None
             raise TokexplorerError(
                 f"{self.source}: the tokenizer library failed inside its native core ({reason}); "
                 "the vocabulary is inconsistent (a truncated or edited file?)"
