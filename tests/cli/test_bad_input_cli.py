@@ -21,6 +21,14 @@ from tokexplorer.core.registry import load_tokenizer
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def as_from_a_terminal() -> None:
+    """The child's Ctrl-C as a shell starts it: delivered (unblocked) and not ignored, whatever
+    signal state this test process carries by now (in the whole suite one worker's children once
+    came ignoring or blocking it: the cause was not found)."""
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def run(capsys, *argv) -> tuple[int, str, str]:
     code = main([str(a) for a in argv])
     out, err = capsys.readouterr()
@@ -107,7 +115,8 @@ def test_ctrl_c_during_a_retrain_keeps_the_complete_model(tmp_path, capsys):
     proc = subprocess.Popen(
         [sys.executable, "-m", "tokexplorer", "train", str(corpus), "--pattern", "none", "--vocab-size", "60000",
          "-o", str(prefix), "--tiktoken"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=as_from_a_terminal)
     assert proc.stderr.readline().startswith("merges: ")  # training has started
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=120)
@@ -130,7 +139,8 @@ def test_ctrl_c_while_sentencepiece_trains_stops_at_once(tmp_path):
     proc = subprocess.Popen(
         [sys.executable, "-m", "tokexplorer", "train", str(corpus), "--algorithm", "sentencepiece",
          "--model-type", "unigram", "--vocab-size", "32000", "-o", str(tmp_path / "m")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)})
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(ROOT)},
+        preexec_fn=as_from_a_terminal)
     for line in proc.stderr:  # "sentences: 300000/300000": every sentence is read, training has begun
         done, _, total = line.rpartition(" ")[2].strip().partition("/")
         if line.startswith("sentences: ") and done == total:
@@ -382,7 +392,7 @@ def test_ctrl_c_while_a_huge_text_is_encoded_is_one_line_and_130(tmp_path, corpo
     path.write_bytes((corpora / "en" / "tinyshakespeare.txt").read_bytes() * 3)  # 3.3 MB, 1M rows
     proc = subprocess.Popen([sys.executable, "-m", "tokexplorer", "encode", "--file", str(path)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, preexec_fn=as_from_a_terminal)
     try:
         assert proc.stdout.readline().split()[:3] == ["#", "id", "bytes"]  # the table has begun
         proc.send_signal(signal.SIGINT)
