@@ -524,7 +524,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     from tokexplorer.core.registry import load_tokenizer
     from tokexplorer.core.analysis.sweep import check_whole_counts, parse_vocab_sizes, split_held_out, sweep
     from tokexplorer.core.files.text_blocks import TextFile
-    from tokexplorer.core.training.held_out import counted_corpus, split_counted
+    from tokexplorer.core.training.held_out import sweep_corpus
     from tokexplorer.core.training.runner import TrainingRequest, streams
     from tokexplorer.cli.commands.plotting import check_plot_path
     from tokexplorer.cli.commands.plotting import write_plot
@@ -560,12 +560,11 @@ def run_sweep(args: argparse.Namespace) -> int:
     elif args.held_out is None:
         check_whole_counts(references, TextFile(args.corpus, args.encoding), args.max_mb)
     # (a UTF-8 file with a named pattern or none is counted from its bytes, never held whole)
-    if args.held_out is not None:
-        text = split_counted(args.corpus, args.held_out, pattern, encoding=args.encoding, max_unique_mb=chunks_mb)
-        if text is not None:
-            text, evaluation = text
-    else:
-        text = counted_corpus(args.corpus, pattern, encoding=args.encoding, max_unique_mb=chunks_mb)
+    text = sweep_corpus(args.corpus, args.held_out, pattern, encoding=args.encoding, max_unique_mb=chunks_mb)
+    if text is not None:
+        text, counted_evaluation = text
+        if args.held_out is not None:
+            evaluation = counted_evaluation
     if text is None:
         if streams(request):  # (a file that is UTF-16, or may be: read whole after all)
             _check_corpus_size([args.corpus], "bpe", args.max_mb)

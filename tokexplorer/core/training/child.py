@@ -130,7 +130,7 @@ def _sweep(request: SweepRequest, conn) -> None:
     from tokexplorer.core.analysis.sweep import split_held_out, sweep
     from tokexplorer.core.files.textfile import NotUtf8Error, read_text_file
     from tokexplorer.core.tokenizer import TokexplorerError
-    from tokexplorer.core.training.held_out import counted_corpus, split_counted
+    from tokexplorer.core.training.held_out import sweep_corpus
 
     gc.disable()  # as in a training run (runner.run_bpe)
     text = request.text or ""
@@ -141,11 +141,7 @@ def _sweep(request: SweepRequest, conn) -> None:
             # a UTF-8 file with a named pattern or none is counted from the file, never held
             # whole: split on its bytes for a held-out part (held_out.split_counted)
             conn.send(("phase", f"reading {request.path}", -1, -1))
-            if request.held_out:
-                counted = split_counted(request.path, request.held_out, request.pattern)
-            else:
-                whole = counted_corpus(request.path, request.pattern)
-                counted = None if whole is None else (whole, None)
+            counted = sweep_corpus(request.path, request.held_out or None, request.pattern)
         if counted is not None:
             text, evaluation = counted
             n_bytes = text.n_bytes

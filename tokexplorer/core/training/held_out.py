@@ -50,6 +50,19 @@ class CountedText(NamedTuple):
         return chunks, freq
 
 
+def sweep_corpus(path: str, held_out: float | None, pattern: str | None, *, encoding: str | None = None,
+                 max_unique_mb: float | None = None) -> tuple[CountedText, str | None] | None:
+    """What a sweep trains on and counts, read from a corpus file without holding it: (the
+    training part counted, the held-out text, or None with no held-out part: the corpus itself is
+    counted by the training run). None where `split_counted` / `counted_corpus` give None: the
+    caller reads the text whole (and splits it with `sweep.split_held_out`). For the command line's
+    `sweep` and the window's (`child`) alike."""
+    if held_out is not None:
+        return split_counted(path, held_out, pattern, encoding=encoding, max_unique_mb=max_unique_mb)
+    whole = counted_corpus(path, pattern, encoding=encoding, max_unique_mb=max_unique_mb)
+    return None if whole is None else (whole, None)
+
+
 def split_counted(path: str, fraction: float, pattern: str | None, *, encoding: str | None = None,
                   max_unique_mb: float | None = None) -> tuple[CountedText, str] | None:
     """(the training part counted, the held-out text) of a corpus file, as `split_held_out` splits
