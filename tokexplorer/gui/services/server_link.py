@@ -50,11 +50,14 @@ class _Server:
         self.given_up = False
         self.process: ServerProcess | None = None
         self.started_at = 0.0
+        self.relay: _Relay | None = None
 
     def ensure(self) -> None:
         if self.process is not None and not self.process.alive:  # died while no window was left to tell
             self.process.close(timeout=0.1)
             self.process = None
+        if self.relay is None:
+            self.relay = _Relay()
         if self.process is None and not self.given_up:
             self.started_at = time.monotonic()
             self.process = ServerProcess(self.on_message, self.on_lost)
@@ -78,19 +81,18 @@ class _Server:
             link = (self.owners.get(message.rid) if isinstance(message, p.Progress)
                     else self.owners.pop(message.rid, None))
         if link is not None:
-            link._arrived_here(message)
+            self.relay.arrived.emit(link, message, link._prepared(message))
 
     def on_lost(self, why: str) -> None:
         with self.lock:
             self.owners.clear()
-        for link in list(self.links):  # handled once, in the UI thread (`restart`)
-            if isValid(link):
-                link._lost.emit(why)
-                return
+        self.relay.lost.emit(why)  # handled in the UI thread (`restart`)
 
     # --- the UI thread -------------------------------------------------------------------
 
     def restart(self, why: str) -> None:
+        if not any(isValid(link) for link in list(self.links)):
+            return  # no window is left to tell: the next link's `ensure` starts a new server
         dead, self.process = self.process, None
         if dead is not None:
             dead.close(timeout=0.1)
@@ -111,15 +113,34 @@ class _Server:
                 self.links.discard(link)
 
 
+class _Relay(QObject):
+    """Carries what the reading thread reads to the UI thread. It lives as long as the process:
+    a signal emitted from another thread on a link that the UI thread is deleting at that moment
+    could crash, so the reading thread emits only here, and the UI thread checks that the link
+    is still alive before handing it the message."""
+
+    arrived = Signal(object, object, object)  # (link, message, prepared value)
+    lost = Signal(str)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.arrived.connect(self._deliver)  # (slots of this object: queued to the UI thread)
+        self.lost.connect(self._restart)
+
+    def _deliver(self, link: "ServerLink", message, prepared) -> None:
+        if isValid(link):
+            link._dispatch(message, prepared)
+
+    def _restart(self, why: str) -> None:
+        _server.restart(why)
+
+
 _server = _Server()
 
 
 class ServerLink(QObject):
     restarted = Signal()
     status = Signal(str)  # a message for the status bar
-
-    _arrived = Signal(object, object)  # (message, prepared value), from the reading thread
-    _lost = Signal(str)
 
     def __init__(self, parent: QObject | None = None):
         super().__init__(parent)
@@ -128,8 +149,6 @@ class ServerLink(QObject):
         self._waiting: dict[int, tuple] = {}
         # a `lane` -> the ids of its requests still waiting, oldest first (see `ask`)
         self._lanes: dict[object, collections.deque[int]] = {}
-        self._arrived.connect(self._dispatch)
-        self._lost.connect(_server.restart)
         _server.links.add(self)
         _server.ensure()
 
@@ -185,17 +204,16 @@ class ServerLink(QObject):
 
     # --- the reading thread --------------------------------------------------------------
 
-    def _arrived_here(self, message) -> None:
-        prepared = None
-        if isinstance(message, p.Answer):
-            with self._lock:
-                entry = self._waiting.get(message.rid)
-            if entry is not None and entry[3] is not None:
-                prepared = entry[3](message.value)
-        try:
-            self._arrived.emit(message, prepared)
-        except RuntimeError:  # the window was deleted meanwhile: nobody is left to tell
-            pass
+    def _prepared(self, message) -> object:
+        """What the request's `prepare` makes of its answer (None without one). Only the link's
+        Python state is read, so this holds even while the UI thread deletes the link."""
+        if not isinstance(message, p.Answer):
+            return None
+        with self._lock:
+            entry = self._waiting.get(message.rid)
+        if entry is None or entry[3] is None:
+            return None
+        return entry[3](message.value)
 
     # --- the UI thread -------------------------------------------------------------------
 
