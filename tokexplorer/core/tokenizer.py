@@ -276,28 +276,43 @@ def special_spans(specials: Iterable[str], text: str) -> tuple[tuple[int, int], 
     """Code-point spans of every place where `text` spells one of `specials`, sorted; a token's own
     occurrences do not overlap (each is looked for after the last one's end).
 
-    subtle: a vocabulary may have a thousand special tokens (Tekken, DeepSeek): a find over a 1 MB
-    text for each took a quarter of a second in all. They share a few
-    two-character prefixes, so each prefix is looked for once, and where it occurs the text is
-    read at each of its tokens' lengths.
-
     >>> special_spans(["<|a|>", "<|b|>"], "x<|b|>y<|a|><|b|>")
     ((1, 6), (7, 12), (12, 17))
     """
-    groups: dict[str, set[str]] = {}
-    for token in specials:
-        if token:
-            groups.setdefault(token[:2], set()).add(token)
-    spans = []
-    for prefix, tokens in groups.items():
-        lengths = sorted({len(t) for t in tokens})
-        ends: dict[str, int] = {}  # where each token's last occurrence ends
-        pos = text.find(prefix)
-        while pos >= 0:
-            for n in lengths:
-                piece = text[pos:pos + n]
-                if piece in tokens and pos >= ends.get(piece, 0):
-                    spans.append((pos, pos + n))
-                    ends[piece] = pos + n
-            pos = text.find(prefix, pos + 1)
-    return tuple(sorted(spans))
+    return SpecialFinder(specials).spans(text)
+
+
+class SpecialFinder:
+    """Finds where a text spells one of a vocabulary's special tokens; built once per vocabulary
+    and kept by whoever searches many texts (the server, at each keystroke).
+
+    subtle: a vocabulary may have a thousand special tokens (Tekken, DeepSeek): a find over a 1 MB
+    text for each took a quarter of a second in all. They share a few two-character prefixes, so
+    each prefix is looked for once, and where it occurs the text is read at each of its tokens'
+    lengths. Grouping them costs about 1 ms for DeepSeek's, hence one finder per vocabulary.
+    """
+
+    def __init__(self, specials: Iterable[str]):
+        groups: dict[str, set[str]] = {}
+        for token in specials:
+            if token:
+                groups.setdefault(token[:2], set()).add(token)
+        # prefix -> (its tokens, their lengths, shortest first)
+        self._groups = {prefix: (frozenset(tokens), sorted({len(t) for t in tokens}))
+                        for prefix, tokens in groups.items()}
+        self.longest = max((n[-1] for _, n in self._groups.values()), default=0)  # the longest token's length
+
+    def spans(self, text: str) -> tuple[tuple[int, int], ...]:
+        """As `special_spans` of this finder's tokens."""
+        spans = []
+        for prefix, (tokens, lengths) in self._groups.items():
+            ends: dict[str, int] = {}  # where each token's last occurrence ends
+            pos = text.find(prefix)
+            while pos >= 0:
+                for n in lengths:
+                    piece = text[pos:pos + n]
+                    if piece in tokens and pos >= ends.get(piece, 0):
+                        spans.append((pos, pos + n))
+                        ends[piece] = pos + n
+                pos = text.find(prefix, pos + 1)
+        return tuple(sorted(spans))

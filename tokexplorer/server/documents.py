@@ -19,7 +19,7 @@ from tokexplorer.core.incremental.encoder import IncrementalEncoder
 from tokexplorer.core.positions import TextMirror, code_points, editor_positions
 from tokexplorer.core.streaming import whole_text_refusal
 from tokexplorer.core.token_colours import colour_indices, update_colours
-from tokexplorer.core.tokenizer import Tokenizer, TokexplorerError, special_spans
+from tokexplorer.core.tokenizer import SpecialFinder, Tokenizer, TokexplorerError
 from tokexplorer.server.columns import POSITION, REFUSED, TokenColumns, shared, splice_column
 from tokexplorer.server.protocol import Failed, OutOfStep, Tokenize, TokensChanged
 
@@ -52,6 +52,13 @@ class Retokenizer:
         self._spans: tuple[tuple[int, int], ...] | None = None  # special-token spans of the last text
         self._length = 0  # the last text's length
         self._text: str | None = None  # the last text, as given
+        self._finder: tuple[Tokenizer | None, SpecialFinder] = (None, SpecialFinder(()))  # of this tokenizer
+
+    def finder(self, tok: Tokenizer) -> SpecialFinder:
+        """The finder of `tok`'s special tokens (made again only when the tokenizer changes)."""
+        if self._finder[0] is not tok:
+            self._finder = (tok, SpecialFinder(tok.special_tokens))
+        return self._finder[1]
 
     def run(self, tok: Tokenizer, policy: str, text: str, *, fresh: bool = False,
             edit: tuple[int, int, str] | None = None
@@ -74,19 +81,19 @@ class Retokenizer:
     def _special_spans(self, tok: Tokenizer, text: str, changed: tuple[int, int] | None):
         """Where `text` spells a special token: found again only around the changed range (a
         search of a 1 MB text for every special token costs ~10 ms a keystroke)."""
-        specials = tok.special_tokens
+        finder = self.finder(tok)
         old, old_length = self._spans, self._length
         self._length = len(text)
-        if changed is None or old is None or not specials:
-            self._spans = special_spans(specials, text)
+        if changed is None or old is None or not finder.longest:
+            self._spans = finder.spans(text)
             return self._spans
-        longest = max(map(len, specials))
+        longest = finder.longest
         c0, c1 = changed
         lo = max(0, c0 - longest)
         shift = len(text) - old_length
         # Spans starting before lo end before c0 and those starting from c1 on lie after the
         # changed range: both in text that did not change.
-        middle = tuple((s + lo, e + lo) for s, e in special_spans(specials, text[lo:c1 + longest]) if s + lo < c1)
+        middle = tuple((s + lo, e + lo) for s, e in finder.spans(text[lo:c1 + longest]) if s + lo < c1)
         self._spans = (tuple(sp for sp in old if sp[0] < lo) + middle
                        + tuple((s + shift, e + shift) for s, e in old if s + shift >= c1))
         return self._spans
@@ -345,7 +352,7 @@ class Document:
         local = (held is not None and changed is not None and not len(soft) and not self._soft
                  and key == self._key)
         # (a refused special token found or lost near the edit flags tokens up to its length away)
-        reach = max(map(len, tok.special_tokens), default=0) if request.policy == "refuse" else 0
+        reach = self.retokenizer.finder(tok).longest if request.policy == "refuse" else 0
         edited = edited_columns(len(held), held, encoding, colours, changed, refused, reach) if local else None
         if edited is not None:  # only the tokens around the edit were made
             first, removed, new = edited
