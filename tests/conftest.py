@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -30,6 +31,22 @@ def _find_corpora() -> Path | None:
         if candidate.is_dir():
             return candidate
     return None
+
+
+def _ctrl_c_state() -> tuple[bool, bool]:
+    """(Ctrl-C ignored, Ctrl-C blocked in this thread): what a child started now would inherit."""
+    blocked = hasattr(signal, "pthread_sigmask") and signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    return signal.getsignal(signal.SIGINT) is signal.SIG_IGN, blocked
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_left_as_found():
+    """Every test leaves Ctrl-C as it found it: a worker left ignoring or blocking it makes every
+    child a later test starts ignore it too (three Ctrl-C tests timed out that way in CI)."""
+    before = _ctrl_c_state()
+    yield
+    after = _ctrl_c_state()
+    assert after == before, f"this test left Ctrl-C (ignored, blocked) {after}, found {before}"
 
 
 CORPORA = _find_corpora()
