@@ -7,12 +7,19 @@ int64, as the core's: numpy's searchsorted with a Python int first casts a whole
 int64 (86 us a call on a book's tokens, not 1.3, and a paint makes hundreds). The tokens' bytes
 travel end to end in one bytes object.
 
+Positional columns that tile (each token ends where the next starts: tokens covering the text end
+to end) are views of one bounds array of n + 1 entries, starts its first n and ends its last n,
+and `offsets` is the byte spans' bounds array itself when their numbers agree (a byte-level
+tokenizer's tokens are the text's bytes). For an ASCII book and a byte-level tokenizer one array
+then holds all seven, and `splice` copies ids, that array, flags and colours: the window's splice
+of a keystroke in a 1 MB book went from 1.50 to ... ms median (it copied four int64 columns).
+
 No Qt and no tokenizer here: numbers only.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from typing import Iterator, Sequence, overload
 
 import numpy as np
@@ -49,34 +56,98 @@ class TokenColumns:
 
     @classmethod
     def empty(cls) -> "TokenColumns":
-        z = np.zeros(0, dtype=POSITION)
+        bounds = np.zeros(1, dtype=POSITION)
+        starts, ends = bounds[:-1], bounds[1:]
         u = np.zeros(0, dtype=np.uint8)
-        return cls(z, z, z, z, z, z, z, u, u, np.zeros(1, dtype=np.int64), b"")
+        return cls(np.zeros(0, dtype=POSITION), starts, ends, starts, ends, starts, ends, u, u.copy(), bounds, b"")
+
+    def __reduce__(self):
+        # (pickled as its distinct arrays: a view of another column's array would be a copy)
+        return assembled, (*layout(self), self.blob)
 
 
 ARRAYS = tuple(f.name for f in fields(TokenColumns) if f.name != "blob")
 # Which shift (code points, UTF-16 units, UTF-8 bytes) moves each positional column.
 SHIFTED = {"starts": 0, "ends": 0, "starts16": 1, "ends16": 1, "byte_starts": 2, "byte_ends": 2}
+# The positional columns by pairs, the code points' first.
+PAIRS = (("starts", "ends"), ("starts16", "ends16"), ("byte_starts", "byte_ends"))
+ENDS = tuple(end for _, end in PAIRS)
 # Positional columns that often hold the numbers of another: in a text without astral characters,
 # "\r\n" or soft breaks the UTF-16 positions are the code points, and in an ASCII text the UTF-8
 # ones too. Such a column is then the other's array itself (`shared`): sent once over the pipe
-# (pickle keeps one copy of an object met twice) and spliced once.
+# and spliced once.
 ALIASES = {"starts16": "starts", "ends16": "ends", "byte_starts": "starts", "byte_ends": "ends"}
+# How a column is made of the array it is part of (`source`): that array itself, its first n
+# entries (a bounds array's starts) or its last n (the ends).
+WHOLE, HEAD, TAIL = "whole", "head", "tail"
 
 
 def shared(columns: TokenColumns) -> TokenColumns:
-    """`columns` with each column of ALIASES that equals its base replaced by the base's array.
+    """`columns` with each column of ALIASES that equals its base replaced by the base's array,
+    each pair of PAIRS that tiles made views of one bounds array, and the offsets replaced by the
+    byte spans' bounds array if they are its numbers. Columns shared already are not compared.
 
     >>> z = np.zeros(2, dtype=POSITION)
     >>> c = shared(TokenColumns(z, z, z + 1, z.copy(), z + 1, z + 0, z + 2, z, z, np.zeros(3, dtype=np.int64), b""))
     >>> c.starts16 is c.starts, c.ends16 is c.ends, c.byte_starts is c.starts, c.byte_ends is c.ends
     (True, True, True, False)
+
+    Spans end to end, in an ASCII text by a byte-level tokenizer: one array for all seven.
+
+    >>> b = np.array([0, 2, 3])
+    >>> c = shared(TokenColumns(z, b[:-1], b[1:], b[:-1].copy(), b[1:].copy(), b[:-1] + 0, b[1:] + 0, z, z,
+    ...                         b.copy(), b"abc"))
+    >>> c.offsets is c.starts.base is c.ends.base, c.starts16 is c.byte_starts is c.starts, c.ends.tolist()
+    (True, True, [2, 3])
     """
     arrays = {name: getattr(columns, name) for name in ARRAYS}
-    for name, base in ALIASES.items():
-        if arrays[name] is not arrays[base] and np.array_equal(arrays[name], arrays[base]):
-            arrays[name] = arrays[base]
+    for pair in PAIRS:
+        for name in pair:
+            base = ALIASES.get(name)
+            if base is not None and arrays[name] is not arrays[base] and np.array_equal(arrays[name], arrays[base]):
+                arrays[name] = arrays[base]
+        arrays[pair[0]], arrays[pair[1]] = tiled(arrays[pair[0]], arrays[pair[1]])
+    bounds = bounds_of(arrays["byte_starts"], arrays["byte_ends"])
+    if bounds is not None and bounds is not arrays["offsets"] and np.array_equal(bounds, arrays["offsets"]):
+        arrays["offsets"] = bounds
     return TokenColumns(**arrays, blob=columns.blob)
+
+
+def tiled(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`starts` and `ends` as views of one bounds array if each span ends where the next starts
+    (copied into one if they are not already); else as they are."""
+    if bounds_of(starts, ends) is not None or not np.array_equal(starts[1:], ends[:-1]):
+        return starts, ends
+    bounds = np.append(starts, ends[-1] if len(ends) else 0)  # (no spans: any one number)
+    return bounds[:-1], bounds[1:]
+
+
+def source(column: np.ndarray, name: str = "") -> tuple[np.ndarray, str]:
+    """The array `column` (of ARRAYS' `name`) is part of and which part: a bounds array's first or
+    last n entries (HEAD, TAIL) if it is one, else itself (WHOLE).
+
+    subtle: numpy gives an empty slice its array's address, so an empty column's part is its name's."""
+    base = column.base
+    if (isinstance(base, np.ndarray) and base.ndim == 1 and len(base) == len(column) + 1
+            and base.dtype == column.dtype and base.strides == column.strides == (column.itemsize,)):
+        at = column.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+        if at == column.itemsize or at == 0 and not len(column) and name in ENDS:
+            return base, TAIL
+        if at == 0:
+            return base, HEAD
+    return column, WHOLE
+
+
+def bounds_of(starts: np.ndarray, ends: np.ndarray) -> np.ndarray | None:
+    """The bounds array whose first n entries are `starts` and last n `ends`, or None."""
+    array, part = source(starts)
+    end_array, end_part = source(ends, "ends")
+    return array if part == HEAD and end_part == TAIL and end_array is array else None
+
+
+def part_of(array: np.ndarray, part: str) -> np.ndarray:
+    """The column that is `part` of `array` (`source` inverted)."""
+    return array if part == WHOLE else array[:-1] if part == HEAD else array[1:]
 
 
 def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
@@ -84,24 +155,65 @@ def splice(old: TokenColumns, first: int, removed: int, new: TokenColumns,
     """`old` with its tokens first..first+removed replaced by `new`, and those after moved by
     `shift` (code points, UTF-16 units, UTF-8 bytes).
 
+    Columns that are one array in `old`, or parts of one bounds array, and are moved by the same
+    shift, stay one array if `new`'s make it whole again (`spliced_together`): it is spliced once.
+
     >>> a = TokenColumns.empty()
     >>> len(splice(a, 0, 0, a, (0, 0, 0)))
     0
+    >>> b = np.array([0, 1, 2])
+    >>> new = TokenColumns(b[:-1] + 7, *(b[:-1], b[1:]) * 3, *(np.zeros(2, dtype=np.uint8),) * 2, b, b"ab")
+    >>> c = splice(a, 0, 0, new, (2, 2, 2))
+    >>> c.starts.tolist(), c.ends.tolist(), c.offsets is c.byte_starts.base is c.ends16.base, c.blob
+    ([0, 1], [1, 2], True, b'ab')
     """
     a, b = int(old.offsets[first]), int(old.offsets[first + removed])  # the replaced tokens' bytes
-    arrays = {"offsets": splice_column(old.offsets, first, removed, new.offsets[:-1] + a, len(new.blob) - (b - a))}
-    for name in ARRAYS:  # (each base before its aliases)
-        if name == "offsets":
-            continue
-        base = ALIASES.get(name)
-        if (base is not None and getattr(old, name) is getattr(old, base) and getattr(new, name) is getattr(new, base)
-                and shift[SHIFTED[name]] == shift[SHIFTED[base]]):
-            arrays[name] = arrays[base]  # still the same numbers: one array
-            continue
-        arrays[name] = splice_column(getattr(old, name), first, removed, getattr(new, name),
-                                     shift[SHIFTED[name]] if name in SHIFTED else 0)
+    inserted = {name: getattr(new, name) for name in ARRAYS}
+    inserted["offsets"] = new.offsets[:-1] + a
+    moved = {name: shift[SHIFTED[name]] if name in SHIFTED else 0 for name in ARRAYS}
+    moved["offsets"] = len(new.blob) - (b - a)
+    groups: dict[tuple[int, int], tuple[np.ndarray, list]] = {}  # (old array, shift) -> it, its columns and parts
+    for name in ARRAYS:
+        array, part = source(getattr(old, name), name)
+        groups.setdefault((id(array), moved[name]), (array, []))[1].append((name, part))
+    arrays: dict[str, np.ndarray] = {}
+    for (_, by), (array, group) in groups.items():
+        together = spliced_together(array, first, removed, [(inserted[name], part) for name, part in group], by)
+        views: dict[str, np.ndarray] = {}  # (one view object per part, as `shared` left them)
+        for name, part in group:
+            arrays[name] = (splice_column(getattr(old, name), first, removed, inserted[name], by) if together is None
+                            else views.setdefault(part, part_of(together, part)))
     blob = memoryview(old.blob)  # (slices of a view: the book's bytes copied once, not twice)
     return TokenColumns(**arrays, blob=b"".join((blob[:a], new.blob, blob[b:])))
+
+
+def spliced_together(array: np.ndarray, first: int, removed: int, parts: list[tuple[np.ndarray, str]],
+                     shift: int) -> np.ndarray | None:
+    """`array` spliced once for the columns that are `parts` of it (each one's new entries, and
+    which part it is), if its parts are then each column spliced; else None.
+
+    A bounds array's parts are spliced together if the new spans tile (`joins`); a new column
+    that is another's numbers is found so in O(len(new)), not by comparing whole columns."""
+    heads = [values for values, part in parts if part != TAIL]  # (from the bounds' first entry on)
+    tails = [values for values, part in parts if part == TAIL]
+    if not heads or not all(same(h, heads[0]) for h in heads) or not all(same(t, tails[0]) for t in tails):
+        return None
+    if tails and not joins(array, first, first + removed, heads[0], tails[0], shift):
+        return None
+    return splice_column(array, first, removed, heads[0], shift)
+
+
+def joins(bounds: np.ndarray, first: int, stop: int, starts: np.ndarray, ends: np.ndarray, shift: int) -> bool:
+    """Whether the spans `starts`, `ends` tile the text from bounds[first] to bounds[stop] moved
+    by `shift`: put in for the tokens first..stop, they keep `bounds` a bounds array."""
+    if not len(starts):
+        return bool(bounds[first] == bounds[stop] + shift)
+    return bool(starts[0] == bounds[first] and ends[-1] == bounds[stop] + shift
+                and (bounds_of(starts, ends) is not None or np.array_equal(starts[1:], ends[:-1])))
+
+
+def same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a is b or np.array_equal(a, b)
 
 
 def splice_column(column: np.ndarray, first: int, removed: int, new: np.ndarray, shift: int = 0) -> np.ndarray:
@@ -162,30 +274,45 @@ class BlobTokenBytes(Sequence[bytes]):
 BULK_TOKENS = 200_000  # columns of at least this many tokens travel as raw frames (`send_columns`)
 
 
+def layout(columns: TokenColumns) -> tuple[list[np.ndarray], tuple[tuple[int, str], ...]]:
+    """The distinct arrays `columns` are made of (`source`), and for each column of ARRAYS which
+    of them it is part of and which part: what is sent or pickled for it."""
+    arrays: list[np.ndarray] = []
+    parts = []
+    for name in ARRAYS:
+        array, part = source(getattr(columns, name), name)
+        index = next((i for i, a in enumerate(arrays) if a is array), len(arrays))
+        if index == len(arrays):
+            arrays.append(array)
+        parts.append((index, part))
+    return arrays, tuple(parts)
+
+
+def assembled(arrays: list[np.ndarray], parts: tuple[tuple[int, str], ...], blob: bytes) -> TokenColumns:
+    """The TokenColumns `layout` took apart: each part of an array one view object, as it was."""
+    # (an array unpickled from protocol 5 may not own its memory: its views' base would not be it)
+    arrays = [a if a.flags.owndata else a.copy() for a in arrays]
+    views: dict[tuple[int, str], np.ndarray] = {}
+    columns = [views.setdefault(key, part_of(arrays[key[0]], key[1])) for key in parts]
+    return TokenColumns(*columns, blob=blob)
+
+
 @dataclass(frozen=True)
 class ColumnFrames:
-    """Stands for a TokenColumns in an answer whose arrays follow it on the pipe, each as one raw
-    frame in `names`' order (an alias is not sent again), then the blob."""
+    """Stands for a TokenColumns in an answer whose distinct arrays (`layout`) follow it on the
+    pipe, each as one raw frame, then the blob."""
 
-    names: tuple[str, ...]  # the arrays sent, in order
-    dtypes: tuple[str, ...]
+    dtypes: tuple[str, ...]  # of the arrays sent, in order
     lengths: tuple[int, ...]
-    aliases: tuple[tuple[str, str], ...]  # (column, the column whose array it is)
+    parts: tuple[tuple[int, str], ...]  # per column of ARRAYS: (the array it is part of, which part)
 
 
 def frames_of(columns: TokenColumns) -> tuple[ColumnFrames, list[memoryview]]:
     """What stands for `columns` in the answer, and the frames to send after it (views of the
     arrays: nothing is copied; empty ones left out)."""
-    names, aliases = [], []
-    for name in ARRAYS:
-        base = ALIASES.get(name)
-        if base is not None and getattr(columns, name) is getattr(columns, base):
-            aliases.append((name, base))
-        else:
-            names.append(name)
-    arrays = [np.ascontiguousarray(getattr(columns, n)) for n in names]
-    spec = ColumnFrames(tuple(names), tuple(a.dtype.str for a in arrays), tuple(len(a) for a in arrays),
-                        tuple(aliases))
+    arrays, parts = layout(columns)
+    arrays = [np.ascontiguousarray(a) for a in arrays]
+    spec = ColumnFrames(tuple(a.dtype.str for a in arrays), tuple(len(a) for a in arrays), parts)
     frames = [memoryview(a).cast("B") for a in arrays] + [memoryview(columns.blob)]
     return spec, [f for f in frames if f.nbytes]  # (an empty one is neither sent nor read)
 
@@ -193,24 +320,24 @@ def frames_of(columns: TokenColumns) -> tuple[ColumnFrames, list[memoryview]]:
 def columns_from_frames(spec: ColumnFrames, read_into) -> TokenColumns:
     """The TokenColumns whose frames `read_into(buffer)` reads, in order, from the pipe.
 
-    >>> z = shared(TokenColumns(*(np.arange(3, dtype=POSITION),) * 7, *(np.zeros(3, dtype=np.uint8),) * 2,
-    ...                         np.arange(4, dtype=POSITION), b"abc"))
+    >>> b = np.arange(4, dtype=POSITION)
+    >>> z = shared(TokenColumns(np.arange(3, dtype=POSITION), *(b[:-1], b[1:]) * 3,
+    ...                         *(np.zeros(3, dtype=np.uint8),) * 2, b, b"abc"))
     >>> spec, frames = frames_of(z)
     >>> queue = [bytes(f) for f in frames]
     >>> def read_into(buffer): memoryview(buffer).cast("B")[:] = queue.pop(0)
     >>> back = columns_from_frames(spec, read_into)
-    >>> back.ends16 is back.ends, back.ids.tolist(), back.blob
-    (True, [0, 1, 2], b'abc')
+    >>> len(frames), back.ends16 is back.ends, back.ends.base is back.offsets, back.ids.tolist(), back.blob
+    (4, True, True, [0, 1, 2], b'abc')
     """
-    arrays = {}
-    for name, dtype, length in zip(spec.names, spec.dtypes, spec.lengths):
+    arrays = []
+    for dtype, length in zip(spec.dtypes, spec.lengths):
         array = np.empty(length, dtype=np.dtype(dtype))
         if length:
             read_into(array)
-        arrays[name] = array
-    for name, base in spec.aliases:
-        arrays[name] = arrays[base]
-    blob = bytearray(int(arrays["offsets"][-1]))
+        arrays.append(array)
+    columns = assembled(arrays, spec.parts, b"")
+    blob = bytearray(int(columns.offsets[-1]))
     if blob:
         read_into(blob)
-    return TokenColumns(**arrays, blob=bytes(blob))
+    return replace(columns, blob=bytes(blob))
