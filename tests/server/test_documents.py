@@ -14,8 +14,9 @@ from tokexplorer.core.token_colours import colour_indices
 from tokexplorer.core.tokenizer import DisallowedSpecialError, special_spans
 from tokexplorer.server.document_tokens import DocumentTokens, OutOfStep
 from tokexplorer.server import protocol as p
-from tokexplorer.server.columns import REFUSED, TokenColumns, splice
-from tokexplorer.server.documents import Document
+from tokexplorer.core.training.bpe import train
+from tokexplorer.server.columns import ARRAYS, REFUSED, TokenColumns, splice
+from tokexplorer.server.documents import Document, token_columns
 
 BUILTINS = ["gpt2", "cl100k_base", "o200k_base", "llama-sp", "qwen2.5", "deepseek-v4"]
 PIECES = st.sampled_from(list("abv  \n\t.'1😀é𝕏l") + ["<|endoftext|>", "<s>", "\r\n", "👋🏽", "कि"])
@@ -73,6 +74,19 @@ def check_fresh(result, tok, text: str, policy: str) -> None:
     assert result.ends16.tolist() == (fresh.ends + prefix[fresh.ends]).tolist()
 
 
+def check_columns(session: Session) -> None:
+    """Every column the window holds (byte spans and offsets too) is the one the server makes of
+    a fresh encode of the whole text."""
+    tok, text, policy = session.tok, session.text, session.policy
+    fresh = tok.encode(text, allowed_special="none" if policy == "refuse" else policy)
+    refused = special_spans(tok.special_tokens, text) if policy == "refuse" else ()
+    want, _, _ = token_columns(fresh, colour_indices(fresh.id_array), np.zeros(0, dtype=np.int64), refused)
+    held = session.window.columns
+    for name in ARRAYS:
+        assert getattr(held, name).tolist() == getattr(want, name).tolist(), name
+    assert held.blob == want.blob
+
+
 @pytest.mark.parametrize("name", BUILTINS)
 @given(start=texts(30), edits=st.lists(st.tuples(st.floats(0, 1), st.integers(0, 3), texts(3)), min_size=1,
                                        max_size=5))
@@ -84,6 +98,7 @@ def test_the_windows_splice_equals_a_fresh_encode(name, start, edits):
         at = int(where * len(session.text))
         answer, result = session.edit(at, removed, inserted)
         check_fresh(result, session.tok, session.text, "refuse")
+        check_columns(session)
         assert answer.removed is not None  # a delta, not the whole text again
 
 
@@ -148,6 +163,59 @@ def test_a_keystroke_in_a_book_sends_a_few_tokens(corpora, monkeypatch):
     assert 1 <= len(answer.new) <= 40 and answer.removed <= 40  # a few tokens around the edit
     assert answer.shift == (1, 1, 1)
     check_fresh(result, session.tok, session.text, "refuse")
+
+
+POSITIONS = ("starts", "ends", "starts16", "ends16", "byte_starts", "byte_ends")
+
+
+def test_a_books_positions_and_offsets_stay_one_array_through_keystrokes(corpora):
+    """An ASCII book by a byte-level tokenizer: its tokens tile the text, UTF-16 and UTF-8
+    positions are the code points, and each token's bytes are its text's, so the window's seven
+    positional columns stay views of one array (spliced once a keystroke), equal to a fresh encode's."""
+    session = Session("cl100k_base")
+    session.open((corpora / "en/tinyshakespeare.txt").read_text("utf-8"))
+    middle = len(session.text) // 2
+    for at, removed, inserted in [(middle, 0, "x"), (middle + 1, 0, "y z"), (middle, 2, ""), (0, 0, "\n"),
+                                  (len(session.text), 0, " end"), (len(session.text) - 2, 2, "")]:
+        answer, _ = session.edit(at, removed, inserted)
+        assert answer.removed is not None  # a delta, spliced in
+        held = session.window.columns
+        bounds = held.offsets
+        assert len(bounds) == len(held) + 1
+        for name in POSITIONS:
+            assert getattr(held, name).base is bounds and np.shares_memory(getattr(held, name), bounds), name
+        assert held.starts is held.starts16 is held.byte_starts and held.ends is held.ends16 is held.byte_ends
+    check_columns(session)
+
+
+def sharing(columns: TokenColumns) -> set[tuple[str, str]]:
+    """The pairs of columns that share memory."""
+    return {(a, b) for i, a in enumerate(ARRAYS) for b in ARRAYS[i + 1:]
+            if np.shares_memory(getattr(columns, a), getattr(columns, b))}
+
+
+@pytest.mark.parametrize("case", ["astral", "dropped", "sentencepiece"])
+def test_columns_that_cannot_share_are_spliced_apart_and_equal_a_fresh_encode(case):
+    """UTF-16 positions that are not the code points once an emoji is typed; spans with gaps
+    between them (a split pattern that drops text); token bytes that are not the text's
+    (SentencePiece's "▁"): the window's columns still equal a fresh encode's."""
+    session = Session("llama-sp" if case == "sentencepiece" else "cl100k_base")
+    if case == "dropped":
+        session.tok = train("hi there, the other thing there. hi there! " * 20, 270, pattern="[a-z]+", name="az")
+    session.open("hi there, the other thing. " * 40)
+    if case == "astral":  # (an ASCII text until the emoji is typed)
+        assert {("starts", "offsets"), ("ends", "byte_ends")} <= sharing(session.window.columns)
+    for at, removed, inserted in [(30, 0, "😀"), (31, 0, "a, b"), (200, 3, "x\r\ny"), (5, 1, "")]:
+        answer, _ = session.edit(at, removed, inserted)
+        assert answer.removed is not None
+        check_columns(session)
+    shares = sharing(session.window.columns)
+    if case == "astral":
+        assert ("starts", "starts16") not in shares and ("byte_starts", "offsets") in shares
+    elif case == "dropped":
+        assert ("starts", "ends") not in shares and ("byte_starts", "offsets") not in shares
+    else:
+        assert ("byte_starts", "offsets") not in shares and ("starts", "ends") in shares
 
 
 def test_refused_special_tokens_are_flagged_and_named():
