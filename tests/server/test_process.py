@@ -103,7 +103,7 @@ def test_the_server_ends_when_its_window_goes(tmp_path):
 
 def test_a_books_tokens_arrive_whole_as_raw_frames(server, corpora):
     """Over BULK_TOKENS tokens an answer's columns travel as raw frames after it (not pickled):
-    they arrive equal to a fresh encode, shared columns still shared."""
+    they arrive equal to a fresh encode, shared columns still shared, views still views."""
     from tokexplorer.core.positions import utf16_len
     from tokexplorer.server.columns import BULK_TOKENS
 
@@ -119,6 +119,8 @@ def test_a_books_tokens_arrive_whole_as_raw_frames(server, corpora):
         assert new.blob == b"".join(fresh.token_bytes) and new.offsets.tolist() == [0, *itertools.accumulate(lengths)]
         assert new.starts.tolist() == fresh.starts.tolist() and new.byte_ends.tolist() == fresh.byte_ends.tolist()
         assert (new.starts16 is new.starts) == text.isascii() and (new.byte_starts is new.starts) == text.isascii()
+        # (the byte spans tile the text and are the tokens' bytes: views of the offsets, sent once)
+        assert new.byte_starts.base is new.offsets and new.byte_ends.base is new.offsets
 
 
 def test_a_server_started_early_is_the_one_the_window_takes():
