@@ -130,11 +130,14 @@ def source(column: np.ndarray, name: str = "") -> tuple[np.ndarray, str]:
     base = column.base
     if (isinstance(base, np.ndarray) and base.ndim == 1 and len(base) == len(column) + 1
             and base.dtype == column.dtype and base.strides == column.strides == (column.itemsize,)):
-        at = column.__array_interface__["data"][0] - base.__array_interface__["data"][0]
-        if at == column.itemsize or at == 0 and not len(column) and name in ENDS:
-            return base, TAIL
-        if at == 0:
+        # (a view of n entries of n + 1 starts at the first or the second; a first entry's is cheaper
+        # to compare than its address)
+        if not len(column):
+            return base, TAIL if name in ENDS else HEAD
+        if np.may_share_memory(column[:1], base[:1]):
             return base, HEAD
+        if np.may_share_memory(column[-1:], base[-1:]):
+            return base, TAIL
     return column, WHOLE
 
 
