@@ -11,8 +11,10 @@ Positional columns that tile (each token ends where the next starts: tokens cove
 to end) are views of one bounds array of n + 1 entries, starts its first n and ends its last n,
 and `offsets` is the byte spans' bounds array itself when their numbers agree (a byte-level
 tokenizer's tokens are the text's bytes). For an ASCII book and a byte-level tokenizer one array
-then holds all seven, and `splice` copies ids, that array, flags and colours: the window's splice
-of a keystroke in a 1 MB book went from 1.50 to ... ms median (it copied four int64 columns).
+then holds all seven, and `splice` copies ids, that array, flags and colours (four int64 columns
+before: ids, starts, ends, offsets). The window's apply of a keystroke's answer in a 1 MB book
+(cl100k_base, 100 keystrokes, three runs each, load about 2) went from 1.86 to 1.06 ms median;
+making and pickling the bounds of a small delta costs the server about 45 us more.
 
 No Qt and no tokenizer here: numbers only.
 """
@@ -126,7 +128,7 @@ def source(column: np.ndarray, name: str = "") -> tuple[np.ndarray, str]:
     """The array `column` (of ARRAYS' `name`) is part of and which part: a bounds array's first or
     last n entries (HEAD, TAIL) if it is one, else itself (WHOLE).
 
-    subtle: numpy gives an empty slice its array's address, so an empty column's part is its name's."""
+    subtle: an empty column has no entry to tell its part by: its name tells."""
     base = column.base
     if (isinstance(base, np.ndarray) and base.ndim == 1 and len(base) == len(column) + 1
             and base.dtype == column.dtype and base.strides == column.strides == (column.itemsize,)):
