@@ -85,3 +85,27 @@ def test_a_tokenizers_chunks_around_a_special_token():
 def test_small_texts(text):
     e = explain_chunks(text, GPT2_SPLIT_PATTERN)
     assert len(e.starts) == len(split(text, GPT2_SPLIT_PATTERN))
+
+
+@pytest.mark.parametrize("name", ["gpt2", "o200k_base", "tekken"])
+def test_a_tokenizers_chunks_are_explained_by_the_matches_with_their_spans(name, corpora, monkeypatch):
+    """Given a tokenizer's chunks (cut by special tokens too), each is explained by the whole
+    text's match with that very span, else by matching it alone: a slow reference (a dict of every
+    match's span) against the pass in step, in blocks of 7 chunks so that blocks end anywhere."""
+    import regex
+
+    from tokexplorer.core.analysis import pattern_parts
+
+    monkeypatch.setattr(pattern_parts, "CHUNKS_AT_ONCE", 7)
+    tok = get_builtin(name)
+    text = (corpora / "unicode" / "blns.txt").read_text("utf-8")[:6000] + " <|endoftext|>x  \n"
+    starts, ends = tok.encode(text, allowed_special="all").chunk_arrays()
+    got = explain_chunks(text, tok.split_pattern, starts, ends).alternatives.tolist()
+    wrapped = pattern_parts._wrapped(tok.split_pattern)
+    by_span = {m.span(): int(m.lastgroup[1:]) for m in wrapped.finditer(text) if m.end() > m.start()}
+    want = []
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        alone = wrapped.match(text, a, b)
+        want.append(by_span.get((a, b), int(alone.lastgroup[1:]) if alone is not None and alone.end() == b else -1))
+    assert got == want and len(got) > 500
+    assert isinstance(wrapped, regex.Pattern)

@@ -144,6 +144,9 @@ class ExplainedChunks:
         return out
 
 
+CHUNKS_AT_ONCE = 1 << 16  # chunks whose spans are read into Python at a time
+
+
 def explain_chunks(text: str, pattern: str, starts=None, ends=None) -> ExplainedChunks:
     """Which alternative matched each chunk: of the given chunk spans (a tokenizer's chunks, which
     skip its special tokens), or of the pattern's own split of the text.
@@ -166,15 +169,25 @@ def explain_chunks(text: str, pattern: str, starts=None, ends=None) -> Explained
     found = np.full(len(starts), -1, dtype=np.int64)
     if wrapped is None:
         return ExplainedChunks(pattern, names, starts, ends, found)
-    # One pass over the text; a chunk it does not reproduce (cut by a special token) is matched
-    # on its own, up to its end.
-    by_span = {m.span(): int(m.lastgroup[1:]) for m in wrapped.finditer(text) if m.end() > m.start()}
-    for k, (a, b) in enumerate(zip(starts.tolist(), ends.tolist())):
-        alt = by_span.get((a, b))
-        if alt is None:
-            m = wrapped.match(text, a, b)
-            alt = int(m.lastgroup[1:]) if m is not None and m.end() == b else -1
-        found[k] = alt
+    # One pass over the text beside the chunks, both in order: a chunk is explained by the match
+    # that starts where it starts and ends where it ends; one the pass does not reproduce (cut by
+    # a special token) is matched on its own, up to its end.
+    # subtle: in step, not through a dict of every match's span: on a 1 MB book that dict was
+    # 260,000 entries made at each typing pause with the chunk view open, and the server kept
+    # some 50 MB more of the memory they took (a replay of 1,200 edits in the soak's manner)
+    matches = (m for m in wrapped.finditer(text) if m.end() > m.start())
+    m = next(matches, None)
+    for lo in range(0, len(starts), CHUNKS_AT_ONCE):
+        block = []
+        for a, b in zip(starts[lo:lo + CHUNKS_AT_ONCE].tolist(), ends[lo:lo + CHUNKS_AT_ONCE].tolist()):
+            while m is not None and m.start() < a:
+                m = next(matches, None)
+            if m is not None and m.start() == a and m.end() == b:
+                block.append(int(m.lastgroup[1:]))
+                continue
+            alone = wrapped.match(text, a, b)
+            block.append(int(alone.lastgroup[1:]) if alone is not None and alone.end() == b else -1)
+        found[lo:lo + len(block)] = block
     return ExplainedChunks(pattern, names, starts, ends, found)
 
 
