@@ -58,5 +58,6 @@ def test_editing_soak_keeps_memory_and_threads_flat(tmp_path, corpora):
     assert result["growth_mb"] < GROWTH_BUDGET_MB, result
     if "heap_growth_mb" in result:  # glibc: the heap in use is what a leak grows, without RSS's noise
         assert result["heap_growth_mb"] < HEAP_BUDGET_MB, result
+        assert result["server_heap_in_use_warm_mb"] > 0 and result["server_heap_growth_mb"] < HEAP_BUDGET_MB, result
     assert result["threads_end"] == result["threads_warm"], result
     assert result["tokens_equal_fresh_encode"], result

@@ -1,8 +1,9 @@
 """`tokexplorer bench --soak N`: N random edits (insert, delete, paste, undo) with tokenizer switches
 on a 1 MB text in a real window, run in a fresh process so its memory is the window's alone
 (`tokexplorer.gui.bench.soak` drives it). Reports the RSS of the window and of its tokenizing server
-after warm-up and at the end, their growth together, the thread count before and after, the C heap in use and free-but-kept (a leak grows the first, the
-allocator's retention the second), and whether the tokens shown equal a fresh encode. A run of
+after warm-up and at the end, their growth together, the thread count before and after, the C heap
+in use of each and the window's free-but-kept (a leak grows the first, the allocator's retention the
+second), and whether the tokens shown equal a fresh encode. A run of
 more than 500 edits prints a progress line on stderr every 500.
 
 Budget (issue 13): growth under 50 MB after settling, threads constant, tokens equal. The long run
@@ -51,8 +52,12 @@ def run(args) -> dict:
             ["growth, window + server (MB)", f"{result['growth_mb']} ({result['window_growth_mb']:+} "
                                              f"+ {result['server_growth_mb']:+})"]]
     if "heap_growth_mb" in result:
-        rows += [["heap in use, warm -> end (MB)", f"{result['heap_in_use_warm_mb']} -> {result['heap_in_use_end_mb']}"],
-                 ["heap free but kept, warm -> end (MB)", f"{result['heap_free_warm_mb']} -> {result['heap_free_end_mb']}"]]
+        rows += [["window heap in use, warm -> end (MB)", f"{result['heap_in_use_warm_mb']} -> {result['heap_in_use_end_mb']}"],
+                 ["window heap free but kept, warm -> end (MB)",
+                  f"{result['heap_free_warm_mb']} -> {result['heap_free_end_mb']}"]]
+    if result.get("server_heap_in_use_warm_mb"):
+        rows += [["server heap in use, warm -> end (MB)",
+                  f"{result['server_heap_in_use_warm_mb']} -> {result['server_heap_in_use_end_mb']}"]]
     rows += [["threads (warm -> end)", f"{result['threads_warm']} -> {result['threads_end']}"],
              ["tokens equal a fresh encode", result["tokens_equal_fresh_encode"]],
              ["seconds", result["seconds"]]]
@@ -63,6 +68,6 @@ def run(args) -> dict:
             "notes": [f"budget: growth < {GROWTH_BUDGET_MB} MB, same threads, same tokens: "
                       + ("within" if within else "NOT within"),
                       "window: the window's process; server: its tokenizing server's; each read after a "
-                      "collection and a trim. The heap figures are the window's: in use grows with a leak, "
-                      "free but kept is glibc's retention; RSS after a trim is noisy by tens of MB "
+                      "collection and a trim. The heap in use grows with a leak (Python's small objects are "
+                      "outside it), free but kept is glibc's retention; RSS after a trim is noisy by tens of MB "
                       "(see tokexplorer/gui/bench/soak.py)"]}

@@ -15,7 +15,7 @@ from functools import singledispatch
 from typing import TYPE_CHECKING, Callable
 
 from tokexplorer.core.tokenizer import TokexplorerError
-from tokexplorer.core.memory_reading import settle_for_reading
+from tokexplorer.core.memory_reading import heap_mb, settle_for_reading
 from tokexplorer.server import protocol as p
 from tokexplorer.server.tokenizers import info_of
 
@@ -189,7 +189,8 @@ def _(request: p.ReferencePoints, server, progress):
 def _(request: p.Ping, server, progress):
     if request.settle:
         _settle()
-    return p.ServerFacts(os.getpid(), _status_mb("VmHWM"), _status_mb("VmRSS"),
+    heap = heap_mb()
+    return p.ServerFacts(os.getpid(), _status_mb("VmHWM"), _status_mb("VmRSS"), heap and heap[0],
                          tuple(m for m in LIBRARIES if m in sys.modules))
 
 

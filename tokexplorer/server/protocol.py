@@ -354,6 +354,7 @@ class ServerFacts:
     pid: int
     peak_mb: float | None  # peak resident memory, where the system tells (Linux)
     rss_mb: float | None  # resident memory now
+    heap_mb: float | None = None  # of it, the C heap in use (glibc's mallinfo2; None elsewhere)
     modules: tuple[str, ...] = field(default=())  # the tokenizer libraries it has imported
 
 

@@ -36,7 +36,6 @@ the same edits, November 2026):
 
 from __future__ import annotations
 
-import ctypes
 import os
 import random
 import statistics
@@ -46,7 +45,7 @@ import threading
 import time
 from pathlib import Path
 
-from tokexplorer.core.memory_reading import settle_for_reading
+from tokexplorer.core.memory_reading import heap_mb, settle_for_reading
 from tokexplorer.core.headless import use_offscreen
 
 SETTLE_EVERY = 10  # edits between pauses in which the window catches up
@@ -54,21 +53,6 @@ SWITCH_EVERY = 50  # edits between tokenizer switches
 REPORT_EVERY = 500  # edits between the progress lines of `main`
 SNIPPETS = ["the ", "e", "\n", "Hello, world! ", "    indented()\n", "naïve café ", "日本語", "👋🏽 ", "12345 ",
             "<|endoftext|>", "\t", "'s", "don't "]
-
-
-class _MallInfo2(ctypes.Structure):
-    """glibc's `struct mallinfo2` (glibc 2.33+): totals over every arena, in bytes."""
-
-    _fields_ = [(name, ctypes.c_size_t) for name in
-                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks",
-                 "fordblks", "keepcost")]
-
-
-def _libc():
-    try:
-        return ctypes.CDLL("libc.so.6")
-    except OSError:  # not glibc (another OS, musl): the figures that need it are left out
-        return None
 
 
 def rss_mb() -> float:
@@ -79,20 +63,6 @@ def rss_mb() -> float:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1]) / 1024
     return 0.0
-
-
-def heap_mb() -> tuple[float, float] | None:
-    """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
-
-    Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects live
-    in Python's own arenas, outside (unless PYTHONMALLOC=malloc puts them on the C heap).
-    """
-    libc = _libc()
-    if libc is None or not hasattr(libc, "mallinfo2"):
-        return None
-    libc.mallinfo2.restype = _MallInfo2
-    info = libc.mallinfo2()
-    return info.uordblks / 1e6, info.fordblks / 1e6
 
 
 # Threads that come and go by design: a thread pool's (capped by its pool, ended after 30 s idle;
@@ -214,21 +184,24 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     length16 = window.editor.document().characterCount() - 1
     lay_out_every_line()
 
-    def server_rss_mb() -> float:
-        """The tokenizing server's resident memory, read as the window's is (after a collection
-        and a trim); 0 where the system does not tell."""
+    def server_mb() -> tuple[float, float]:
+        """The tokenizing server's resident memory and its C heap in use, read as the window's are
+        (after a collection and a trim); 0 where the system does not tell."""
         facts = []
         window.state.server.ask(Ping(settle=True), facts.append, facts.append)
         deadline = time.monotonic() + timeout_s
         while not facts and time.monotonic() < deadline:
             app.processEvents()
             time.sleep(0.002)
-        return facts[0].rss_mb or 0.0 if facts and not isinstance(facts[0], str) else 0.0
+        if not facts or isinstance(facts[0], str):
+            return 0.0, 0.0
+        return facts[0].rss_mb or 0.0, facts[0].heap_mb or 0.0
 
-    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> tuple[float, float] | None:
+    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> tuple[float, float, float] | None:
         """Switch through every tokenizer (ending on the last: the same state for each reading);
-        if `read`, the medians of the window's and the server's RSS readings after each."""
-        readings, server = [], []
+        if `read`, the medians of the window's RSS, the server's and the server's heap in use,
+        read after each."""
+        readings, server, server_heap = [], [], []
         for name in names:
             window.state.set_tokenizer(name)
             settle()
@@ -237,24 +210,27 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             settle()
             if read:
                 readings.append(rss_mb())
-                server.append(server_rss_mb())
-        return (statistics.median(readings), statistics.median(server)) if read else None
+                rss, heap = server_mb()
+                server.append(rss)
+                server_heap.append(heap)
+        return (statistics.median(readings), statistics.median(server), statistics.median(server_heap)) if read else None
 
     # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
     every_tokenizer(SETTLE_EVERY)
     turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
-    (warm, server_warm), heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
+    (warm, server_warm, server_heap_warm), heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
 
     def reading() -> str:
-        rss, heap, server = rss_mb(), heap_mb(), server_rss_mb()
-        line = f"RSS {rss:.0f} MB ({rss - warm:+.0f}), server {server:.0f} MB ({server - server_warm:+.0f})"
+        rss, heap, (server, server_heap) = rss_mb(), heap_mb(), server_mb()
+        line = (f"RSS {rss:.0f} MB ({rss - warm:+.0f}), server {server:.0f} MB ({server - server_warm:+.0f}; "
+                f"heap in use {server_heap - server_heap_warm:+.0f})")
         if heap is not None and heap_warm is not None:
             line += f", heap in use {heap[0]:.0f} MB ({heap[0] - heap_warm[0]:+.0f}), free {heap[1]:.0f} MB"
         length = window.editor.document().characterCount() - 1
         return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
 
     session(edits, turn, report_every)
-    (end, server_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
+    (end, server_end, server_heap_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
     name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.user_text()
     fresh = []  # the server's fresh encode of the editor's text, or its error message
     window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
@@ -276,6 +252,8 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         "rss_warm_mb": round(warm, 1), "rss_end_mb": round(end, 1), "window_growth_mb": round(end - warm, 1),
         "server_rss_warm_mb": round(server_warm, 1), "server_rss_end_mb": round(server_end, 1),
         "server_growth_mb": round(server_end - server_warm, 1),
+        "server_heap_in_use_warm_mb": round(server_heap_warm, 1), "server_heap_in_use_end_mb": round(server_heap_end, 1),
+        "server_heap_growth_mb": round(server_heap_end - server_heap_warm, 1),
         "growth_mb": round(end - warm + server_end - server_warm, 1),
         "threads_warm": threads_warm, "threads_end": threads_end,
         "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
