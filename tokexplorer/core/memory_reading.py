@@ -38,7 +38,8 @@ def _libc():
 
 
 def heap_mb() -> tuple[float, float] | None:
-    """(in use, free but kept) of the C heap in MB, every arena; None without glibc 2.33+.
+    """(in use, free but kept) of the C heap in MB: every arena's allocations and the chunks glibc
+    maps by themselves (large ones); None without glibc 2.33+.
 
     Qt's, numpy's and the tokenizer libraries' allocations are inside; Python's small objects live
     in Python's own arenas, outside (unless PYTHONMALLOC=malloc puts them on the C heap).
@@ -48,4 +49,4 @@ def heap_mb() -> tuple[float, float] | None:
         return None
     libc.mallinfo2.restype = _MallInfo2
     info = libc.mallinfo2()
-    return info.uordblks / 1e6, info.fordblks / 1e6
+    return (info.uordblks + info.hblkhd) / 1e6, info.fordblks / 1e6
