@@ -14,26 +14,20 @@ are at each paint, and every shape is forgotten when they change (`PaintedLines.
 
 from __future__ import annotations
 
-from array import array
 from collections import OrderedDict
 from typing import Hashable
 
 # Lines kept: a tall window's screenful several times over. An entry holds the paragraph's text,
-# the token ranges and their rectangles as numbers: about 1 KB for a line of the book.
+# the token ranges and their rectangles: a few KB for a line of the book.
 CAPACITY = 512
 
 
 def line_key(paragraph: str, line, x: float, lo: int, ranges: list) -> tuple:
     """What decides a line's pixels besides the settings (`PaintedLines.follow`): its paragraph's
     text (shaping reads across a wrap), its number in it, its width, its left edge on screen, and
-    its token ranges (`line_tokens.Range`) counted from `lo`, the line's start in the document.
-
-    subtle: the ranges as bytes, one object the collector does not track (see
-    `token_paint.LineShapes`)."""
-    numbers = []
-    for s, t, c, f, cut in ranges:
-        numbers += (s - lo, t - lo, c, f, -1 if cut is None else cut - lo)
-    return paragraph, line.lineNumber(), line.width(), x, array("q", numbers).tobytes()
+    its token ranges (`line_tokens.Range`) counted from `lo`, the line's start in the document."""
+    return (paragraph, line.lineNumber(), line.width(), x,
+            tuple((s - lo, t - lo, c, f, None if cut is None else cut - lo) for s, t, c, f, cut in ranges))
 
 
 class PaintedLines:

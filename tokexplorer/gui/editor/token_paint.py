@@ -12,7 +12,7 @@ import re
 from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QPainter, QPainterPath, QPen
+from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.token_colours import drawn_colour
@@ -43,75 +43,64 @@ class Piece(NamedTuple):
 
 
 class LineShapes(NamedTuple):
-    """What one line's pieces paint: kept to paint the line again (`painted_lines`).
+    """What one line's pieces paint, its top at y = 0: kept to paint the line again (`painted_lines`)."""
 
-    subtle: numbers in flat tuples, not Qt rectangles in lists: every object the collector
-    tracks that outlives a paint brings its next collection nearer, and the kept lines as Qt
-    objects (some 35 each) brought a full collection of the window, 55-100 ms, into every minute
-    of typing."""
-
-    top: float
-    height: float
-    # for each colour: its index (-1: special tokens'), how many rectangles, then each one's left
-    # and width
-    fills: tuple[float, ...]
-    boundaries: tuple[float, ...]  # x of the palette's boundary lines; () without them
-    markers: tuple[Piece, ...]  # the flagged pieces, whose markers go over the text
+    fills: list[tuple[QColor, list[QRectF]]]  # rectangles by colour, beneath the text
+    boundaries: list[QLineF]  # the palette's boundary lines, beneath the text
+    markers: list[Piece]  # the flagged pieces, whose markers go over the text
 
 
 def line_shapes(pieces: list[Piece], palette: TokenPalette) -> LineShapes:
     """Each piece filled with its token's colour (special tokens with theirs), the palette's
     boundary line at each piece's left edge (every boundary is one, in either direction), and the
-    pieces to mark; the pieces are one line's (one top and height)."""
+    pieces to mark."""
     # Plain ints for the flags: an enum's & alone costs about a microsecond.
     # subtle: tokens that share a character (byte-level tokens cutting its UTF-8 bytes) have
     # pieces that overlap there; the first token keeps what it covers and the next fills only the
     # rest. Drawing each whole would let the colour drawn last win, and that order (by colour,
     # over the lines repainted) changes with the part of the screen repainted: a partial repaint
     # would colour such characters differently from a whole one.
-    if not pieces:
-        return LineShapes(0.0, 0.0, (), (), ())
-    by_colour: dict[int, list[float]] = {}
+    by_colour: dict[int, list[QRectF]] = {}
     hidden, special = DROPPED, int(TokenFlag.SPECIAL)
-    c0 = c1 = None  # left and right of the run of pieces filled last
-    for x0, x1, _, _, _, colour, flags, _ in pieces:
+    cover = (None, 0.0, 0.0)  # (line top, left, right) of the run of pieces filled last
+    for x0, x1, top, height, _, colour, flags, _ in pieces:
         if x1 == x0 or flags & hidden:  # text no token covers stays uncoloured
             continue
         left, right = (x0, x1) if x0 < x1 else (x1, x0)
-        if c0 is not None and left < c1 and right > c0:
+        line, c0, c1 = cover
+        if top == line and left < c1 and right > c0:
             if right > c1:  # reaches past the run on the right (left to right text)
                 left = c1
             elif left < c0:  # on the left (right to left)
                 right = c0
             else:  # within it
                 continue
-            c0, c1 = min(c0, left), max(c1, right)
+            cover = (top, min(c0, left), max(c1, right))
         else:
-            c0, c1 = left, right
-        by_colour.setdefault(-1 if flags & special else drawn_colour(colour), []).extend((left, right - left))
-    fills: list[float] = []
-    for colour, spans in by_colour.items():
-        if (palette.special()[0] if colour < 0 else palette.background(colour)) is not None:
-            fills += [colour, len(spans) // 2, *spans]
-    boundaries = () if palette.boundary is None else tuple(
-        round(min(p.x0, p.x1)) + 0.5 for p in pieces)  # crisp one-pixel lines
-    return LineShapes(pieces[0].top, pieces[0].height, tuple(fills), boundaries, tuple(p for p in pieces if p.flags))
+            cover = (top, left, right)
+        by_colour.setdefault(-1 if flags & special else drawn_colour(colour), []).append(
+            QRectF(left, top, right - left, height))
+    fills = []
+    for colour, rects in by_colour.items():
+        fill = palette.special()[0] if colour < 0 else palette.background(colour)
+        if fill is not None:
+            fills.append((fill, rects))
+    boundaries = [] if palette.boundary is None else [
+        QLineF(x, p.top, x, p.top + p.height - 1) for p in pieces
+        for x in (round(min(p.x0, p.x1)) + 0.5,)]  # crisp one-pixel lines
+    return LineShapes(fills, boundaries, [p for p in pieces if p.flags])
 
 
 def paint_backgrounds(painter: QPainter, shapes: LineShapes, palette: TokenPalette) -> None:
     """Paint a line's fills and boundary lines (one call per colour: a screenful is a few hundred
     rectangles)."""
     painter.setPen(Qt.PenStyle.NoPen)
-    top, height, fills = shapes.top, shapes.height, shapes.fills
-    i = 0
-    while i < len(fills):
-        colour, n = int(fills[i]), int(fills[i + 1])
-        painter.setBrush(palette.special()[0] if colour < 0 else palette.background(colour))
-        painter.drawRects([QRectF(fills[k], top, fills[k + 1], height) for k in range(i + 2, i + 2 + 2 * n, 2)])
-        i += 2 + 2 * n
+    for fill, rects in shapes.fills:
+        painter.setBrush(fill)
+        painter.drawRects(rects)
     if shapes.boundaries:
         painter.setPen(QPen(palette.boundary, 1.0))
-        painter.drawLines([QLineF(x, top, x, top + height - 1) for x in shapes.boundaries])
+        painter.drawLines(shapes.boundaries)
 
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
