@@ -1,9 +1,8 @@
 """Painting tokens around laid-out text: backgrounds beneath it, flag markers over it.
 
 The editor works out where each token sits on screen (`Piece`, from Qt's layout of the text) and
-hands a line's pieces here; this module turns them into the line's shapes (`LineShapes`, which the
-editor keeps to paint the line again where it moves) and draws those with a `TokenPalette`. It never
-touches the text's formats, so what is painted cannot change how the text is shaped.
+hands the pieces here; this module only draws them with a `TokenPalette`. It never touches the
+text's formats, so what is painted cannot change how the text is shaped.
 """
 
 from __future__ import annotations
@@ -12,7 +11,7 @@ import re
 from typing import NamedTuple
 
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
-from PySide6.QtGui import QColor, QPainter, QPainterPath, QPen
+from PySide6.QtGui import QPainter, QPainterPath, QPen
 
 from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.token_colours import drawn_colour
@@ -26,8 +25,7 @@ RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefe\u200f\u202b\u202e\u20
 
 
 class Piece(NamedTuple):
-    """One token's part of one visual line: x in viewport coordinates, y in the painter's (the
-    editor paints each line with its top at 0, `LineShapes`)."""
+    """One token's part of one visual line, in viewport coordinates."""
 
     x0: float  # where the token starts (right of x1 in a right-to-left run)
     x1: float
@@ -42,19 +40,12 @@ class Piece(NamedTuple):
         return QRectF(min(self.x0, self.x1), self.top, abs(self.x1 - self.x0), self.height)
 
 
-class LineShapes(NamedTuple):
-    """What one line's pieces paint, its top at y = 0: kept to paint the line again (`painted_lines`)."""
-
-    fills: list[tuple[QColor, list[QRectF]]]  # rectangles by colour, beneath the text
-    boundaries: list[QLineF]  # the palette's boundary lines, beneath the text
-    markers: list[Piece]  # the flagged pieces, whose markers go over the text
-
-
-def line_shapes(pieces: list[Piece], palette: TokenPalette) -> LineShapes:
-    """Each piece filled with its token's colour (special tokens with theirs), the palette's
-    boundary line at each piece's left edge (every boundary is one, in either direction), and the
-    pieces to mark."""
-    # Plain ints for the flags: an enum's & alone costs about a microsecond.
+def paint_backgrounds(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:
+    """Fill each piece with its token's colour (special tokens with theirs), and draw the
+    palette's boundary line at each piece's left edge (every boundary is one, in either
+    direction)."""
+    # One call per colour: a screenful is a few hundred rectangles, each a few microseconds of
+    # Python (plain ints for the flags: an enum's & alone costs about one).
     # subtle: tokens that share a character (byte-level tokens cutting its UTF-8 bytes) have
     # pieces that overlap there; the first token keeps what it covers and the next fills only the
     # rest. Drawing each whole would let the colour drawn last win, and that order (by colour,
@@ -80,27 +71,16 @@ def line_shapes(pieces: list[Piece], palette: TokenPalette) -> LineShapes:
             cover = (top, left, right)
         by_colour.setdefault(-1 if flags & special else drawn_colour(colour), []).append(
             QRectF(left, top, right - left, height))
-    fills = []
+    painter.setPen(Qt.PenStyle.NoPen)
     for colour, rects in by_colour.items():
         fill = palette.special()[0] if colour < 0 else palette.background(colour)
         if fill is not None:
-            fills.append((fill, rects))
-    boundaries = [] if palette.boundary is None else [
-        QLineF(x, p.top, x, p.top + p.height - 1) for p in pieces
-        for x in (round(min(p.x0, p.x1)) + 0.5,)]  # crisp one-pixel lines
-    return LineShapes(fills, boundaries, [p for p in pieces if p.flags])
-
-
-def paint_backgrounds(painter: QPainter, shapes: LineShapes, palette: TokenPalette) -> None:
-    """Paint a line's fills and boundary lines (one call per colour: a screenful is a few hundred
-    rectangles)."""
-    painter.setPen(Qt.PenStyle.NoPen)
-    for fill, rects in shapes.fills:
-        painter.setBrush(fill)
-        painter.drawRects(rects)
-    if shapes.boundaries:
+            painter.setBrush(fill)
+            painter.drawRects(rects)
+    if palette.boundary is not None:
         painter.setPen(QPen(palette.boundary, 1.0))
-        painter.drawLines(shapes.boundaries)
+        painter.drawLines([QLineF(x, p.top, x, p.top + p.height - 1) for p in pieces
+                           for x in (round(min(p.x0, p.x1)) + 0.5,)])  # crisp one-pixel lines
 
 
 def paint_markers(painter: QPainter, pieces: list[Piece], palette: TokenPalette) -> None:

@@ -8,9 +8,8 @@ The text is laid out once, with one format: shaping never depends on tokens, so 
 inside a Myanmar syllable, an Indic conjunct, an Arabic word or an emoji sequence cannot break how
 it is drawn. (The one other format is the room an invisible character's box is given, on that
 character alone: `invisibles.InvisibleRoom`, set by the editor on the document all views share.) Token backgrounds are painted beneath the text and the flag markers over it, from the
-positions Qt's layout gives (`token_paint`), for the visible lines only, on every paint; a line that
-only moved (a newline above it, a scroll) is painted from the shapes kept for it (`painted_lines`).
-A new result or palette repaints, it never lays text out again. A line of any length costs only what is
+positions Qt's layout gives (`token_paint`), for the visible lines only, on every paint; a new
+result or palette repaints, it never lays text out again. A line of any length costs only what is
 on screen.
 
 A long line is held as pieces with soft breaks between them (the editor makes them; what each line
@@ -50,8 +49,7 @@ from typing import Callable
 import numpy as np
 
 from PySide6.QtCore import QEvent, QPoint, QPointF, QRect, QRectF, Qt, Signal
-from PySide6.QtGui import (QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption,
-                           QTransform)
+from PySide6.QtGui import QFontDatabase, QFontMetricsF, QKeySequence, QPainter, QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QApplication, QPlainTextDocumentLayout, QPlainTextEdit, QTextEdit
 
 from tokexplorer.core.analysis.caret import token_at_caret
@@ -60,8 +58,7 @@ from tokexplorer.core.encoding import TokenFlag
 from tokexplorer.core.positions import BREAK_NAMES, LONG_LINE, Edit, SourceMap, code_points, longest_line, utf16_len
 from tokexplorer.gui.editor.invisibles import invisible_marks, mark_at, marks_on_lines, paint_invisibles
 from tokexplorer.gui.editor.line_tokens import Range, line_ranges
-from tokexplorer.gui.editor.painted_lines import PaintedLines, line_key
-from tokexplorer.gui.editor.token_paint import RTL, LineShapes, Piece, line_shapes, paint_backgrounds, paint_markers
+from tokexplorer.gui.editor.token_paint import RTL, Piece, paint_backgrounds, paint_markers
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT, TokenPalette
 from tokexplorer.gui.widgets.tooltips import answer_tooltip
@@ -124,7 +121,6 @@ class TokenView(QPlainTextEdit):
         self._long_paste = long_paste
         self._palette = TokenPalette(state.dark, state.token_colours)
         self._result: Tokenized | None = None
-        self.painted_lines = PaintedLines()  # each painted line's token colours, to paint again where it moves
         self._edits: list[tuple[int, Edit]] = []  # (edit number, edit) since the result's text
         self.edit_count = 0  # edits so far (`note_edit`); a request records it as its `mark`
         # The mark of the result on screen at the last paint, and when that paint ended: how the
@@ -276,20 +272,15 @@ class TokenView(QPlainTextEdit):
 
     def paintEvent(self, event) -> None:
         unread: list = []  # (block, line, origin, text) of the lines that are not ASCII
-        lines = self._lines_to_paint(event.rect(), unread)
-        if lines:
+        pieces = self._pieces(event.rect(), unread)
+        if pieces:
             painter = QPainter(self.viewport())
-            for top, shapes in lines:
-                painter.setTransform(QTransform.fromTranslate(0, top))
-                paint_backgrounds(painter, shapes, self._palette)
+            paint_backgrounds(painter, pieces, self._palette)
             painter.end()
         super().paintEvent(event)
-        if any(shapes.markers for _, shapes in lines):
+        if any(p.flags for p in pieces):
             painter = QPainter(self.viewport())
-            for top, shapes in lines:
-                if shapes.markers:
-                    painter.setTransform(QTransform.fromTranslate(0, top))
-                    paint_markers(painter, shapes.markers, self._palette)
+            paint_markers(painter, pieces, self._palette)
             painter.end()
         if self.source_map().src:
             painter = QPainter(self.viewport())
@@ -370,73 +361,48 @@ class TokenView(QPlainTextEdit):
         return (self.cursorForPosition(QPoint(0, 0)).position(),
                 self.cursorForPosition(QPoint(vp.width(), vp.height())).position())
 
-    def _lines_to_paint(self, rect: QRect, unread: list) -> list[tuple[float, LineShapes]]:
-        """(top, its token colours) of each visible line in `rect` that shows tokens; the lines
-        whose text is not ASCII are added to `unread` (block, line, origin, text), for the
-        invisible characters' markers. A line painted before as it is now is replayed from
-        `painted_lines`, not measured again."""
+    def _pieces(self, rect: QRect, unread: list | None = None) -> list[Piece]:
+        """What to paint in `rect`: one piece per token (per bidi run of it) on each visible line;
+        the lines whose text is not ASCII are added to `unread` (block, line, origin, text), for
+        the invisible characters' markers."""
         if self._result is None:
             return []
-        document = self.document()
-        option = document.defaultTextOption()
-        # (a new palette is a new object, made while the old one lives: its id differs)
-        self.painted_lines.follow((id(self._palette), self.font().key(), option.wrapMode(), option.flags(),
-                                   option.tabStopDistance(), document.documentMargin()))
-        lines = []
+        pieces: list[Piece] = []
         for block, line, origin in self.visible_lines(rect):
             base = block.position()
             lo = base + line.textStart()
             hi = lo + line.textLength()
             text = self.line_text(block, lo, hi)
-            if not text.isascii():
+            if unread is not None and not text.isascii():
                 unread.append((block, line, origin, text))
             ranges = self._ranges(lo, hi, text)
             if not ranges:
                 continue
-            top = origin.y() + line.y()
-            layout = block.layout()
-            key = None
-            if block.length() < LONG_BLOCK and not layout.preeditAreaText():
-                paragraph = text if layout.lineCount() == 1 else block.text()
-                key = line_key(paragraph, line, origin.x(), lo, ranges)
-                shapes = self.painted_lines.get(key)
-                if shapes is not None:
-                    lines.append((top, shapes))
-                    continue
-            shapes = line_shapes(self._line_pieces(line, base, origin.x(), text, ranges), self._palette)
-            if key is not None:
-                self.painted_lines.put(key, shapes)
-            lines.append((top, shapes))
-        return lines
-
-    @staticmethod
-    def _line_pieces(line, base: int, x0: float, text: str, ranges: list[Range]) -> list[Piece]:
-        """One piece per token (per bidi run of it) on `line`, whose layout starts at `x0` on
-        screen and whose block starts at `base`; the line's top at y = 0."""
-        pieces: list[Piece] = []
-        height, baseline = line.height(), line.ascent()
-        if not text.isascii() and RTL.search(text):
-            # subtle: in a mixed-direction line a token may be drawn in several places, and
-            # cursorToX is ambiguous where the direction changes: ask Qt for the token's glyphs.
+            top, height, baseline = origin.y() + line.y(), line.height(), origin.y() + line.y() + line.ascent()
+            x0 = origin.x()
+            if not text.isascii() and RTL.search(text):
+                # subtle: in a mixed-direction line a token may be drawn in several places, and
+                # cursorToX is ambiguous where the direction changes: ask Qt for the token's glyphs.
+                for s, t, colour, flags, cut in ranges:
+                    for run in line.glyphRuns(s - base, t - s):
+                        r = run.boundingRect()
+                        pieces.append(Piece(x0 + r.left(), x0 + r.right(), top, height, baseline,
+                                            colour, flags, None))
+                continue
+            # Left to right: a token ends where the next begins, so each x is asked for once.
+            # cursorToX moves a position that Qt cannot draw (inside a shaped cluster) to the
+            # next one it can. (Inline, not a helper: a screenful is a few hundred pieces.)
+            x_at: dict[int, float] = {}
+            to_x = line.cursorToX
             for s, t, colour, flags, cut in ranges:
-                for run in line.glyphRuns(s - base, t - s):
-                    r = run.boundingRect()
-                    pieces.append(Piece(x0 + r.left(), x0 + r.right(), 0.0, height, baseline, colour, flags, None))
-            return pieces
-        # Left to right: a token ends where the next begins, so each x is asked for once.
-        # cursorToX moves a position that Qt cannot draw (inside a shaped cluster) to the
-        # next one it can.
-        x_at: dict[int, float] = {}
-        to_x = line.cursorToX
-        for s, t, colour, flags, cut in ranges:
-            a = x_at.get(s)
-            if a is None:
-                a = x_at[s] = x0 + to_x(s - base)[0]
-            b = x_at.get(t)
-            if b is None:
-                b = x_at[t] = x0 + to_x(t - base)[0]
-            pieces.append(Piece(a, b, 0.0, height, baseline, colour, flags,
-                                None if cut is None else x0 + to_x(cut - base)[0]))
+                a = x_at.get(s)
+                if a is None:
+                    a = x_at[s] = x0 + to_x(s - base)[0]
+                b = x_at.get(t)
+                if b is None:
+                    b = x_at[t] = x0 + to_x(t - base)[0]
+                pieces.append(Piece(a, b, top, height, baseline, colour, flags,
+                                    None if cut is None else x0 + to_x(cut - base)[0]))
         return pieces
 
     def line_text(self, block, lo: int, hi: int) -> str:

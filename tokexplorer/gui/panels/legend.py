@@ -14,7 +14,7 @@ from tokexplorer.gui.widgets.colours import CLUSTER_SPLIT, SCHEMES, TokenPalette
 from tokexplorer.gui.widgets.flow_layout import FlowLayout
 from tokexplorer.gui.state import AppState
 from tokexplorer.gui.editor.invisibles import PAD, Drawn, box_width, marker_font, paint_invisibles, room
-from tokexplorer.gui.editor.token_paint import Piece, line_shapes, paint_backgrounds, paint_markers
+from tokexplorer.gui.editor.token_paint import Piece, paint_backgrounds, paint_markers
 from tokexplorer.server.tokenized import DROPPED, REFUSED
 
 
@@ -93,7 +93,7 @@ class LegendEntry(QWidget):
             pieces.append(Piece(x, x + width, top, height, baseline, colour, int(flags),
                                 x + width / 2 if flags & CLUSTER_SPLIT else None))
             x += width
-        paint_backgrounds(painter, line_shapes(pieces, self.palette_), self.palette_)
+        paint_backgrounds(painter, pieces, self.palette_)
         painter.setPen(self.palette().color(QPalette.ColorRole.Text))
         x = 2.0
         for text in self.sample:
