@@ -25,20 +25,16 @@ def result_of(name: str, text: str):
 def every_token(result, edits, lo, hi, text):
     """The plain reading: every token and dropped span moved through the edits, kept where it meets
     [lo, hi)."""
+    spans = list(zip(result.starts16.tolist(), result.ends16.tolist(), result.colours.tolist(),
+                     result.flags.tolist()))
+    if result.dropped16 is not None:
+        spans += [(s, t, 0, DROPPED) for s, t in result.dropped16.tolist()]
     ranges = []
-    for s, t, c, f in zip(result.starts16.tolist(), result.ends16.tolist(), result.colours.tolist(),
-                          result.flags.tolist()):
+    for s, t, c, f in spans:
         for e in edits:
             s, t = e.start(s), e.end(t)
-        s, t = max(s, lo), min(t, hi)
-        if t > s:
-            ranges.append((s, t, c, f))
-    for s, t in ([] if result.dropped16 is None else result.dropped16.tolist()):
-        for e in edits:
-            s, t = e.start(s), e.end(t)
-        s, t = max(s, lo), min(t, hi)
-        if t > s:
-            ranges.append((s, t, 0, DROPPED))
+        if min(t, hi) > max(s, lo):
+            ranges.append((max(s, lo), min(t, hi), c, f))
     return snap_to_clusters(lo, text, ranges)
 
 
