@@ -17,9 +17,10 @@ the same edits, November 2026):
 - RSS is read after settling, with freed memory handed back to the system (`core.memory_reading`),
   so what remains is what is held: after each tokenizer of a switch through all of them, and the
   median of those readings kept (warm-up and end alike), since one reading strays by tens of MB.
-- The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks`, every arena) is what the program
-  holds; the heap's free part (`fordblks`) is memory freed but kept by the allocator
-  (fragmentation, retention), not a leak. A leak shows as growth of the heap in use.
+- The heap in use (`heap_*_mb`, glibc's mallinfo2 `uordblks` over every arena plus `hblkhd`, the
+  chunks it maps by themselves), the window's and the server's, is what each process holds; the
+  heap's free part (`fordblks`) is memory freed but kept by the allocator (fragmentation,
+  retention), not a leak. A leak shows as growth of the heap in use.
 - subtle: Qt keeps each line's layout once it has been laid out (QPlainTextDocumentLayout; about
   2.7 KB per line, freed only with the line), whether the line was shown or only measured to
   place the cursor. Random edits jump all over the text, so without the warm-up's pass over every
