@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tokexplorer.core.analysis.pattern_parts import (COMPARABLE, ENCODER_PY_PATTERN, alternative_names,
                                                      compare_splits, explain_chunks, top_alternatives)
@@ -87,22 +89,99 @@ def test_small_texts(text):
     assert len(e.starts) == len(split(text, GPT2_SPLIT_PATTERN))
 
 
+def first_alternative(text: str, pattern: str, a: int, end: int) -> tuple[int, int] | None:
+    """The slow reference: the first top-level alternative of `pattern`, compiled on its own, that
+    matches at `a` in text[:end] (as a regex tries them left to right); (its index, its end)."""
+    import regex
+
+    for k, alternative in enumerate(top_alternatives(pattern)):
+        m = regex.compile(alternative).match(text, a, end)
+        if m is not None:
+            return k, m.end()
+    return None
+
+
+def reference_alternatives(text: str, pattern: str, starts, ends) -> list[int]:
+    """Each chunk's alternative by `first_alternative`: in the whole text if it ends the chunk,
+    else in the text cut at the chunk's end, else -1."""
+    out = []
+    for a, b in zip(starts.tolist(), ends.tolist()):
+        k = -1
+        for end in (len(text), b):
+            found = first_alternative(text, pattern, a, end)
+            if found is not None and found[1] == b:
+                k = found[0]
+                break
+        out.append(k)
+    return out
+
+
 @pytest.mark.parametrize("name", ["gpt2", "o200k_base", "tekken"])
-def test_a_tokenizers_chunks_are_explained_by_the_matches_with_their_spans(name, corpora, monkeypatch):
-    """Given a tokenizer's chunks (cut by special tokens too), each is explained by the whole
-    text's match with that very span, else by matching it alone: a slow reference (a dict of every
-    match's span) against the pass in step, in blocks of 7 chunks so that blocks end anywhere."""
+def test_a_tokenizers_chunks_are_explained_by_the_alternative_matching_at_their_start(name, corpora, monkeypatch):
+    """Given a tokenizer's chunks (cut by special tokens too), each is explained by the first
+    alternative that matches at its start (in blocks of 7 chunks, so that blocks end anywhere),
+    against the slow reference that compiles each alternative on its own."""
     from tokexplorer.core.analysis import pattern_parts
 
     monkeypatch.setattr(pattern_parts, "CHUNKS_AT_ONCE", 7)
     tok = get_builtin(name)
-    text = (corpora / "unicode" / "blns.txt").read_text("utf-8")[:6000] + " <|endoftext|>x  \n"
+    text = (corpora / "unicode" / "blns.txt").read_text("utf-8")[:3000] + " <|endoftext|>x  \n"
     starts, ends = tok.encode(text, allowed_special="all").chunk_arrays()
     got = explain_chunks(text, tok.split_pattern, starts, ends).alternatives.tolist()
-    wrapped = pattern_parts._wrapped(tok.split_pattern)
-    by_span = {m.span(): int(m.lastgroup[1:]) for m in wrapped.finditer(text) if m.end() > m.start()}
-    want = []
-    for a, b in zip(starts.tolist(), ends.tolist()):
-        alone = wrapped.match(text, a, b)
-        want.append(by_span.get((a, b), int(alone.lastgroup[1:]) if alone is not None and alone.end() == b else -1))
-    assert got == want and len(got) > 500
+    assert got == reference_alternatives(text, tok.split_pattern, starts, ends) and len(got) > 300
+    assert -1 not in got[:-4]  # (the special token's chunk is the one without)
+
+
+PIECES = ["the", " ", "  ", "\n", "\r\n", "'s", "'LL", "12345", "!!", "?\n\n", "naïve", "日本語", "👋🏽", "\t",
+          "<|endoftext|>", "x", "  \n ", "é"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(base=st.lists(st.sampled_from(PIECES), min_size=0, max_size=40),
+       edits=st.lists(st.tuples(st.integers(0, 10_000), st.integers(0, 6),
+                                st.lists(st.sampled_from(PIECES), max_size=3)), min_size=1, max_size=4),
+       name=st.sampled_from(["gpt2", "cl100k_base", "o200k_base", "qwen2.5", "tekken"]))
+def test_an_edited_texts_explanation_from_the_previous_one_equals_a_fresh_one(base, edits, name):
+    """Explaining an edited text from the explanation before the edit (only the chunks the edit
+    can have changed matched again) gives what explaining it afresh gives, edit after edit; the
+    tokenizer's chunks are cut by the special token it allows."""
+    from tokexplorer.core.analysis import pattern_parts
+
+    tok = get_builtin(name)
+    text = "".join(base)
+    previous = explain_chunks(text, tok.split_pattern, *tok.encode(text, allowed_special="all").chunk_arrays())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(pattern_parts, "CHUNKS_AT_ONCE", 5)  # blocks of chunks end anywhere
+        for at, removed, inserted in edits:
+            at = min(at, len(text))
+            text = text[:at] + "".join(inserted) + text[at + removed:]
+            arrays = tok.encode(text, allowed_special="all").chunk_arrays()
+            got = explain_chunks(text, tok.split_pattern, *arrays, previous=previous)
+            want = explain_chunks(text, tok.split_pattern, *arrays)
+            assert got.alternatives.tolist() == want.alternatives.tolist()
+            previous = got
+
+
+def test_an_edit_matches_only_the_chunks_near_it(monkeypatch):
+    """On a long text, an edit in the middle matches a few chunks again, not all of them."""
+    import regex
+
+    from tokexplorer.core.analysis import pattern_parts
+
+    text = "Hello world, how are you? 12345\n" * 2000
+    first = explain_chunks(text, GPT2_SPLIT_PATTERN)
+    edited = text[:30_000] + "XYZ" + text[30_000:]
+    calls = []
+
+    def counting(wrapped: regex.Pattern, text: str, a: int, b: int) -> int:
+        calls.append(a)
+        return alternative(wrapped, text, a, b)
+
+    alternative = pattern_parts._alternative
+    monkeypatch.setattr(pattern_parts, "_alternative", counting)
+    got = explain_chunks(edited, GPT2_SPLIT_PATTERN, previous=first)
+    assert 0 < len(calls) < 10 and len(got.starts) > 15_000
+    assert got.alternatives.tolist() == explain_chunks(edited, GPT2_SPLIT_PATTERN).alternatives.tolist()
+    calls.clear()
+    explain_chunks(edited, GPT4_SPLIT_PATTERN, previous=first)  # another pattern: every chunk
+    assert len(calls) == len(split(edited, GPT4_SPLIT_PATTERN))

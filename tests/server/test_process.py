@@ -143,3 +143,35 @@ def test_a_server_started_early_is_the_one_the_window_takes():
             second.close()
     finally:
         first.close()
+
+
+def test_the_chunks_of_an_edited_text_are_explained_as_a_fresh_texts(server, corpora):
+    """`ChunksOf` after edits (the server starts from its last explanation of the document) gives
+    what explaining the edited text afresh gives."""
+    from tokexplorer.core.analysis.pattern_parts import explain_chunks
+    from tokexplorer.core.positions import utf16_len
+
+    process, answers, _ = server
+    tok = get_builtin("o200k_base")
+    text = (corpora / "en" / "tinyshakespeare.txt").read_text("utf-8")[:40_000]
+    rid = itertools.count(1)
+
+    def ask(request):
+        process.send(p.Call(next(rid), request))
+        return answers.get(timeout=60).value
+
+    edits = [None, (20_000, 3, "  naïve 👋🏽\n"), (100, 0, "'LL 12345 "), (39_990, 10, "")]
+    for generation, edit in enumerate(edits, start=1):
+        if edit is None:
+            delta = p.TextDelta(text, None, generation, utf16_len(text))
+        else:
+            at, removed, inserted = edit
+            delta = p.TextDelta(None, [(utf16_len(text[:at]), utf16_len(text[at:at + removed]), inserted)],
+                                generation, 0)
+            text = text[:at] + inserted + text[at + removed:]
+            delta = delta._replace(length16=utf16_len(text))
+        assert isinstance(ask(p.Tokenize(1, generation, "o200k_base", "none", delta)), p.TokensChanged)
+        spans = ask(p.ChunksOf(1, generation))
+        starts, ends = tok.encode(text, allowed_special="none").chunk_arrays()
+        assert spans.starts.tolist() == starts.tolist() and spans.ends.tolist() == ends.tolist()
+        assert spans.alternatives.tolist() == explain_chunks(text, tok.split_pattern, starts, ends).alternatives.tolist()

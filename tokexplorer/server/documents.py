@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -22,6 +23,9 @@ from tokexplorer.core.token_colours import colour_indices, update_colours
 from tokexplorer.core.tokenizer import SpecialFinder, Tokenizer, TokexplorerError
 from tokexplorer.server.columns import POSITION, REFUSED, TokenColumns, shared, splice_column
 from tokexplorer.server.protocol import Failed, OutOfStep, Tokenize, TokensChanged
+
+if TYPE_CHECKING:
+    from tokexplorer.core.analysis.pattern_parts import ExplainedChunks
 
 # The special-token policies the window offers -> allowed_special for the core.
 POLICIES: dict[str, object] = {"refuse": None, "all": "all", "none": "none"}
@@ -289,6 +293,8 @@ class Document:
         self._tokenized: str | None = None  # the text of the last answer (the encoder's, uncleaned)
         self._crlf = 0  # "\r\n" in the text (a count of a 1 MB text took 1.4 ms a keystroke)
         self._edit: tuple[int, int, str] | None = None  # the one small edit since the last answer
+        # the last answer to `ChunksOf` (handlers), which the next one starts from
+        self.explained: "ExplainedChunks | None" = None
 
     def apply(self, request: Tokenize) -> bool:
         """Apply a request's edits to the text; False if the copy is out of step (the window must

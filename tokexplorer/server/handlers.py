@@ -85,7 +85,10 @@ def _(request: p.ChunksOf, server, progress):
     pattern = document.tokenizer.split_pattern or ""
     text = document.encoding.text
     starts, ends = arrays
-    explained = explain_chunks(text, pattern, starts, ends) if pattern else None
+    explained = None
+    if pattern:  # from the last explanation: only the chunks an edit can have changed are matched
+        explained = explain_chunks(text, pattern, starts, ends, previous=document.explained)
+        document.explained = explained
     alternatives = explained.alternatives if explained else np.full(len(starts), -1, dtype=np.int64)
     differs = None
     if request.compare is not None:

@@ -49,7 +49,7 @@ MAX_WINDOW_CHUNKS = 10_000
 SPLIT_PIECE = 1 << 16
 
 # Reverse match from a position: the run of whitespace that ends there.
-_WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
+WS_RUN_BEFORE = regex.compile(r"\s*", flags=regex.REVERSE)
 
 
 class RegexRule:
@@ -149,7 +149,7 @@ class RegexRule:
         # nothing the edit changed: they stay, and the split restarts at the last such end.
         longest = self._reach(allowed)
         q = max(p - longest, 0)
-        bound = min(q - LOOKAHEAD - 1, _WS_RUN_BEFORE.match(old, 0, q).start())
+        bound = min(q - LOOKAHEAD - 1, WS_RUN_BEFORE.match(old, 0, q).start())
         k = int(np.searchsorted(ce, bound, side="right"))  # chunks [0, k) are kept
         a = int(ce[k - 1]) if k else 0
         edit_end = p + len(inserted)  # new[edit_end:] == old[p + removed:]
