@@ -5,7 +5,7 @@ logical pixels, and the last tool bar's last button (Dark Theme) went behind the
 from __future__ import annotations
 
 from PySide6.QtGui import QAction, QFont
-from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidgetAction
+from PySide6.QtWidgets import QApplication, QMenu, QToolBar, QToolButton, QWidget, QWidgetAction
 
 
 def extension_buttons(bar: QToolBar) -> list[QToolButton]:
@@ -109,3 +109,20 @@ def test_every_tool_bar_button_is_in_a_menu_too(window):
     assert {a.text() for a in buttons} >= {"Explore", "Chat", "&Compare Tokenizers", "Show &Whitespace"}
     assert [a.text() for a in buttons if a not in in_menus] == []
     assert window.dark_action in in_menus
+
+
+def test_the_status_bars_counts_do_not_arrange_the_tool_bars(window, qtbot, monkeypatch):
+    """The counts change at every keystroke and ask the window for a layout: the bars' rows stay
+    as they are without being worked out again; a bar's controls changing width does arrange them."""
+    from tokexplorer.gui.widgets.tool_bar_rows import ToolBarRows
+
+    arranged = []
+    arrange = ToolBarRows.arrange
+    monkeypatch.setattr(ToolBarRows, "arrange", lambda self: (arranged.append(1), arrange(self))[1])
+    counts = window.findChild(QWidget, "counts")
+    for n in range(5):
+        counts.set_forms([f"{10 ** (n + 3):,} tokens · {n} characters", f"{n} tokens"])
+        QApplication.processEvents()
+    assert arranged == []
+    window.tokenizer_box.setMinimumWidth(window.tokenizer_box.width() + 40)  # the bar grows
+    qtbot.waitUntil(lambda: len(arranged) > 0)
