@@ -30,6 +30,15 @@ the same edits, November 2026):
   lives, so RSS can grow beyond the heap in use (+92 to +127 MB over 10,000 edits when the window
   tokenized in process, heap in use +26 to +34 MB). Tokenizing now runs in the server, whose RSS
   is read beside the window's, after a collection and a trim too (`Ping(settle=True)`).
+- subtle: glibc gives each thread that allocates an arena of its own, and keeps what is freed at
+  the top of a thread's arena resident through malloc_trim, up to its trim threshold, which it
+  raises to twice the largest mapped chunk freed so far (at most 64 MB an arena): a thread that
+  freed 40 MB of 2 MB blocks after a 24 MB one had been freed kept all 40 resident after the
+  trim. The server's threads (a document's, two for queries, a split beside a long encode) each
+  reach their arena's high-water mark at their own time, so its RSS rises by steps its heap in
+  use does not show: replaying a recorded 3,000-edit soak's requests, the server's resident
+  memory outside its heap in use and Python's arenas went from 35 to 102 MB by the first reading
+  and stayed there, while the arenas' size grew from 507 to 725 MB, mostly free.
 - The window's RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
   readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
   little; a leak shows in the heap in use first.
