@@ -32,6 +32,7 @@ from tokexplorer.gui.editor.banner import Banner
 from tokexplorer.gui.panels.chunks import ChunkView
 from tokexplorer.gui.widgets.colours import application_palette
 from tokexplorer.gui.widgets.dialogs import Dialogs, display_name
+from tokexplorer.gui.widgets.layout_fence import LayoutFence
 from tokexplorer.gui.widgets.tool_bar_rows import ToolBarRows
 from tokexplorer.gui.widgets.lazy_view import LazyView
 from tokexplorer.gui.services.documents import Documents
@@ -265,7 +266,7 @@ class MainWindow(QMainWindow):
         sb.addPermanentWidget(self.busy_label)
         self.selection_counts = SelectionCountsLabel(self.state)
         sb.addPermanentWidget(self.selection_counts)
-        sb.addPermanentWidget(self.counts_label)
+        sb.addPermanentWidget(LayoutFence(self.counts_label))  # its text changes at every keystroke
 
     def _create_docks(self) -> None:
         # name -> how to bring it to the front (`show_view`, `tokexplorer --view NAME`): a dock,
