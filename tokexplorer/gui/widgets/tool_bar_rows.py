@@ -14,6 +14,7 @@ order and area, and changes nothing in a bar.
 
 from __future__ import annotations
 
+import shiboken6
 from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtWidgets import QMainWindow, QToolBar, QToolButton, QWidget
 
@@ -89,6 +90,8 @@ class ToolBarRows(QObject):
         # again changes nothing the second time).
         # subtle: not at each layout request of the window: the status bar's counts ask for one at
         # every keystroke, and arranging then cost 0.2 ms of it (1.2 times a key).
+        if not shiboken6.isValid(self.window):
+            return False  # the window is being destroyed: its bars go after it
         kind = event.type()
         if watched is self.window:
             if kind == QEvent.Type.ChildPolished:  # (a new bar, once made: at ChildAdded it is half made)
