@@ -5,9 +5,9 @@ A split pattern is a list of alternatives tried left to right at each position (
 ...`). `top_alternatives` cuts a pattern at its top-level bars (not inside groups or classes);
 `explain_chunks` wraps each alternative in a named group of its own, which matches exactly what
 the bare alternative did, and reads back which group matched at each chunk's start; given the
-explanation of the text before an edit, it matches again only the chunks the edit can have changed. The alternatives of the known
-patterns (the original GPT-2 pattern of OpenAI's `encoder.py`, tiktoken's r50k/GPT-2, cl100k,
-o200k) have names ("letters", "numbers", ...); any other pattern's are "alternative n".
+explanation of the text before an edit, it matches again only the chunks the edit can have
+changed. The alternatives of the known patterns (the original GPT-2 pattern of OpenAI's
+`encoder.py`, tiktoken's r50k/GPT-2, cl100k, o200k) have names ("letters", "numbers", ...); any other pattern's are "alternative n".
 `compare_splits` marks the chunks of one pattern that another pattern does not make.
 
 On GPT-2's two patterns: tiktoken's r50k pattern is `encoder.py`'s rewritten for speed

@@ -56,15 +56,13 @@ class ToolBarRows(QObject):
     def __init__(self, window: QMainWindow, wrapping: dict[QToolBar, QWidget]):
         super().__init__(window)
         self.window, self.wrapping = window, wrapping
-        self._watched: set[QToolBar] = set()
         window.installEventFilter(self)
         self._watch_bars()
 
     def _watch_bars(self) -> None:
+        """Hear the events of each of the window's bars (installing twice is installing once)."""
         for bar in self.window.findChildren(QToolBar, options=Qt.FindChildOption.FindDirectChildrenOnly):
-            if bar not in self._watched:
-                self._watched.add(bar)
-                bar.installEventFilter(self)
+            bar.installEventFilter(self)
 
     def bars(self) -> list[QToolBar]:
         """The shown bars of the top area, in their order (row by row, left to right)."""
