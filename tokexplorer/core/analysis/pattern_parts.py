@@ -7,7 +7,8 @@ A split pattern is a list of alternatives tried left to right at each position (
 the bare alternative did, and reads back which group matched at each chunk's start; given the
 explanation of the text before an edit, it matches again only the chunks the edit can have
 changed. The alternatives of the known patterns (the original GPT-2 pattern of OpenAI's
-`encoder.py`, tiktoken's r50k/GPT-2, cl100k, o200k) have names ("letters", "numbers", ...); any other pattern's are "alternative n".
+`encoder.py`, tiktoken's r50k/GPT-2, cl100k, o200k) have names ("letters", "numbers", ...); any
+other pattern's are "alternative n".
 `compare_splits` marks the chunks of one pattern that another pattern does not make.
 
 On GPT-2's two patterns: tiktoken's r50k pattern is `encoder.py`'s rewritten for speed
