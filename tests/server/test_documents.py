@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import example, given, strategies as st
 
 from tokexplorer.core.positions import editor_prefix, utf16_len
 from tokexplorer.core.registry import get_builtin
@@ -163,6 +163,36 @@ def test_a_keystroke_in_a_book_sends_a_few_tokens(corpora, monkeypatch):
     assert 1 <= len(answer.new) <= 40 and answer.removed <= 40  # a few tokens around the edit
     assert answer.shift == (1, 1, 1)
     check_fresh(result, session.tok, session.text, "refuse")
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-sp"])
+def test_edits_after_crlf_lines_and_emoji_are_placed_in_editor_units(name):
+    """A new token's editor position is counted from the text before it: one unit more per
+    astral character, one less per "\\r\\n" (counted from whichever end of the text is nearer)."""
+    session = Session(name, policy="none")
+    session.open("".join(f"line {i} 👋🏽 naïve\r\n" if i % 3 else f"line {i}\n" for i in range(300)))
+    n = len(session.text)
+    crlf = [session.text.find("\r\n", a) for a in (n // 4, 3 * n // 4)]  # a line break in each half
+    for at, removed, inserted in [(n // 5, 0, "x"), (4 * n // 5, 3, "y\r\n😀"), (n // 2, 0, "\r"),
+                                  (n // 2 + 1, 0, "\n"), (n - 2, 0, "z"), (10, 1, ""),
+                                  *((k + d, 0, "w") for k in crlf for d in (1, 2, 3))]:
+        answer, result = session.edit(at, removed, inserted)
+        assert answer.removed is not None and answer.first > 0  # only the tokens around the edit were sent
+        check_columns(session)
+    check_fresh(result, session.tok, session.text, "none")
+
+
+@given(text=texts(40))
+@example(text="ab\r\ncd\r\n")  # (a pair in each half)
+@example(text="😀\r\n👋🏽a\r\r\n\n😀\r\n")
+def test_a_code_points_editor_position_is_the_whole_texts(text):
+    """`Document.position16` (a search and a count from the nearer end) against the editor's
+    positions of every code point, found by a pass over the whole text."""
+    session = Session("gpt2")
+    session.open(text)
+    prefix = editor_prefix(text, [])
+    want = list(range(len(text) + 1)) if prefix is None else (np.arange(len(text) + 1) + prefix).tolist()
+    assert [session.server.position16(p) for p in range(len(text) + 1)] == want
 
 
 POSITIONS = ("starts", "ends", "starts16", "ends16", "byte_starts", "byte_ends")

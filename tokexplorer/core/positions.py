@@ -28,6 +28,7 @@ conversions are one contract between the editor and the core, tested together.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 from typing import Callable
@@ -242,11 +243,22 @@ class TextMirror:
         """The code point at UTF-16 position `position16`: one unit less per astral character before."""
         return position16 - int(self._astral16.searchsorted(position16)) if len(self._astral16) else position16
 
+    def utf16_position(self, p: int) -> int:
+        """The UTF-16 position of code point `p`: one unit more per astral character before it
+        (a search, as `_code_point`'s).
+
+        >>> TextMirror("a😀b😀c").utf16_position(4)
+        6
+        """
+        astral = self._astral16  # the k-th astral character is code point astral[k] - k
+        return p + bisect.bisect_left(range(len(astral)), p, key=lambda k: int(astral[k]) - k)
+
     def apply(self, position16: int, removed16: int, inserted: str) -> tuple[int, int]:
         """Replace removed16 UTF-16 units at position16 by `inserted`; returns the edit in code
         points: (start, characters removed)."""
         start, end = self._code_point(position16), self._code_point(position16 + removed16)
-        self.text = self.text[:start] + inserted + self.text[end:]
+        text = self.text  # (joined: one copy of the text fewer than `+` makes)
+        self.text = "".join((text[:start], inserted, text[end:]))
         new = astral_units(inserted)
         added16 = len(inserted) + len(new)
         old = self._astral16

@@ -1,6 +1,6 @@
 """The server's side of an open document: its text (kept up to date from the window's edits), its
-incremental encoder, and the UTF-16 starts of the tokens the window holds, from which the next
-answer's delta is counted.
+incremental encoder, and how many tokens the window holds, against which the next answer's delta
+is counted.
 
 `Retokenizer` re-encodes only around an edit (`core.incremental.IncrementalEncoder`) and splices
 the colours likewise; `Document.tokenize` turns its result into the columns the editor shows
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -21,7 +21,7 @@ from tokexplorer.core.positions import TextMirror, code_points, editor_positions
 from tokexplorer.core.streaming import whole_text_refusal
 from tokexplorer.core.token_colours import colour_indices, update_colours
 from tokexplorer.core.tokenizer import SpecialFinder, Tokenizer, TokexplorerError
-from tokexplorer.server.columns import POSITION, REFUSED, TokenColumns, shared, splice_column
+from tokexplorer.server.columns import POSITION, REFUSED, TokenColumns, shared
 from tokexplorer.server.protocol import Failed, OutOfStep, Tokenize, TokensChanged
 
 if TYPE_CHECKING:
@@ -208,19 +208,20 @@ def editor_marks(encoding: Encoding, soft: np.ndarray) -> tuple[np.ndarray, np.n
     return dropped16.reshape(-1, 2), soft16
 
 
-def edited_columns(count: int, starts16: np.ndarray, encoding: Encoding, colours: np.ndarray,
+def edited_columns(count: int, position16: Callable[[int], int], encoding: Encoding, colours: np.ndarray,
                    changed: tuple[int, int], refused: tuple[tuple[int, int], ...], reach: int = 0
                    ) -> tuple[int, int, TokenColumns] | None:
     """(first, removed, new): the columns of the tokens an edit replaced among the `count` the
-    window holds (whose UTF-16 starts are `starts16`), made for those tokens only (a keystroke in
-    a book: a few dozen tokens, not 300,000); None if the edit's tokens are not all among them.
+    window holds, made for those tokens only (a keystroke in a book: a few dozen tokens, not
+    300,000); None if the edit's tokens are not all among them. `position16` gives a code point's
+    position in the editor's units.
 
     Tokens ending before the changed code-point range are the old ones, and tokens starting after
     it are the old ones moved by the edit (the incremental encoder's promise), except for a
     REFUSED flag: a special token the policy refuses is found again (or lost) up to `reach` code
     points around the changed range, so those tokens are made too. A new token's UTF-16 span is
-    counted from the start of the token before it, which the window already holds: only the text
-    between them is read. For a text without soft breaks (the caller's condition).
+    counted from the start of the token before it (found by `position16`): only the text between
+    them is read. For a text without soft breaks (the caller's condition).
     """
     n_new = len(encoding)
     starts, ends = encoding.starts, encoding.ends
@@ -230,7 +231,8 @@ def edited_columns(count: int, starts16: np.ndarray, encoding: Encoding, colours
     if count - tail < first:
         return None
     mid_starts, mid_ends = starts[first:stop], ends[first:stop]
-    anchor, anchor16 = (int(starts[first - 1]), int(starts16[first - 1])) if first else (0, 0)
+    anchor = int(starts[first - 1]) if first else 0
+    anchor16 = position16(anchor) if first else 0
     mid_starts16, mid_ends16 = _utf16_from(encoding.text, anchor, anchor16, mid_starts, mid_ends)
     flags = np.array(encoding.flags[first:stop], dtype=np.uint8)
     for s, e in refused:
@@ -280,10 +282,8 @@ class Document:
         self.doc = doc
         self.mirror = TextMirror()
         self.retokenizer = Retokenizer()
-        self._starts16: np.ndarray | None = None  # UTF-16 starts of the tokens the window holds
-        # (first, removed, new starts, shift): the last answer's splice of _starts16, made once the
-        # answer is on its way (`settle`): 0.8 ms a keystroke on a book, out of the keystroke's path
-        self._starts16_splice: tuple | None = None
+        # how many tokens the window holds (None: it holds none, or the next answer sends every one)
+        self._held: int | None = None
         self.encoding: Encoding | None = None  # of the last answer
         self.tokenizer: Tokenizer | None = None
         self.generation = 0  # of the last answer
@@ -305,7 +305,7 @@ class Document:
             if delta.text is not None:
                 self.mirror.reset(delta.text)
                 self._crlf = delta.text.count("\r\n")
-                self._starts16, self._starts16_splice = None, None  # a whole text: the window starts afresh too
+                self._held = None  # a whole text: the window starts afresh too
             else:
                 for position, removed, inserted in delta.edits:
                     old = self.mirror.text
@@ -354,21 +354,21 @@ class Document:
         key = (request.tokenizer, request.policy)  # ("refuse" and "none" encode alike, but flag apart)
         # subtle: soft breaks (a long line's pieces) may move tokens after the edit by other than
         # the shift: then every column is sent
-        held = self.settle()
+        held = self._held
         local = (held is not None and changed is not None and not len(soft) and not self._soft
                  and key == self._key)
         # (a refused special token found or lost near the edit flags tokens up to its length away)
         reach = self.retokenizer.finder(tok).longest if request.policy == "refuse" else 0
-        edited = edited_columns(len(held), held, encoding, colours, changed, refused, reach) if local else None
+        edited = (edited_columns(held, self.position16, encoding, colours, changed, refused, reach)
+                  if local else None)
         if edited is not None:  # only the tokens around the edit were made
             first, removed, new = edited
-            base = len(held)
-            self._starts16_splice = (first, removed, new.starts16, shift[1])
+            base = held
             dropped16, soft16 = editor_marks(encoding, soft)
         else:  # a new text, tokenizer or policy: every token
             new, dropped16, soft16 = token_columns(encoding, colours, soft, refused)
             first, removed, base = 0, None, -1
-            self._starts16 = new.starts16
+        self._held = len(encoding)
         self.encoding, self.tokenizer = encoding, tok
         self.generation, self._lengths, self._soft, self._key = request.generation, lengths, len(soft), key
         return TokensChanged(
@@ -379,18 +379,18 @@ class Document:
             n_bytes=encoding.n_bytes, seconds=time.perf_counter() - t0,
             has_chunks=encoding.has_chunk_split)
 
-    def settle(self) -> np.ndarray | None:
-        """Make the splice the last answer left for later (the server calls it once the answer is
-        sent); the UTF-16 starts of the tokens the window holds, or None."""
-        if self._starts16_splice is not None:
-            first, removed, starts16, shift = self._starts16_splice
-            self._starts16 = splice_column(self._starts16, first, removed, starts16, shift)
-            self._starts16_splice = None
-        return self._starts16
+    def position16(self, p: int) -> int:
+        """Code point `p` of the text as the editor's position in a text without soft breaks:
+        one UTF-16 unit more per astral character before it, one less per "\r\n" (counted from
+        the nearer end of the text)."""
+        text, pairs = self.mirror.text, 0
+        if self._crlf:
+            pairs = self._crlf - text.count("\r\n", p) if 2 * p > len(text) else text.count("\r\n", 0, p + 1)
+        return self.mirror.utf16_position(p) - pairs
 
     def forget(self) -> None:
         """The window dropped its tokens (a failure): the next answer sends every token."""
-        self._starts16, self._starts16_splice = None, None
+        self._held = None
         self._tokenized = None
 
     def out_of_step(self, request: Tokenize) -> OutOfStep:

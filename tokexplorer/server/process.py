@@ -132,7 +132,6 @@ class Server:
                 answer = p.Failed(doc, request.generation, str(error))
             document.forget()  # the next answer starts afresh
         self.send(p.Answer(call.rid, answer))
-        document.settle()
 
     # --- other requests ------------------------------------------------------------------
 
