@@ -380,7 +380,7 @@ class Document:
             has_chunks=encoding.has_chunk_split)
 
     def position16(self, p: int) -> int:
-        """Code point `p` of the text as the editor's position in a text without soft breaks:
+        r"""Code point `p` of the text as the editor's position in a text without soft breaks:
         one UTF-16 unit more per astral character before it, one less per "\r\n" (counted from
         the nearer end of the text)."""
         text, pairs = self.mirror.text, 0
