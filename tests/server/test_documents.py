@@ -4,6 +4,8 @@ UTF-16 spans, flags, colours, bytes), and each answer carries only what changed.
 
 from __future__ import annotations
 
+import random
+
 import numpy as np
 import pytest
 from hypothesis import example, given, strategies as st
@@ -182,17 +184,38 @@ def test_edits_after_crlf_lines_and_emoji_are_placed_in_editor_units(name):
     check_fresh(result, session.tok, session.text, "none")
 
 
-@given(text=texts(40))
-@example(text="ab\r\ncd\r\n")  # (a pair in each half)
-@example(text="😀\r\n👋🏽a\r\r\n\n😀\r\n")
-def test_a_code_points_editor_position_is_the_whole_texts(text):
-    """`Document.position16` (a search and a count from the nearer end) against the editor's
-    positions of every code point, found by a pass over the whole text."""
+def editor_positions_of(text: str) -> list[int]:
+    prefix = editor_prefix(text, [])
+    return list(range(len(text) + 1)) if prefix is None else (np.arange(len(text) + 1) + prefix).tolist()
+
+
+@given(text=texts(40), order=st.randoms(use_true_random=False),
+       edit=st.tuples(st.floats(0, 1), st.integers(0, 3), st.sampled_from(["", "\r", "\n", "\r\n", "a😀"])))
+@example(text="ab\r\ncd\r\n", order=random.Random(0), edit=(0.0, 0, ""))  # (a pair in each half)
+@example(text="😀\r\n👋🏽a\r\r\n\n😀\r\n", order=random.Random(1), edit=(0.5, 1, "\r\n"))
+def test_a_code_points_editor_position_is_the_whole_texts(text, order, edit):
+    """`Document.position16` (a search, and a count from the last position counted or the nearer
+    end) against the editor's positions of every code point, found by a pass over the whole
+    text, asked in any order, before and after an edit."""
     session = Session("gpt2")
     session.open(text)
-    prefix = editor_prefix(text, [])
-    want = list(range(len(text) + 1)) if prefix is None else (np.arange(len(text) + 1) + prefix).tolist()
-    assert [session.server.position16(p) for p in range(len(text) + 1)] == want
+    for _ in range(2):
+        points = list(range(len(session.text) + 1))
+        order.shuffle(points)
+        want = editor_positions_of(session.text)
+        assert [session.server.position16(p) for p in points] == [want[p] for p in points]
+        where, removed, inserted = edit
+        session.edit(int(where * len(session.text)), removed, inserted)
+
+
+def test_an_edit_at_the_last_position_counted_counts_again():
+    """Deleting the "\n" of a "\r\n" at the code point `position16` last counted from: the pair
+    before it is gone, so the count from there is stale."""
+    session = Session("gpt2")
+    session.open("ab\r\ncd\r\nef")
+    assert session.server.position16(3) == 2  # (the "\n" is where its "\r" is)
+    session.edit(3, 1, "")
+    assert [session.server.position16(p) for p in range(len(session.text) + 1)] == editor_positions_of(session.text)
 
 
 POSITIONS = ("starts", "ends", "starts16", "ends16", "byte_starts", "byte_ends")
