@@ -80,14 +80,16 @@ def drawn_colour(index: int) -> int:
     return (index + N_COLOURS // 2) % N_COLOURS if index >= N_COLOURS else index
 
 
-def update_colours(old: np.ndarray, ids: np.ndarray | list[int], first: int, stop: int) -> tuple[np.ndarray, int, int]:
+def update_colours(old: np.ndarray, ids: np.ndarray | list[int], first: int, stop: int,
+                   empty=np.empty) -> tuple[np.ndarray, int, int]:
     """The colours of `ids` after an edit, recomputing only near it; also the range of tokens
     recomputed (every colour outside it is the old one).
 
     `old` are the colours before the edit; tokens before `first` are unchanged and every token from
     `stop` on equals old token i - (len(ids) - len(old)). Recomputing starts at a token that began a
     shade run (so its colour cannot depend on what came before) and stops once a recomputed colour
-    equals the old one past the edit: everything after that follows identically.
+    equals the old one past the edit: everything after that follows identically. The new colours
+    are written into `empty(n, dtype)` (an encoder's recycled arrays, `core.incremental.recycler`).
 
     >>> ids = [5, 5, 5, 7, 8, 9]
     >>> new = ids[:1] + [3] + ids[1:]
@@ -103,8 +105,8 @@ def update_colours(old: np.ndarray, ids: np.ndarray | list[int], first: int, sto
     while True:
         end = min(end, len(ids))
         mid = colour_indices(np.asarray(ids[start:end], dtype=np.int64))
-        if end == len(ids):
-            return np.concatenate([old[:start], mid]), start, end
-        if end > stop and mid[-1] == old[end - 1 - shift]:
-            return np.concatenate([old[:start], mid, old[end - shift:]]), start, end
+        if end == len(ids) or (end > stop and mid[-1] == old[end - 1 - shift]):
+            out = empty(len(ids), dtype=np.uint8)
+            out[:start], out[start:end], out[end:] = old[:start], mid, old[end - shift:]
+            return out, start, end
         end = stop + 2 * (end - stop)

@@ -17,6 +17,7 @@ import numpy as np
 
 from tokexplorer.core.encoding import Encoding
 from tokexplorer.core.incremental.encoder import IncrementalEncoder
+from tokexplorer.core.incremental.recycler import Recycler
 from tokexplorer.core.positions import TextMirror, code_points, editor_positions
 from tokexplorer.core.streaming import whole_text_refusal
 from tokexplorer.core.token_colours import colour_indices, update_colours
@@ -51,6 +52,7 @@ class Retokenizer:
         self._encoder: IncrementalEncoder | None = None
         self._policy = ""
         self._colours = np.zeros(0, dtype=np.uint8)
+        self._recycler = Recycler()  # for the colours, as the encoder's for its columns
         # (tokenizer, policy) -> (its encoder, its colours): the ones switched away from, oldest first
         self._parked: dict[tuple[int, str], tuple[IncrementalEncoder, np.ndarray]] = {}
         self._spans: tuple[tuple[int, int], ...] | None = None  # special-token spans of the last text
@@ -126,6 +128,7 @@ class Retokenizer:
     def _park(self, encoder: IncrementalEncoder, policy: str, colours: np.ndarray) -> None:
         if len(encoder.encoding) > PARKED_TOKENS:
             return  # (a long text's tokens take hundreds of MB: encoded again if wanted)
+        encoder.drop_spares()
         self._parked[(id(encoder.tokenizer), policy)] = (encoder, colours)
         while len(self._parked) > PARKED:
             del self._parked[next(iter(self._parked))]
@@ -138,7 +141,7 @@ class Retokenizer:
             encoding, changed = encoder.edit(*edit, new_text=text if encoder.encoding.text is self._text else None)
         first = int(np.searchsorted(encoding.ends, changed[0], side="right"))
         stop = max(first, int(np.searchsorted(encoding.starts, changed[1], side="left")))
-        self._colours, lo, hi = update_colours(self._colours, encoding.id_array, first, stop)
+        self._colours, lo, hi = update_colours(self._colours, encoding.id_array, first, stop, self._recycler.empty)
         if hi > lo:  # a recoloured neighbour counts as changed too
             changed = (min(changed[0], int(encoding.starts[lo])), max(changed[1], int(encoding.ends[hi - 1])))
         return encoding, self._colours, changed

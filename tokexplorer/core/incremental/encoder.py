@@ -10,7 +10,8 @@ per-token arrays.
 The window comes from a locality rule, each used only where it is provably exact and chosen from
 what the tokenizer declares (`rules`): the regex split (`regex_rule`), DeepSeek's tokenizer.json
 splits (`splits_rule`), SentencePiece BPE's lines (`line_rule`); the arrays are spliced in
-`splice`. Any other tokenizer is re-encoded whole on every edit: correct, not fast.
+`splice`, into arrays the encoder's edits made before and nothing holds any more (`recycler`).
+Any other tokenizer is re-encoded whole on every edit: correct, not fast.
 
 This module holds the encoder and the text diff only. Positions are code points (convert Qt's
 UTF-16 positions first, or use `update`). Not thread-safe: one worker owns an encoder.
@@ -23,6 +24,7 @@ import weakref
 from concurrent.futures import Future
 
 from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.incremental.recycler import Recycler
 from tokexplorer.core.incremental.regex_rule import LOCAL_PATTERNS, MINBPE_GPT2_PATTERN, MINBPE_GPT4_PATTERN
 from tokexplorer.core.incremental.rules import local_rule
 from tokexplorer.core.incremental.splice import changed_tokens
@@ -62,6 +64,7 @@ class IncrementalEncoder:
         self._specials = tokenizer.special_tokens
         self._longest_special = max(map(len, self._specials), default=1)
         self._local = local_rule(tokenizer)
+        self._recycler = Recycler()  # the arrays of the edits' Encodings, made once (`recycler`)
         self._state = self._full(text)
 
     @property
@@ -113,13 +116,18 @@ class IncrementalEncoder:
         allowed = self._check_policy(new, start, start + len(inserted))
         result = None
         if self._local is not None:
-            result = self._local.edit(self._state, start, removed, inserted, new, allowed)
+            result = self._local.edit(self._state, start, removed, inserted, new, allowed, self._recycler)
         if result is None:  # no locality rule, or the window could not be proved exact
             state = self._full(new)
             changed = changed_tokens(self._state.enc, state.enc, start, start + len(inserted))
             result = state, changed
         self._state = result[0]
         return result[0].enc, result[1]
+
+    def drop_spares(self) -> None:
+        """Let go of the arrays kept for the next edits that the Encoding does not use (for an
+        encoder kept aside while another one is edited); the next edits make them again."""
+        self._recycler.clear()
 
     def update(self, text: str) -> tuple[Encoding, Changed]:
         """Make `text` the current text, as the one edit that keeps the common prefix and suffix.

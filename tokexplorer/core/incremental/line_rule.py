@@ -18,6 +18,7 @@ import regex
 
 from tokexplorer.core.backends.sentencepiece_family import SPACE_MARK
 from tokexplorer.core.encoding import Encoding
+from tokexplorer.core.incremental.recycler import Recycler
 from tokexplorer.core.incremental.splice import Window, splice
 from tokexplorer.core.incremental.state import State, next_special
 from tokexplorer.core.tokenizer import Tokenizer
@@ -53,7 +54,8 @@ class LineRule:
         enc.starts, enc.ends, enc.flags  # noqa: B018 (computed once, spliced after)
         return State(enc)
 
-    def edit(self, state: State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
+    def edit(self, state: State, p: int, removed: int, inserted: str, new: str, allowed: set[str],
+             recycler: Recycler | None = None):
         enc = state.enc
         # subtle: text spelling the space mark '▁' does not survive as itself (its piece stands for
         # a space), so the backend takes that whole part's offsets from the model, which differ
@@ -115,7 +117,7 @@ class LineRule:
         )
         new_enc, changed = splice(
             enc, t0, t1, win, new, byte_w0, offset - byte_w0 - old_bytes, (p, p + len(inserted)),
-            self._bytes_of,
+            self._bytes_of, recycler=recycler,
         )
         return State(new_enc), changed
 

@@ -21,6 +21,7 @@ import regex
 
 from tokexplorer.core.backends.normalization import nfc_stable_window
 from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds, running_bounds
+from tokexplorer.core.incremental.recycler import Recycler
 from tokexplorer.core.incremental.splice import Window, splice, spliced
 from tokexplorer.core.incremental.state import (Abandoned, NotLocal, PendingChunks, State, first_token,
                                                 next_special)
@@ -133,7 +134,8 @@ class RegexRule:
                 at += len(special)
             pos = at
 
-    def edit(self, state: State, p: int, removed: int, inserted: str, new: str, allowed: set[str]):
+    def edit(self, state: State, p: int, removed: int, inserted: str, new: str, allowed: set[str],
+             recycler: Recycler | None = None):
         if state.chunk_bounds is None:
             return None
         enc, ce = state.enc, state.chunk_ends
@@ -186,9 +188,11 @@ class RegexRule:
         win = Window(a, b, TokenIds(id_array), token_bytes, byte_ends - lengths, byte_ends, special_mask, None)
 
         # The window's chunks run from bounds[k] to where old chunk j now starts (or the end).
-        bounds = spliced(state.chunk_bounds, k, j, np.array([w[0] for w in window], dtype=np.int64), delta)
+        bounds = spliced(state.chunk_bounds, k, j, np.array([w[0] for w in window], dtype=np.int64), delta,
+                         recycler)
         new_enc, changed = splice(
-            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (bounds[:-1], bounds[1:])
+            enc, t0, t1, win, new, byte_a, byte_delta, (p, edit_end), self._bytes_of, (bounds[:-1], bounds[1:]),
+            recycler,
         )
         return State(new_enc, bounds), changed
 

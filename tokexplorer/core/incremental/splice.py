@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from tokexplorer.core.encoding import Encoding, LazyTokenBytes, TokenIds
+from tokexplorer.core.incremental.recycler import Recycler
 from tokexplorer.core.incremental.state import Changed
 
 
@@ -33,13 +34,16 @@ class Window:
 def splice(
     enc: Encoding, t0: int, t1: int, win: Window, new_text: str, byte_start: int, byte_delta: int,
     edit: tuple[int, int], bytes_of: Callable[[list[int]], list[bytes]], chunk_spans=None,
+    recycler: Recycler | None = None,
 ) -> tuple[Encoding, Changed]:
     """The new Encoding: old tokens [0, t0), the window's, old tokens [t1, n) shifted; and the
     code-point range whose tokens changed.
 
     `byte_start` is where the window starts in the text's UTF-8 (the same in old and new text);
-    `edit` is (start, end of the inserted text) in code points of the new text.
+    `edit` is (start, end of the inserted text) in code points of the new text; the new columns
+    are `recycler`'s arrays, if one is given.
     """
+    empty = np.empty if recycler is None else recycler.empty
     delta = len(new_text) - len(enc.text)
     # The window's own Encoding gives its spans and flags: it starts and ends on character
     # boundaries, so they are the whole text's, shifted by the window start.
@@ -52,7 +56,7 @@ def splice(
     n_tokens = len(enc.ids) - (t1 - t0) + len(win.ids)
 
     def join(old: np.ndarray, mid: np.ndarray, shift: int = 0) -> np.ndarray:
-        out = np.empty(n_tokens, dtype=old.dtype)
+        out = empty(n_tokens, dtype=old.dtype)
         out[:t0], out[t0:mid_end] = old[:t0], mid
         if shift:
             np.add(old[t1:], shift, out=out[mid_end:])
@@ -75,7 +79,7 @@ def splice(
     bounds = kept_bounds(enc.byte_bounds, t0, t1, win.byte_starts, win.byte_ends,
                           byte_start, byte_delta)
     if bounds is not None:  # one array for both ends
-        bounds = spliced(bounds, t0, t1, win.byte_starts, byte_delta)
+        bounds = spliced(bounds, t0, t1, win.byte_starts, byte_delta, recycler)
         byte_starts, byte_ends = bounds[:-1], bounds[1:]
     else:
         byte_starts = join(enc.byte_starts, win.byte_starts, byte_delta)
@@ -87,7 +91,7 @@ def splice(
         mid_starts, mid_ends = local.starts + win.start, local.ends + win.start
         char_bounds = kept_bounds(enc.span_bounds, t0, t1, mid_starts, mid_ends, win.start, delta)
         if char_bounds is not None:
-            char_bounds = spliced(char_bounds, t0, t1, mid_starts, delta)
+            char_bounds = spliced(char_bounds, t0, t1, mid_starts, delta, recycler)
             starts, ends = char_bounds[:-1], char_bounds[1:]
         else:
             starts, ends = join(enc.starts, mid_starts, delta), join(enc.ends, mid_ends, delta)
@@ -126,10 +130,12 @@ def kept_bounds(bounds: np.ndarray | None, t0: int, t1: int, starts: np.ndarray,
     return bounds if np.array_equal(starts[1:], ends[:-1]) else None
 
 
-def spliced(old: np.ndarray, i: int, j: int, mid: np.ndarray, shift: int) -> np.ndarray:
+def spliced(old: np.ndarray, i: int, j: int, mid: np.ndarray, shift: int,
+            recycler: Recycler | None = None) -> np.ndarray:
     """old[:i], then mid, then old[j:] + shift, written once into a new array (concatenating
-    a shifted copy would write the tail twice)."""
-    out = np.empty(i + len(mid) + len(old) - j, dtype=old.dtype)
+    a shifted copy would write the tail twice), `recycler`'s if one is given."""
+    n = i + len(mid) + len(old) - j
+    out = np.empty(n, dtype=old.dtype) if recycler is None else recycler.empty(n, old.dtype)
     out[:i], out[i : i + len(mid)] = old[:i], mid
     np.add(old[j:], shift, out=out[i + len(mid) :])
     return out
