@@ -113,3 +113,37 @@ def test_a_splice_equals_each_column_spliced(case):
         assert_one_array(got)
     if shift[0] != shift[1]:
         assert not np.shares_memory(got.starts, got.starts16)
+
+
+def test_a_books_chunk_spans_cross_a_pipe_as_frames_and_arrive_equal():
+    """An answer's big arrays follow it as raw frames (no pickled copy), a small one's are
+    pickled as before; what the window reads equals what was sent, dtypes included."""
+    import threading
+    from multiprocessing import Pipe
+
+    from tokexplorer.server.columns import BULK_TOKENS, ArrayFrame, framed, unframed
+    from tokexplorer.server.protocol import Answer, ChunkSpans
+
+    n = BULK_TOKENS + 5
+    bounds = np.cumsum(np.arange(n + 1, dtype=np.int64) % 7)
+    big = ChunkSpans(bounds[:-1], bounds[1:], np.arange(n, dtype=np.int64) % 5 - 1, ("a", "b"), "p",
+                     np.arange(n) % 3 == 0, "gpt2")
+    small = ChunkSpans(bounds[:3], bounds[1:4], np.zeros(3, dtype=np.int64), (), "", None, None)
+    here, there = Pipe()
+    for value in (big, small):
+        spec, frames = framed(value)
+        assert (len(frames), isinstance(spec.starts, ArrayFrame)) == ((4, True) if value is big else (0, False))
+
+        def send(spec=spec, frames=frames):
+            there.send(Answer(1, spec))
+            for frame in frames:
+                there.send_bytes(frame)
+
+        sender = threading.Thread(target=send)
+        sender.start()
+        got = unframed(here.recv().value, here.recv_bytes_into)
+        sender.join()
+        for name in ("starts", "ends", "alternatives", "differs"):
+            a, b = getattr(got, name), getattr(value, name)
+            assert (a is None and b is None) or (a.dtype == b.dtype and np.array_equal(a, b)), name
+        assert (got.names, got.pattern, got.compare) == (value.names, value.pattern, value.compare)

@@ -8,6 +8,7 @@ import itertools
 import queue
 import time
 
+import numpy as np
 import pytest
 
 from tokexplorer.core.registry import get_builtin
@@ -175,3 +176,24 @@ def test_the_chunks_of_an_edited_text_are_explained_as_a_fresh_texts(server, cor
         starts, ends = tok.encode(text, allowed_special="none").chunk_arrays()
         assert spans.starts.tolist() == starts.tolist() and spans.ends.tolist() == ends.tolist()
         assert spans.alternatives.tolist() == explain_chunks(text, tok.split_pattern, starts, ends).alternatives.tolist()
+
+
+def test_a_books_chunk_spans_arrive_as_raw_frames(server, corpora):
+    """A book's chunk spans (over BULK_TOKENS chunks) travel as raw frames after the answer, not
+    pickled: they arrive equal to the chunks of a fresh encode, the comparison's flags too."""
+    from tokexplorer.core.analysis.pattern_parts import compare_splits, comparable
+    from tokexplorer.core.positions import utf16_len
+    from tokexplorer.server.columns import BULK_TOKENS
+
+    process, answers, _ = server
+    text = (corpora / "en/tinyshakespeare.txt").read_text("utf-8") + " naïve 👋"
+    process.send(p.Call(1, p.Tokenize(1, 1, "o200k_base", "none", p.TextDelta(text, None, 0, utf16_len(text)))))
+    assert isinstance(answers.get(timeout=60).value, p.TokensChanged)
+    process.send(p.Call(2, p.ChunksOf(1, 1, "cl100k")))
+    spans = answers.get(timeout=60).value
+    starts, ends = get_builtin("o200k_base").encode(text, allowed_special="none").chunk_arrays()
+    assert len(starts) >= BULK_TOKENS
+    assert np.array_equal(spans.starts, starts) and np.array_equal(spans.ends, ends)
+    assert spans.alternatives.dtype == np.int64 and len(spans.alternatives) == len(starts)
+    assert spans.differs.dtype == bool
+    assert np.array_equal(spans.differs, compare_splits(text, starts, ends, comparable("cl100k")))

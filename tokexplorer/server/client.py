@@ -13,7 +13,7 @@ from typing import Callable
 
 from tokexplorer.server import launch
 from tokexplorer.server import protocol as p
-from tokexplorer.server.columns import ColumnFrames, columns_from_frames
+from tokexplorer.server.columns import ColumnFrames, columns_from_frames, unframed
 
 
 class ServerProcess:
@@ -81,6 +81,10 @@ class ServerProcess:
                         and isinstance(message.value.new, ColumnFrames)):  # its arrays follow
                     columns = columns_from_frames(message.value.new, self._conn.recv_bytes_into)
                     message = p.Answer(message.rid, dataclasses.replace(message.value, new=columns))
+                elif isinstance(message, p.Answer):  # (its big arrays follow it: `columns.framed`)
+                    value = unframed(message.value, self._conn.recv_bytes_into)
+                    if value is not message.value:
+                        message = p.Answer(message.rid, value)
             except (OSError, EOFError, ValueError):
                 self._gone("the tokenizing server stopped")
                 return

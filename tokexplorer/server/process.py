@@ -23,7 +23,7 @@ from multiprocessing.connection import Connection
 
 from tokexplorer.core.tokenizer import DisallowedSpecialError
 from tokexplorer.server import protocol as p
-from tokexplorer.server.columns import BULK_TOKENS, frames_of
+from tokexplorer.server.columns import BULK_TOKENS, framed, frames_of
 from tokexplorer.server.documents import Document, user_error
 from tokexplorer.server.handlers import handle
 from tokexplorer.server.tokenizers import Tokenizers
@@ -51,6 +51,10 @@ class Server:
             # subtle: a book's tokens pickled whole would be a second copy of them in each process
             spec, frames = frames_of(message.value.new)
             message = p.Answer(message.rid, dataclasses.replace(message.value, new=spec))
+        elif isinstance(message, p.Answer):  # a book's chunk spans, likewise
+            value, frames = framed(message.value)
+            if frames:
+                message = p.Answer(message.rid, value)
         with self._send_lock:
             try:
                 self.conn.send(message)
