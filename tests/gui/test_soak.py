@@ -61,3 +61,7 @@ def test_editing_soak_keeps_memory_and_threads_flat(tmp_path, corpora):
         assert result["server_heap_in_use_warm_mb"] > 0 and result["server_heap_growth_mb"] < HEAP_BUDGET_MB, result
     assert result["threads_end"] == result["threads_warm"], result
     assert result["tokens_equal_fresh_encode"], result
+    # Every tokenizer's count of the text's tokens, read at both ends: the growth is of memory held
+    # for as many tokens, not for more of them (`soak.balanced`).
+    assert set(result["tokens_warm"]) == set(result["tokens_end"]) == set(result["tokenizers"]), result
+    assert all(0.95 < result["tokens_end"][n] / result["tokens_warm"][n] < 1.05 for n in result["tokenizers"]), result

@@ -47,6 +47,8 @@ def run(args) -> dict:
     result = json.loads(out.strip().splitlines()[-1])
     rows = [["edits", result["edits"]], ["text (MB)", result["text_mb"]],
             ["text length, start -> end (UTF-16 units)", f"{result['text_utf16_start']} -> {result['text_utf16_end']}"],
+            *([f"{name} tokens, warm -> end", f"{result['tokens_warm'][name]} -> {count}"]
+              for name, count in result.get("tokens_end", {}).items() if name in result.get("tokens_warm", {})),
             ["window RSS after warm-up -> end (MB)", f"{result['rss_warm_mb']} -> {result['rss_end_mb']}"],
             ["server RSS after warm-up -> end (MB)", f"{result['server_rss_warm_mb']} -> {result['server_rss_end_mb']}"],
             ["growth, window + server (MB)", f"{result['growth_mb']} ({result['window_growth_mb']:+} "

@@ -8,8 +8,8 @@ reading the text through does), then edits and one switch through every tokenize
 (insert, delete, paste, undo), switching tokenizer every `switch_every` edits and letting the
 window settle now and then, as a user pausing would; then one more switch through every tokenizer,
 so both readings are taken in the same state. Deletions take back what insertions add, so the text
-stays near its first length. It does not judge the numbers: the caller (the test, the benchmark
-table) does.
+stays near its first length, and its tokens near their first count (`balanced`). It does not judge
+the numbers: the caller (the test, the benchmark table) does.
 
 What is measured, and why (found with mallinfo2, /proc/self/smaps and a bare QPlainTextEdit given
 the same edits, November 2026):
@@ -39,6 +39,14 @@ the same edits, November 2026):
   use does not show: replaying a recorded 3,000-edit soak's requests, the server's resident
   memory outside its heap in use and Python's arenas went from 35 to 102 MB by the first reading
   and stayed there, while the arenas' size grew from 507 to 725 MB, mostly free.
+- subtle: the snippets take more tokens per character than the book (an emoji, CJK, digits, a
+  special token spelled out), so a text kept at its first length by deletions of the book still
+  gained tokens as snippets replaced it: over 10,000 edits 300,742 -> 367,396 GPT-2 tokens (+22%;
+  o200k +17%), and both processes' heap in use grew with them (each holds the columns of every
+  token), which read as a creep of ~3 MB per 1,000 edits in each. Once the text holds more tokens
+  per UTF-16 unit than after the warm-up (under the tokenizer shown), insertions and pastes put in
+  a piece of the book of the same length instead of snippets, so the token count stays near its
+  first (reported, start -> end) and growth measures memory held, not more tokens.
 - The window's RSS after malloc_trim is still noisy by tens of MB with the heap in use unchanged: single
   readings of 20-edit runs gave -56 to +49 MB, the medians above -39 to +7 MB. A short run says
   little; a leak shows in the heap in use first.
@@ -138,6 +146,17 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         low = doc.characterAt(position)
         return position - 1 if len(low) == 1 and 0xDC00 <= ord(low) <= 0xDFFF else position
 
+    density: dict[str, float] = {}  # tokens per UTF-16 unit of each tokenizer's text after warm-up
+
+    def balanced(snippet: str, n: int) -> str:
+        """The snippet, or a piece of the book as long if the text now holds more tokens per
+        UTF-16 unit than after the warm-up (the snippets' characters take more tokens)."""
+        result, first = window.state.result, density.get(window.state.tokenizer)
+        if first is None or result is None or len(result.encoding) <= first * n:
+            return snippet
+        at = rng.randrange(len(text) - len(snippet))
+        return text[at:at + len(snippet)]
+
     def edit() -> None:
         editor = window.editor
         n = editor.document().characterCount() - 1
@@ -159,10 +178,10 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         editor.setTextCursor(cursor)
         snippet = "".join(rng.choice(SNIPPETS) for _ in range(rng.randrange(1, 6)))
         if kind == "paste":
-            QApplication.clipboard().setText(snippet * rng.randrange(1, 20))
+            QApplication.clipboard().setText(balanced(snippet * rng.randrange(1, 20), n))
             editor.paste()
         else:
-            cursor.insertText(snippet)
+            cursor.insertText(balanced(snippet, n))
         app.processEvents()
 
     def session(count: int, start: int, report: int = 0) -> int:
@@ -207,10 +226,11 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             return 0.0, 0.0
         return facts[0].rss_mb or 0.0, facts[0].heap_mb or 0.0
 
-    def every_tokenizer(edits_each: int = 0, *, read: bool = False) -> tuple[float, float, float] | None:
+    def every_tokenizer(edits_each: int = 0, *, read: bool = False, tokens: dict | None = None
+                        ) -> tuple[float, float, float] | None:
         """Switch through every tokenizer (ending on the last: the same state for each reading);
         if `read`, the medians of the window's RSS, the server's and the server's heap in use,
-        read after each."""
+        read after each; into `tokens`, each tokenizer's count of the text's tokens."""
         readings, server, server_heap = [], [], []
         for name in names:
             window.state.set_tokenizer(name)
@@ -218,6 +238,8 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
             for _ in range(edits_each):
                 edit()
             settle()
+            if tokens is not None and window.state.result is not None:
+                tokens[name] = len(window.state.result.encoding)
             if read:
                 readings.append(rss_mb())
                 rss, heap = server_mb()
@@ -228,7 +250,11 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
     # Warm-up: edits under every tokenizer fill the caches meant to stay (each one's incremental rule).
     every_tokenizer(SETTLE_EVERY)
     turn = session(min(100, max(edits, SETTLE_EVERY)), 0)
-    (warm, server_warm, server_heap_warm), heap_warm, threads_warm = every_tokenizer(read=True), heap_mb(), thread_count()
+    tokens_warm: dict[str, int] = {}
+    (warm, server_warm, server_heap_warm), heap_warm, threads_warm = (every_tokenizer(read=True, tokens=tokens_warm),
+                                                                      heap_mb(), thread_count())
+    units = window.editor.document().characterCount() - 1
+    density.update((name, count / units) for name, count in tokens_warm.items())
 
     def reading() -> str:
         rss, heap, (server, server_heap) = rss_mb(), heap_mb(), server_mb()
@@ -240,7 +266,9 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         return f"{line}, {thread_count()} threads, text {length - length16:+} UTF-16 units, {time.perf_counter() - started:.0f} s"
 
     session(edits, turn, report_every)
-    (end, server_end, server_heap_end), heap_end, threads_end = every_tokenizer(read=True), heap_mb(), thread_count()
+    tokens_end: dict[str, int] = {}
+    (end, server_end, server_heap_end), heap_end, threads_end = (every_tokenizer(read=True, tokens=tokens_end),
+                                                                 heap_mb(), thread_count())
     name, policy, text_end = window.state.tokenizer, window.state.effective_policy, window.editor.user_text()
     fresh = []  # the server's fresh encode of the editor's text, or its error message
     window.state.server.ask(EncodeIds(name, text_end, policy), fresh.append, fresh.append)
@@ -268,6 +296,7 @@ def run_soak(edits: int, text: str, *, seed: int = 0, switch_every: int = SWITCH
         "threads_warm": threads_warm, "threads_end": threads_end,
         "tokens_equal_fresh_encode": equal, "seconds": round(time.perf_counter() - started, 1),
         "text_utf16_start": length16, "text_utf16_end": length16_end,
+        "tokens_warm": tokens_warm, "tokens_end": tokens_end,
     }
     if heap_warm is not None and heap_end is not None:
         report.update({
